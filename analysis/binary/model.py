@@ -1,0 +1,122 @@
+"""Binary model: a cubin's functions and their SASS instructions (DESIGN.md "Binary model").
+
+Offsets are byte offsets within the function's own ``.text.<name>`` section (the ``pc`` of the JSON
+contract). Instructions are 16 bytes on Volta and later.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ControlCode:
+    """Scheduling control bits of one Volta+ instruction, decoded from the high 64-bit word.
+
+    Layout (DESIGN.md, checked against nvdisasm on sm_75..sm_120 in FACTS.md):
+    stall = (hi>>41)&0xF cycles, yield = (hi>>45)&1, write barrier = (hi>>46)&7,
+    read barrier = (hi>>49)&7 (7 = none), wait mask = (hi>>52)&0x3F (bit i waits on barrier i),
+    reuse = (hi>>58)&0xF (operand reuse-cache flags).
+    """
+
+    stall: int
+    yield_flag: int
+    write_barrier: int | None
+    read_barrier: int | None
+    wait_mask: int
+    reuse: int
+
+    @staticmethod
+    def from_hi(hi: int) -> ControlCode:
+        """Decode the control bits of the high 64-bit instruction word ``hi``."""
+        wb = (hi >> 46) & 7
+        rb = (hi >> 49) & 7
+        return ControlCode(
+            stall=(hi >> 41) & 0xF,
+            yield_flag=(hi >> 45) & 1,
+            write_barrier=None if wb == 7 else wb,
+            read_barrier=None if rb == 7 else rb,
+            wait_mask=(hi >> 52) & 0x3F,
+            reuse=(hi >> 58) & 0xF,
+        )
+
+    @property
+    def waits_on(self) -> tuple[int, ...]:
+        """Scoreboard barriers (0..5) this instruction waits on before issuing."""
+        return tuple(i for i in range(6) if self.wait_mask >> i & 1)
+
+
+@dataclass(frozen=True)
+class SourceLoc:
+    """A source position: file as recorded in the binary/profile (compile machine's path), 1-based line."""
+
+    file: str
+    line: int
+
+
+@dataclass
+class Instruction:
+    """One SASS instruction.
+
+    ``offset``: bytes from the start of the function's section. ``text``: nvdisasm's SASS without the
+    trailing ``;`` (e.g. ``@P0 LDG.E R2, desc[UR4][R2.64]``). ``opcode``: the mnemonic with modifiers
+    (``LDG.E``), no predicate. ``loc``: innermost source position (None if the line table has none).
+    ``inline_chain``: the call sites the instruction was inlined through, innermost first.
+    """
+
+    offset: int
+    text: str
+    opcode: str
+    predicate: str | None
+    operands: list[str]
+    lo: int
+    hi: int
+    control: ControlCode
+    loc: SourceLoc | None = None
+    inline_chain: tuple[SourceLoc, ...] = ()
+
+    @property
+    def base_opcode(self) -> str:
+        """Mnemonic without modifiers: ``LDG.E.64`` -> ``LDG``."""
+        return self.opcode.split(".", 1)[0]
+
+
+@dataclass
+class Function:
+    """A function in a cubin: a kernel (``.text.<name>`` section) or a device function.
+
+    ``section`` is the ELF section holding its code; ``start`` is the function's first byte within that
+    section (nonzero for a ``__noinline__`` function placed inside a kernel's section in non-rdc builds),
+    ``size`` its length in bytes. Instruction offsets are relative to the *section*, like profile PCs.
+    """
+
+    name: str
+    section: str
+    start: int
+    size: int
+    is_kernel: bool
+    instructions: list[Instruction] = field(default_factory=list)
+
+    def at(self, offset: int) -> Instruction | None:
+        """The instruction at section offset ``offset`` or None."""
+        i = (offset - self.start) // 16
+        if 0 <= i < len(self.instructions) and self.instructions[i].offset == offset:
+            return self.instructions[i]
+        for ins in self.instructions:
+            if ins.offset == offset:
+                return ins
+        return None
+
+
+@dataclass
+class Cubin:
+    """A loaded cubin: target architecture (``sm_90``) and functions by symbol name."""
+
+    path: str
+    arch: str
+    functions: dict[str, Function]
+    debug_build: bool = False  # -G: unoptimized SASS, advice does not describe release code
+
+    def kernels(self) -> list[Function]:
+        """Functions that are ``__global__`` kernels."""
+        return [f for f in self.functions.values() if f.is_kernel]

@@ -1,0 +1,117 @@
+"""Profile model: one kernel launch's PC samples and launch facts (DESIGN.md "Profile model").
+
+Sample counts are exactly Nsight Compute's (SourceCounters section). GPA's terms: a sample is *active*
+(issued) or a *latency* sample (not issued); T = all samples, L = not-issued samples, A = T - L.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class PCSample:
+    """Counters of one SASS instruction (one PC) from the SourceCounters section.
+
+    ``function``: mangled name of the function the PC belongs to (a CDP child's PCs keep the child's name).
+    ``offset``: bytes from the start of that function's code section; ``pc``: the absolute address ncu
+    recorded. ``samples``/``not_issued``: warp samples (all / not issued). ``stalls``: samples per stall
+    reason (Nsight Compute's names without prefix); ``stalls_not_issued``: the not-issued part of each.
+    ``file``/``line``: the profile's source correlation (compile machine's path; None without line info).
+    """
+
+    function: str
+    offset: int
+    pc: int
+    sass: str
+    samples: int = 0
+    not_issued: int = 0
+    stalls: dict[str, int] = field(default_factory=dict)
+    stalls_not_issued: dict[str, int] = field(default_factory=dict)
+    inst_executed: int = 0
+    thread_inst_executed: int = 0
+    predicated_on_thread_inst_executed: int = 0
+    divergent_branches: int = 0
+    l2_sectors: int = 0  # L2 theoretical sectors, global (actual)
+    l2_sectors_ideal: int = 0
+    file: str | None = None
+    line: int | None = None
+
+    @property
+    def issued(self) -> int:
+        """Active (issued) samples: samples - not_issued."""
+        return self.samples - self.not_issued
+
+
+@dataclass
+class LaunchConfig:
+    """Launch facts from LaunchStats / Occupancy.
+
+    grid/block in CTAs/threads; ``shared_bytes_per_block`` static + dynamic bytes;
+    occupancy values are percentages of the SM's maximum warps (0..100) as ncu reports them.
+    """
+
+    grid: tuple[int, int, int] = (0, 0, 0)
+    block: tuple[int, int, int] = (0, 0, 0)
+    registers_per_thread: int = 0
+    shared_bytes_per_block: int = 0
+    static_shared_bytes_per_block: int = 0
+    dynamic_shared_bytes_per_block: int = 0
+    sm_count: int = 0
+    waves_per_sm: float = 0.0
+    theoretical_occupancy: float = 0.0
+    achieved_occupancy: float = 0.0
+    theoretical_warps_per_sm: float = 0.0
+    achieved_warps_per_sm: float = 0.0
+    occupancy_limit: dict[str, float] = field(default_factory=dict)  # block limit per factor: registers, shared_mem, warps, blocks
+    duration_ns: float = 0.0
+
+    @property
+    def threads_per_block(self) -> int:
+        """Threads in one CTA."""
+        return self.block[0] * self.block[1] * self.block[2]
+
+    @property
+    def blocks(self) -> int:
+        """CTAs in the grid."""
+        return self.grid[0] * self.grid[1] * self.grid[2]
+
+
+@dataclass
+class KernelProfile:
+    """One profiled kernel launch.
+
+    ``name``: demangled function name as ncu shows it (``relax``); ``mangled``: the symbol;
+    ``arch``: ``sm_90``; ``pcs``: every sampled or executed instruction keyed by (function, offset);
+    ``report``: path of the report; ``launch_index``: which launch (range, action) in the report.
+    """
+
+    name: str
+    mangled: str
+    arch: str
+    launch: LaunchConfig
+    pcs: dict[tuple[str, int], PCSample]
+    report: str = ""
+    launch_index: tuple[int, int] = (0, 0)
+    device: str = ""
+    source_files: dict[str, str] = field(default_factory=dict)  # embedded source by path (--import-source)
+
+    @property
+    def total_samples(self) -> int:
+        """T: all warp samples of the launch."""
+        return sum(p.samples for p in self.pcs.values())
+
+    @property
+    def latency_samples(self) -> int:
+        """L: not-issued (latency) samples."""
+        return sum(p.not_issued for p in self.pcs.values())
+
+    @property
+    def active_samples(self) -> int:
+        """A = T - L: issued samples."""
+        return self.total_samples - self.latency_samples
+
+    def functions(self) -> list[str]:
+        """Names of the functions whose PCs appear (the kernel first)."""
+        names = sorted({f for f, _ in self.pcs}, key=lambda n: (n != self.mangled, n))
+        return names

@@ -1,0 +1,1 @@
+"""warpwise.server: the language server and the ``warpwise`` command line."""

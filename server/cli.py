@@ -1,0 +1,72 @@
+"""The ``warpwise`` command line (DESIGN.md "Command-line contract").
+
+Sub-commands import their machinery lazily so ``warpwise profile`` runs where only the standard
+library is installed (a bare GPU box).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _cmd_profile(args: argparse.Namespace) -> int:
+    from warpwise.analysis.profile.collect import ProfileError, profile
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    try:
+        res = profile(command, Path(args.output), ncu=args.ncu)
+    except ProfileError as e:
+        print(f"warpwise profile: {e}", file=sys.stderr)
+        return 2
+    print(f"report: {res.report}")
+    for c in res.cubins:
+        print(f"cubin:  {c}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every sub-command."""
+    p = argparse.ArgumentParser(prog="warpwise", description="CUDA performance advisor")
+    sub = p.add_subparsers(dest="cmd", required=True)
+
+    adv = sub.add_parser("advise", help="analyse a profile and print advice for CUDA sources")
+    adv.add_argument("sources", nargs="+", help=".cu/.cuh files (or an example folder)")
+    adv.add_argument("--profile", help=".ncu-rep report (default: found next to SOURCE)")
+    adv.add_argument("--binary", help=".cubin, or executable/shared library holding cubins")
+    adv.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel")
+    adv.add_argument("--kernel", help="only kernels whose name contains this")
+
+    sub.add_parser("lsp", help="language server on stdio")
+
+    prof = sub.add_parser("profile", help="run COMMAND under Nsight Compute (needs a GPU)")
+    prof.add_argument("-o", "--output", default="warpwise.ncu-rep")
+    prof.add_argument("--ncu", help="path of ncu")
+    prof.add_argument("command", nargs=argparse.REMAINDER)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``warpwise`` console script; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    if args.cmd == "profile":
+        return _cmd_profile(args)
+    if args.cmd == "advise":
+        from warpwise.server.advise_cmd import run_advise
+
+        return run_advise(args)
+    if args.cmd == "lsp":
+        from warpwise.server.lsp import serve
+
+        serve()
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
