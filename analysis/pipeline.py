@@ -1,0 +1,212 @@
+"""The main job's data flow (DESIGN.md "Data flow"): report + binary + sources -> per-kernel analysis.
+
+Every stage is a pure function of its inputs; loaded reports and binaries are cached by content hash so
+the language server can re-run the pipeline after edits without re-reading unchanged files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from warpwise.analysis.binary.model import Cubin
+from warpwise.analysis.profile.join import MismatchError, join
+from warpwise.analysis.profile.lines import LineStats, line_stats
+from warpwise.analysis.profile.model import KernelProfile
+from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
+from warpwise.analysis.profile.paths import map_path
+
+PROFILE_SUFFIXES = (".ncu-rep",)
+BINARY_SUFFIXES = (".cubin",)
+SOURCE_SUFFIXES = (".cu", ".cuh")
+
+
+class InputError(Exception):
+    """Inputs for an analysis are missing or unusable; the message says which file and why."""
+
+
+@dataclass
+class KernelAnalysis:
+    """Everything known about one profiled kernel launch.
+
+    ``lines``: hot lines (recorded paths); ``local``: recorded source path -> local file (None when no
+    local file matched); ``blame``/``advice``: present once a matching cubin was found; ``notes``:
+    limitations the user should know (no binary, -G build, unattributed samples...).
+    """
+
+    profile: KernelProfile
+    cubin: Cubin | None
+    lines: list[LineStats]
+    local: dict[str, Path | None] = field(default_factory=dict)
+    blame: Any = None
+    advice: list[Any] = field(default_factory=list)
+    program: Any = None
+    notes: list[str] = field(default_factory=list)
+
+    def local_path(self, recorded: str | None) -> str | None:
+        """Local path for a recorded path (the recorded one when none matched)."""
+        if recorded is None:
+            return None
+        p = self.local.get(recorded)
+        return str(p) if p is not None else recorded
+
+
+@dataclass
+class Analysis:
+    """Result of analysing one report: its kernels and the per-file problems met on the way."""
+
+    report: Path
+    kernels: list[KernelAnalysis]
+    errors: list[str] = field(default_factory=list)
+
+
+_cache_lock = threading.Lock()
+_profile_cache: dict[str, list[KernelProfile]] = {}
+_binary_cache: dict[str, list[Cubin]] = {}
+
+
+def content_hash(path: Path) -> str:
+    """SHA-1 of a file's bytes (cache key; also used to tell whether a source changed)."""
+    h = hashlib.sha1()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _load_profiles_cached(path: Path) -> list[KernelProfile]:
+    import copy
+
+    key = f"{path.resolve()}:{content_hash(path)}"
+    with _cache_lock:
+        hit = _profile_cache.get(key)
+    if hit is None:
+        hit = load_profiles(path)
+        with _cache_lock:
+            _profile_cache[key] = hit
+    return copy.deepcopy(hit)  # join() renames in place
+
+
+def _load_binary_cached(path: Path) -> list[Cubin]:
+    from warpwise.analysis.binary.load import load_binary
+
+    key = f"{path.resolve()}:{content_hash(path)}"
+    with _cache_lock:
+        hit = _binary_cache.get(key)
+    if hit is None:
+        hit = load_binary(str(path))
+        with _cache_lock:
+            _binary_cache[key] = hit
+    return hit
+
+
+def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
+    """Profiles and binaries next to the given sources/folders (same folder, then one level down)."""
+    profiles: list[Path] = []
+    binaries: list[Path] = []
+    seen: set[Path] = set()
+    for p in paths:
+        folder = p if p.is_dir() else p.parent
+        for d in (folder, *sorted(x for x in folder.iterdir() if x.is_dir())) if folder.is_dir() else ():
+            if d in seen:
+                continue
+            seen.add(d)
+            for f in sorted(d.iterdir()):
+                if f.suffix in PROFILE_SUFFIXES:
+                    profiles.append(f)
+                elif f.suffix in BINARY_SUFFIXES:
+                    binaries.append(f)
+    return profiles, binaries
+
+
+def _pick_cubin(profile: KernelProfile, cubins: Sequence[Cubin]) -> tuple[Cubin | None, list[str]]:
+    """The cubin holding the profiled kernel for the profiled architecture, with reasons for rejects."""
+    problems: list[str] = []
+    for c in cubins:
+        if profile.mangled not in {f.section.removeprefix(".text.") for f in c.functions.values()}:
+            continue
+        if c.arch != profile.arch:
+            problems.append(f"{c.path} holds {profile.name} but for {c.arch}, the profile ran on {profile.arch}")
+            continue
+        return c, problems
+    return None, problems
+
+
+def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Sequence[Path]) -> KernelAnalysis:
+    """Join, blame and advise one kernel launch. Raises MismatchError when the binary does not match."""
+    from warpwise.analysis.profile.ncu import UNATTRIBUTED
+
+    cubin, problems = _pick_cubin(profile, cubins)
+    notes = list(problems)
+    if cubin is not None:
+        join(profile, cubin)
+        if cubin.debug_build:
+            notes.append(f"{cubin.path} is a -G (debug) build: its SASS is unoptimized, so this advice "
+                         "does not describe a release build. Profile a -lineinfo -O3 build instead.")
+    else:
+        notes.append(f"no cubin for {profile.name} ({profile.arch}) was found: showing sampled lines only; "
+                     "blame and advice need the binary (--binary, or keep the .cubin next to the report)")
+    lines = line_stats(profile)
+    recorded = {s.file for s in profile.pcs.values() if s.file}
+    local = {r: map_path(r, sources) for r in recorded}
+    ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes)
+    unattributed = sum(s.samples for s in profile.pcs.values() if s.function == UNATTRIBUTED)
+    if unattributed:
+        share = unattributed / max(1, profile.total_samples)
+        ka.notes.append(f"{unattributed} samples ({share:.0%}) are in code outside this module "
+                        "(e.g. the CDP device runtime): they count in the kernel's total, not on any line")
+    if cubin is not None:
+        _blame_and_advise(ka)
+    return ka
+
+
+def _blame_and_advise(ka: KernelAnalysis) -> None:
+    """Run the blamer and the optimizers when those stages are available."""
+    try:
+        from warpwise.analysis.blame import attribute  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    ka.blame = attribute(ka.cubin, ka.profile, ka.profile.arch)
+    try:
+        from warpwise.analysis.advice import advise  # type: ignore[attr-defined]
+    except ImportError:
+        return
+    ka.advice = list(advise(ka.profile, ka.cubin, ka.blame, ka.profile.arch))
+
+
+def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None) -> Analysis:
+    """Analyse every kernel launch of ``report`` against ``binaries`` (.cubin / executables).
+
+    Raises InputError for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or
+    entries of ``errors`` so one bad kernel does not hide the others.
+    """
+    try:
+        profiles = _load_profiles_cached(report)
+    except ProfileLoadError as e:
+        raise InputError(str(e)) from e
+    cubins: list[Cubin] = []
+    errors: list[str] = []
+    for b in binaries:
+        try:
+            cubins.extend(_load_binary_cached(b))
+        except Exception as e:  # BinaryError and friends: keep going with the others
+            errors.append(f"{b}: {e}" if str(b) not in str(e) else str(e))
+    out: list[KernelAnalysis] = []
+    for p in profiles:
+        if kernel and kernel not in p.name and kernel not in p.mangled:
+            continue
+        try:
+            out.append(analyze_kernel(p, cubins, sources))
+        except MismatchError as e:
+            errors.append(str(e))
+    return Analysis(report=report, kernels=out, errors=errors)
+
+
+def covers(analysis: Analysis, source: Path) -> bool:
+    """Whether any kernel of ``analysis`` has samples on a line of the local file ``source``."""
+    src = source.resolve()
+    return any(p is not None and p.resolve() == src for k in analysis.kernels for p in k.local.values())

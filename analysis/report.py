@@ -1,0 +1,178 @@
+"""Render analyses as text and as the versioned JSON of DESIGN.md's command-line contract.
+
+The advice part (text/JSON/SARIF per optimizer) comes from warpwise.analysis.advice when present;
+this module owns the kernel-level fields (name, samples, launch, lines, blame) and the envelope.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from warpwise.analysis.pipeline import Analysis, KernelAnalysis
+from warpwise.analysis.profile.lines import LineStats
+
+JSON_VERSION = 1
+
+
+def _loc(ka: KernelAnalysis, function: str, offset: int | None) -> dict[str, Any]:
+    """A JSON location {pc, file, line, opcode} for an instruction of ``ka``'s cubin/profile."""
+    if offset is None:
+        return {"pc": None, "file": None, "line": None, "opcode": None}
+    s = ka.profile.pcs.get((function, offset))
+    file = s.file if s else None
+    line = s.line if s else None
+    opcode = None
+    if ka.cubin is not None:
+        from warpwise.analysis.profile.join import sections
+
+        ins = sections(ka.cubin).get(function, None)
+        i = ins.by_offset.get(offset) if ins else None
+        if i is not None:
+            opcode = i.opcode
+            if file is None and i.loc is not None:
+                file, line = i.loc.file, i.loc.line
+    return {"pc": hex(offset), "file": ka.local_path(file), "line": line, "opcode": opcode}
+
+
+def line_json(ka: KernelAnalysis, ls: LineStats) -> dict[str, Any]:
+    """One entry of a kernel's ``lines`` array."""
+    return {"file": ka.local_path(ls.file), "line": ls.line, "samples": ls.samples,
+            "latency_samples": ls.latency_samples,
+            "stall_reasons": dict(sorted(ls.stalls.items(), key=lambda kv: (-kv[1], kv[0])))}
+
+
+def blame_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
+    """The ``blame`` array: one entry per def→use edge, largest first."""
+    if ka.blame is None:
+        return []
+    edges = sorted(ka.blame.edges, key=lambda e: (-e.stall_samples, e.use_offset, e.def_offset or -1, e.reason))
+    return [{"use": _loc(ka, e.function, e.use_offset), "def": _loc(ka, e.function, e.def_offset),
+             "reason": e.reason, "category": e.category, "stall_samples": round(e.stall_samples, 3),
+             "latency_samples": round(e.latency_samples, 3), "distance": e.distance}
+            for e in edges if e.stall_samples > 0]
+
+
+def _advice_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
+    if not ka.advice:
+        return []
+    from warpwise.analysis.advice import report as advice_report  # type: ignore[attr-defined]
+
+    return list(advice_report.advice_json(ka))
+
+
+def kernel_json(ka: KernelAnalysis) -> dict[str, Any]:
+    """One entry of the ``kernels`` array (DESIGN.md contract)."""
+    p, lc = ka.profile, ka.profile.launch
+    return {
+        "name": p.name, "mangled": p.mangled, "arch": p.arch, "device": p.device, "report": p.report,
+        "binary": ka.cubin.path if ka.cubin else None,
+        "samples": {"total": p.total_samples, "latency": p.latency_samples, "active": p.active_samples},
+        "launch": {"grid": list(lc.grid), "block": list(lc.block), "registers_per_thread": lc.registers_per_thread,
+                   "shared_bytes_per_block": lc.shared_bytes_per_block, "sm_count": lc.sm_count,
+                   "theoretical_occupancy_pct": round(lc.theoretical_occupancy, 2),
+                   "achieved_occupancy_pct": round(lc.achieved_occupancy, 2), "duration_ns": lc.duration_ns},
+        "lines": [line_json(ka, ls) for ls in ka.lines],
+        "blame": blame_json(ka),
+        "advice": _advice_json(ka),
+        "notes": ka.notes,
+    }
+
+
+def to_json(analyses: list[Analysis]) -> dict[str, Any]:
+    """The whole ``advise --format json`` object: {"version": 1, "kernels": [...], "errors": [...]}."""
+    return {"version": JSON_VERSION,
+            "kernels": [kernel_json(k) for a in analyses for k in a.kernels],
+            "errors": [e for a in analyses for e in a.errors]}
+
+
+def _source_line(ka: KernelAnalysis, file: str, line: int) -> str:
+    local = ka.local.get(file)
+    text: str | None = None
+    if local is not None and local.is_file():
+        lines = local.read_text(errors="replace").splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else None
+    elif file in ka.profile.source_files:  # source embedded in the report (--import-source)
+        lines = ka.profile.source_files[file].splitlines()
+        text = lines[line - 1] if 0 < line <= len(lines) else None
+    return " ".join(text.split()) if text else ""
+
+
+def _pct(a: float, b: float) -> str:
+    return f"{100.0 * a / b:.1f}%" if b else "-"
+
+
+def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = None) -> str:
+    """Plain-text report of one kernel: launch facts, sample totals, hot lines, blame, advice."""
+    p, lc = ka.profile, ka.profile.launch
+    T = p.total_samples
+
+    def rel(path: str | None) -> str:
+        if path is None:
+            return "?"
+        if root is not None:
+            try:
+                return str(Path(path).resolve().relative_to(root.resolve()))
+            except ValueError:
+                pass
+        return path
+
+    out = [f"== {p.name}  [{p.mangled}]  {p.arch}  {p.device}".rstrip(),
+           f"   report {rel(p.report)}" + (f"   binary {rel(ka.cubin.path)}" if ka.cubin else ""),
+           f"   grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
+           f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  {lc.sm_count} SMs  "
+           f"occupancy {lc.theoretical_occupancy:.0f}% theoretical, {lc.achieved_occupancy:.0f}% achieved  "
+           f"{lc.duration_ns / 1000:.1f} us",
+           f"   samples: {T:,} total, {p.latency_samples:,} latency ({_pct(p.latency_samples, T)}), "
+           f"{p.active_samples:,} active"]
+    for n in ka.notes:
+        out.append(f"   note: {n}")
+    out.append("")
+    out.append(f"   Hot lines (top {min(top, len(ka.lines))} of {len(ka.lines)})")
+    out.append(f"   {'share':>6} {'samples':>8} {'latency':>8}  location / stall reasons")
+    for ls in ka.lines[:top]:
+        reasons = ", ".join(f"{r} {_pct(v, ls.samples)}" for r, v in ls.top_reasons(3))
+        src = _source_line(ka, ls.file, ls.line)
+        out.append(f"   {_pct(ls.samples, T):>6} {ls.samples:>8,} {_pct(ls.latency_samples, ls.samples):>8}  "
+                   f"{rel(ka.local_path(ls.file))}:{ls.line}  {src}")
+        out.append(f"   {'':>6} {'':>8} {'':>8}    {reasons}")
+        for b in _blame_lines(ka, ls, 3):
+            out.append(f"   {'':>6} {'':>8} {'':>8}    <- {b}")
+    if ka.advice:
+        from warpwise.analysis.advice import report as advice_report  # type: ignore[attr-defined]
+
+        out.append("")
+        out.append(advice_report.advice_text(ka, top=top))
+    return "\n".join(out)
+
+
+def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
+    """Up to ``n`` strongest defs that ``ls``'s stalls are blamed on, as text."""
+    if ka.blame is None:
+        return []
+    pcs = set(ls.pcs)
+    agg: dict[tuple[int | None, str, str], tuple[float, int]] = {}
+    for e in ka.blame.edges:
+        if (e.function, e.use_offset) in pcs and e.stall_samples > 0:
+            key = (e.def_offset, e.reason, e.function)
+            s, d = agg.get(key, (0.0, 0))
+            agg[key] = (s + e.stall_samples, max(d, e.distance))
+    ranked = sorted(agg.items(), key=lambda kv: -kv[1][0])[:n]
+    out = []
+    for (def_off, reason, func), (samples, dist) in ranked:
+        if def_off is None:
+            out.append(f"{reason} {_pct(samples, ls.samples)}: no producer found (kept by the instruction itself)")
+            continue
+        loc = _loc(ka, func, def_off)
+        out.append(f"{reason} {_pct(samples, ls.samples)}: {loc['opcode']} at {loc['pc']} "
+                   f"({Path(loc['file']).name if loc['file'] else '?'}:{loc['line']}), {dist} instructions earlier")
+    return out
+
+
+def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = None) -> str:
+    """The ``advise --format text`` report for all analyses (kernels in report order) plus errors."""
+    parts = [render_kernel_text(k, top, root) for a in analyses for k in a.kernels]
+    errs = [e for a in analyses for e in a.errors]
+    if errs:
+        parts.append("\n".join(f"error: {e}" for e in errs))
+    return "\n\n".join(parts) + "\n"

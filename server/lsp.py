@@ -1,0 +1,356 @@
+"""The warpwise language server (pygls 2.x, stdio).
+
+Handlers only route: they turn LSP params into calls on plain analysis code (run in a worker thread)
+and turn results into lsprotocol types (STYLE.md #1, #5). Analysis never runs on the event loop;
+superseded reloads are dropped by a generation counter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+from warpwise.analysis.pipeline import Analysis, InputError, analyze
+from warpwise.server import render
+from warpwise.server.config import Settings, parse_settings
+from warpwise.server.findings import FileFindings, file_findings
+from warpwise.server.linemap import LineMap
+
+log = logging.getLogger("warpwise")
+
+SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache", "build", "dist"}
+SOURCE_EXTS = (".cu", ".cuh")
+COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule")
+
+
+def uri_to_path(uri: str) -> Path:
+    """Local path of a file:// URI."""
+    return Path(unquote(urlparse(uri).path))
+
+
+def path_to_uri(path: Path) -> str:
+    """file:// URI of a local path."""
+    return path.resolve().as_uri()
+
+
+@dataclass
+class State:
+    """What the server knows: settings, analyses by report, and the files it has published to."""
+
+    settings: Settings = field(default_factory=Settings)
+    analyses: dict[Path, Analysis] = field(default_factory=dict)
+    load_errors: dict[Path, str] = field(default_factory=dict)
+    published: set[str] = field(default_factory=set)
+    generation: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class WarpwiseServer(LanguageServer):
+    """pygls server with warpwise's state and a worker pool for analysis."""
+
+    def __init__(self) -> None:
+        super().__init__("warpwise", "0.1.0")
+        self.state = State()
+        self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="warpwise")
+        self.debounce: dict[str, asyncio.Task[None]] = {}
+
+    # ---- workspace scanning (worker thread) -------------------------------------------------------
+    def roots(self) -> list[Path]:
+        """Workspace folders (or the root path) as local paths."""
+        folders = [uri_to_path(f.uri) for f in self.workspace.folders.values()]
+        if not folders and self.workspace.root_path:
+            folders = [Path(self.workspace.root_path)]
+        return folders
+
+    def scan(self, patterns: list[str], exts: tuple[str, ...] | None = None) -> list[Path]:
+        """Files under the workspace folders matching any glob of ``patterns`` (or ``exts``)."""
+        out: list[Path] = []
+        for root in self.roots():
+            for dirpath, dirnames, filenames in os.walk(root):
+                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+                for name in sorted(filenames):
+                    p = Path(dirpath) / name
+                    rel = p.relative_to(root).as_posix()
+                    if exts is not None:
+                        if name.endswith(exts):
+                            out.append(p)
+                    elif any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat.split("/")[-1])
+                             for pat in patterns):
+                        out.append(p)
+        return out
+
+    def load_all(self) -> tuple[dict[Path, Analysis], dict[Path, str]]:
+        """Analyse every report in the workspace against every binary found (runs in the pool)."""
+        s = self.state.settings
+        reports = self.scan(s.profiles)
+        binaries = self.scan(s.binaries)
+        sources = self.scan([], SOURCE_EXTS)
+        analyses: dict[Path, Analysis] = {}
+        errors: dict[Path, str] = {}
+        for rep in reports:
+            near = [b for b in binaries if b.parent == rep.parent] or binaries
+            try:
+                analyses[rep] = analyze(rep, near, sources)
+            except InputError as e:
+                errors[rep] = str(e)
+            except Exception as e:  # never let one bad file stop the server
+                log.exception("analysis of %s failed", rep)
+                errors[rep] = f"{rep}: analysis failed: {e}"
+        return analyses, errors
+
+
+server = WarpwiseServer()
+
+
+def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, str] | None:
+    doc = ls.workspace.get_text_document(uri)
+    path = uri_to_path(uri)
+    with ls.state.lock:
+        analyses = list(ls.state.analyses.values())
+    ff = file_findings(analyses, path)
+    if not ff.findings:
+        return None
+    return ff, LineMap(ff.baseline, doc.source), doc.source
+
+
+def publish(ls: WarpwiseServer, uri: str) -> None:
+    """Publish the diagnostics of one document (an empty list when it has no findings)."""
+    if not uri_to_path(uri).name.endswith(SOURCE_EXTS):
+        return
+    doc = ls.workspace.get_text_document(uri)
+    got = _findings_for(ls, uri)
+    diags: list[lsp.Diagnostic] = []
+    if got is not None:
+        ff, lmap, text = got
+        diags = render.diagnostics(ff, lmap, text, ls.state.settings, uri)
+    if diags or uri in ls.state.published:
+        ls.text_document_publish_diagnostics(
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=doc.version))
+    if diags:
+        ls.state.published.add(uri)
+    else:
+        ls.state.published.discard(uri)
+
+
+def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict[Path, Analysis]) -> None:
+    for msg in list(errors.values()) + [e for a in analyses.values() for e in a.errors]:
+        ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=msg))
+    if errors:
+        first = next(iter(errors.values()))
+        more = f" (and {len(errors) - 1} more, see the output log)" if len(errors) > 1 else ""
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
+                                                     message=f"warpwise: {first}{more}"))
+
+
+async def reload(ls: WarpwiseServer) -> None:
+    """Re-read settings-selected reports in the worker and republish; drops superseded results."""
+    with ls.state.lock:
+        ls.state.generation += 1
+        gen = ls.state.generation
+    loop = asyncio.get_running_loop()
+    analyses, errors = await loop.run_in_executor(ls.pool, ls.load_all)
+    with ls.state.lock:
+        if gen != ls.state.generation:
+            return  # a newer reload is under way
+        ls.state.analyses = analyses
+        ls.state.load_errors = errors
+    _report_problems(ls, errors, analyses)
+    kernels = sum(len(a.kernels) for a in analyses.values())
+    names = ", ".join(p.name for p in analyses)
+    ls.protocol.notify("warpwise/status", {"profiles": len(analyses), "kernels": kernels,
+                                           "message": names or "no profile found"})
+    for uri in list(ls.workspace.text_documents):
+        publish(ls, uri)
+    caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    if caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support:
+        ls.workspace_inlay_hint_refresh(None)
+    if caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support:
+        ls.workspace_code_lens_refresh(None)
+
+
+async def _load_settings(ls: WarpwiseServer) -> None:
+    caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    if caps is None or not caps.configuration:
+        return
+    try:
+        res = await ls.workspace_configuration_async(
+            lsp.ConfigurationParams(items=[lsp.ConfigurationItem(section="warpwise")]))
+    except Exception as e:
+        log.warning("workspace/configuration failed: %s", e)
+        return
+    settings, problems = parse_settings(res[0] if res else None)
+    ls.state.settings = settings
+    for p in problems:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=p))
+
+
+@server.feature(lsp.INITIALIZED)
+async def initialized(ls: WarpwiseServer, params: lsp.InitializedParams) -> None:
+    """Read settings, watch profile/binary files when the client allows it, then analyse."""
+    enc = ls.workspace.position_encoding
+    render.ENCODING["value"] = str(getattr(enc, "value", enc) or "utf-16")
+    await _load_settings(ls)
+    caps = ls.client_capabilities.workspace if ls.client_capabilities else None
+    if caps is not None and caps.did_change_watched_files is not None and \
+            caps.did_change_watched_files.dynamic_registration:
+        watchers = [lsp.FileSystemWatcher(glob_pattern=g) for g in ("**/*.ncu-rep", "**/*.cubin")]
+        try:
+            await ls.client_register_capability_async(lsp.RegistrationParams(registrations=[lsp.Registration(
+                id="warpwise-watch", method=lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=lsp.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
+        except Exception as e:
+            log.info("file watching not registered: %s", e)
+    await reload(ls)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_CONFIGURATION)
+async def did_change_configuration(ls: WarpwiseServer, params: lsp.DidChangeConfigurationParams) -> None:
+    """Settings changed: re-read them and re-analyse."""
+    await _load_settings(ls)
+    await reload(ls)
+
+
+@server.feature(lsp.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+async def did_change_watched(ls: WarpwiseServer, params: lsp.DidChangeWatchedFilesParams) -> None:
+    """A report or binary changed on disk: re-analyse."""
+    await reload(ls)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def did_open(ls: WarpwiseServer, params: lsp.DidOpenTextDocumentParams) -> None:
+    """Publish the opened document's diagnostics."""
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+async def did_change(ls: WarpwiseServer, params: lsp.DidChangeTextDocumentParams) -> None:
+    """Debounced republish so results follow the text being edited."""
+    uri = params.text_document.uri
+    prev = ls.debounce.pop(uri, None)
+    if prev is not None:
+        prev.cancel()
+
+    async def later() -> None:
+        await asyncio.sleep(0.15)
+        publish(ls, uri)
+
+    ls.debounce[uri] = asyncio.ensure_future(later())
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
+def did_save(ls: WarpwiseServer, params: lsp.DidSaveTextDocumentParams) -> None:
+    """Republish on save (the disk text is the baseline when the report embeds no source)."""
+    publish(ls, params.text_document.uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
+def did_close(ls: WarpwiseServer, params: lsp.DidCloseTextDocumentParams) -> None:
+    """Clear a closed document's diagnostics."""
+    uri = params.text_document.uri
+    if uri in ls.state.published:
+        ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+        ls.state.published.discard(uri)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_HOVER)
+def hover(ls: WarpwiseServer, params: lsp.HoverParams) -> lsp.Hover | None:
+    """Per-reason breakdown, blame chain, estimates and SASS of the hovered line."""
+    got = _findings_for(ls, params.text_document.uri)
+    if got is None:
+        return None
+    ff, lmap, text = got
+    return render.hover(ff, lmap, text, params.position.line + 1)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_INLAY_HINT)
+def inlay_hints(ls: WarpwiseServer, params: lsp.InlayHintParams) -> list[lsp.InlayHint]:
+    """Share of stalls and best estimate at the end of hot lines."""
+    if not ls.state.settings.inlay_hints:
+        return []
+    got = _findings_for(ls, params.text_document.uri)
+    if got is None:
+        return []
+    ff, lmap, text = got
+    return render.inlay_hints(ff, lmap, text, ls.state.settings, params.range)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_LENS)
+def code_lens(ls: WarpwiseServer, params: lsp.CodeLensParams) -> list[lsp.CodeLens]:
+    """One lens per profiled kernel defined in the file."""
+    got = _findings_for(ls, params.text_document.uri)
+    if got is None:
+        return []
+    ff, lmap, text = got
+    return render.code_lenses(ff, lmap, text, params.text_document.uri)
+
+
+@server.command("warpwise.reloadProfiles")
+async def cmd_reload(ls: WarpwiseServer, *args: Any) -> str:
+    """Re-scan the workspace for reports and binaries."""
+    await reload(ls)
+    return f"{len(ls.state.analyses)} profile(s) loaded"
+
+
+@server.command("warpwise.showReport")
+def cmd_show_report(ls: WarpwiseServer, *args: Any) -> str:
+    """The text report of every kernel (or those covering the given URI)."""
+    from warpwise.analysis.report import render_text
+
+    with ls.state.lock:
+        analyses = list(ls.state.analyses.values())
+    uri = args[0] if args and isinstance(args[0], str) else None
+    if uri:
+        path = uri_to_path(uri)
+        picked = [a for a in analyses if any(p is not None and p.resolve() == path.resolve()
+                                             for k in a.kernels for p in k.local.values())]
+        analyses = picked or analyses
+    if not analyses:
+        return "warpwise: no profile loaded. Record one with `warpwise profile -o app.ncu-rep -- ./app`."
+    roots = ls.roots()
+    return render_text(analyses, top=20, root=roots[0] if roots else None)
+
+
+@server.command("warpwise.profile")
+async def cmd_profile(ls: WarpwiseServer, *args: Any) -> str:
+    """Run the configured command under Nsight Compute, with $/progress, then reload."""
+    from warpwise.analysis.profile.collect import ProfileError, profile
+
+    s = ls.state.settings
+    if not s.profile_command:
+        msg = "set warpwise.profile.command to the program (and arguments) to profile"
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {msg}"))
+        return msg
+    roots = ls.roots()
+    out = (roots[0] if roots else Path.cwd()) / s.profile_output
+    token = "warpwise-profile"
+    await ls.work_done_progress.create_async(token)
+    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="warpwise: profiling", cancellable=False,
+                                                                 message=" ".join(s.profile_command)))
+    loop = asyncio.get_running_loop()
+    try:
+        res = await loop.run_in_executor(ls.pool, lambda: profile(s.profile_command, out, ncu=s.ncu_path))
+        msg = f"profiled into {res.report}"
+    except ProfileError as e:
+        msg = f"profiling failed: {e}"
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"warpwise: {msg}"))
+    finally:
+        ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
+    await reload(ls)
+    return msg
+
+
+def serve() -> None:
+    """Run the server on stdio until the client exits."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    server.start_io()

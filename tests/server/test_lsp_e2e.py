@@ -1,0 +1,126 @@
+"""End to end: the server as a subprocess over stdio (pytest-lsp) on the committed examples."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Any
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as lsp
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.conftest import EXAMPLES, example
+
+SETTINGS: dict[str, Any] = {"minShare": 0.01}
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=[sys.executable, "-m", "warpwise.server.cli", "lsp"]))
+async def client(lsp_client: LanguageClient) -> Any:
+    lsp_client.set_configuration(SETTINGS, section="warpwise")
+
+    @lsp_client.feature(lsp.WORKSPACE_INLAY_HINT_REFRESH)
+    def inlay_refresh(params: None) -> None:
+        return None
+
+    @lsp_client.feature(lsp.WORKSPACE_CODE_LENS_REFRESH)
+    def lens_refresh(params: None) -> None:
+        return None
+
+    @lsp_client.feature(lsp.CLIENT_REGISTER_CAPABILITY)
+    def register(params: lsp.RegistrationParams) -> None:
+        return None
+
+    status: list[Any] = []
+    lsp_client.status = status  # type: ignore[attr-defined]
+
+    @lsp_client.feature("warpwise/status")
+    def on_status(params: Any) -> None:
+        status.append(params)
+
+    await lsp_client.initialize_session(lsp.InitializeParams(
+        capabilities=client_capabilities("neovim"), root_uri=EXAMPLES.as_uri(),
+        workspace_folders=[lsp.WorkspaceFolder(uri=EXAMPLES.as_uri(), name="examples")]))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def open_and_wait(client: LanguageClient, name: str) -> tuple[str, list[lsp.Diagnostic]]:
+    path = example(name, ".cu")
+    uri = path.resolve().as_uri()
+    client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+        text_document=lsp.TextDocumentItem(uri=uri, language_id="cuda-cpp", version=1, text=path.read_text())))
+    for _ in range(300):  # analysis runs in the server's worker; wait up to 30 s
+        if client.diagnostics.get(uri):
+            break
+        await asyncio.sleep(0.1)
+    return uri, client.diagnostics.get(uri, [])
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_diagnostics_on_hot_lines(client: LanguageClient) -> None:
+    uri, diags = await open_and_wait(client, "gather")
+    assert diags, "no diagnostics published for gather.cu"
+    hot = [d for d in diags if d.range.start.line == 16]  # gather.cu:17, the dependent load's use
+    assert hot, [d.range.start.line for d in diags]
+    d = hot[0]
+    assert d.source == "warpwise"
+    assert d.severity == lsp.DiagnosticSeverity.Information
+    assert "long_scoreboard" in d.message
+    # range covers the statement text, not the indentation (UTF-16 columns)
+    assert d.range.start.character == 4
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_hover_breakdown(client: LanguageClient) -> None:
+    uri, _ = await open_and_wait(client, "stencil")
+    h = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=17, character=8)))
+    assert h is not None
+    text = h.contents.value if isinstance(h.contents, lsp.MarkupContent) else str(h.contents)
+    assert "26,850" in text and "28,464" in text  # the line's and the kernel's samples, exact
+    assert "| mio_throttle | 12,165 |" in text
+    assert "F2F.F64.F32" in text  # SASS of the line
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_results_follow_edits(client: LanguageClient) -> None:
+    uri, diags = await open_and_wait(client, "gather")
+    text = example("gather", ".cu").read_text()
+    # insert two lines at the top: the hot line moves from 16 to 18 (0-based)
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=2),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="// a\n// b\n" + text)]))
+    for _ in range(50):
+        await asyncio.sleep(0.1)
+        lines = {d.range.start.line for d in client.diagnostics.get(uri, [])}
+        if 18 in lines:
+            break
+    assert 18 in lines and 16 not in lines
+    # now edit the hot line itself: its diagnostic disappears
+    edited = ("// a\n// b\n" + text).split("\n")
+    edited[18] = "    sum += vals[k * rows + r] * __ldg(&x[c]);"
+    client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+        text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=3),
+        content_changes=[lsp.TextDocumentContentChangeWholeDocument(text="\n".join(edited))]))
+    for _ in range(50):
+        await asyncio.sleep(0.1)
+        lines = {d.range.start.line for d in client.diagnostics.get(uri, [])}
+        if 18 not in lines:
+            break
+    assert 18 not in lines
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_status_and_report_command(client: LanguageClient) -> None:
+    await open_and_wait(client, "intdiv")
+    for _ in range(100):
+        if client.status:  # type: ignore[attr-defined]
+            break
+        await asyncio.sleep(0.1)
+    st = client.status[-1]  # type: ignore[attr-defined]
+    assert (st.profiles, st.kernels) == (5, 5)
+    report = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="warpwise.showReport", arguments=[example("intdiv", ".cu").resolve().as_uri()]))
+    assert "bucket_score" in report and "30,172 total" in report
