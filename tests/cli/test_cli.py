@@ -1,0 +1,80 @@
+"""The `warpwise` command line on the committed examples."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import example
+
+CLI = [sys.executable, "-m", "warpwise.server.cli"]
+
+
+def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+def test_advise_json_contract_fields() -> None:
+    res = run("advise", str(example("stencil", ".cu")), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["version"] == 1
+    (k,) = doc["kernels"]
+    assert (k["name"], k["mangled"], k["arch"]) == ("blur_rows", "_Z9blur_rowsPKfPfii", "sm_90")
+    assert k["samples"] == {"total": 28464, "latency": 18490, "active": 9974}
+    assert k["launch"]["grid"] == [64, 2048, 1] and k["launch"]["block"] == [128, 2, 1]
+    assert k["launch"]["registers_per_thread"] == 24 and k["launch"]["sm_count"] == 132
+    line18 = next(ln for ln in k["lines"] if ln["line"] == 18)
+    assert line18["samples"] == 26850 and line18["latency_samples"] == 17657
+    assert line18["stall_reasons"]["mio_throttle"] == 12165
+    assert Path(line18["file"]).resolve() == example("stencil", ".cu").resolve()
+    assert sum(ln["samples"] for ln in k["lines"]) == 28464  # every sample has a line
+
+
+def test_paths_map_to_another_checkout(tmp_path: Path) -> None:
+    # a checkout elsewhere: the profile's recorded paths end in examples/gather/gather.cu
+    dst = tmp_path / "laptop" / "proj" / "examples" / "gather"
+    dst.mkdir(parents=True)
+    for suffix in (".cu", ".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("gather", suffix), dst)
+    res = run("advise", str(dst / "gather.cu"), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    (k,) = json.loads(res.stdout)["kernels"]
+    assert {Path(ln["file"]) for ln in k["lines"]} == {dst / "gather.cu"}
+
+
+def test_advise_text_report() -> None:
+    res = run("advise", str(example("gather", ".cu")), "--top", "2")
+    assert res.returncode == 0, res.stderr
+    assert "66,700 total, 64,932 latency (97.3%)" in res.stdout
+    assert "99.5%   66,386" in res.stdout and "gather.cu:17" in res.stdout
+
+
+def test_advise_without_profile_is_a_clear_error(tmp_path: Path) -> None:
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k() {}\n")
+    res = run("advise", str(src))
+    assert res.returncode == 2
+    assert "no .ncu-rep report found" in res.stderr and "warpwise profile" in res.stderr
+
+
+def test_advise_mismatched_binary(tmp_path: Path) -> None:
+    res = run("advise", str(example("stencil", ".cu")), "--profile", str(example("stencil", ".ncu-rep")),
+              "--binary", str(example("gather", ".sm_90.cubin")), "--format", "json")
+    doc = json.loads(res.stdout)
+    # no cubin holds the kernel: lines still shown, with a note saying blame needs the binary
+    (k,) = doc["kernels"]
+    assert k["binary"] is None and any("no cubin" in n for n in k["notes"])
+
+
+def test_profile_without_ncu(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH")}
+    env["PATH"] = str(tmp_path)  # nothing on PATH: no ncu
+    res = subprocess.run([*CLI, "profile", "-o", str(tmp_path / "r.ncu-rep"), "--", "/bin/true"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert res.returncode == 2
+    assert "ncu (Nsight Compute) not found" in res.stderr
