@@ -98,8 +98,9 @@ def _blame_links(ka: KernelAnalysis, pcs: set[tuple[str, int]], as_use: bool) ->
     return sorted(links, key=lambda b: -b.samples)
 
 
-def _advice_lines(adv: Any, path: Path) -> set[int]:
-    """Lines of ``path`` an advice points at: its hotspots' def/use lines and its scope line."""
+def _advice_lines(adv: Any, path: Path, ka: KernelAnalysis) -> set[int]:
+    """Lines of ``path`` an advice points at: its hotspots' use and def lines (recorded paths mapped
+    to local files through the kernel's path map)."""
     lines: set[int] = set()
     for h in getattr(adv, "hotspots", []) or []:
         for end in ("use", "def_"):
@@ -107,7 +108,7 @@ def _advice_lines(adv: Any, path: Path) -> set[int]:
             if loc is None:
                 continue
             f, ln = getattr(loc, "file", None), getattr(loc, "line", None)
-            if f and ln and _same(Path(f), path):
+            if f and ln and _same(ka.local.get(f) or Path(f), path):
                 lines.add(int(ln))
     return lines
 
@@ -152,7 +153,7 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
                     f.causes = _blame_links(ka, pcs, as_use=False)
                     by_line[line] = f
             for adv in ka.advice:
-                for line in _advice_lines(adv, path):
+                for line in _advice_lines(adv, path, ka):
                     f = by_line.get(line) or LineFinding(line, ka, None, 0.0)
                     f.advice.append(adv)
                     by_line[line] = f

@@ -22,7 +22,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 
 from warpwise.analysis.pipeline import Analysis, InputError, analyze
-from warpwise.server import render
+from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap
@@ -124,19 +124,42 @@ def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, 
     return ff, LineMap(ff.baseline, doc.source), doc.source
 
 
-def publish(ls: WarpwiseServer, uri: str) -> None:
-    """Publish the diagnostics of one document (an empty list when it has no findings)."""
+def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Diagnostic]:
+    """Profile findings plus device-side launch checks for one document (runs in the worker)."""
+    diags: list[lsp.Diagnostic] = []
+    path = uri_to_path(uri)
+    with ls.state.lock:
+        analyses = list(ls.state.analyses.values())
+    ff = file_findings(analyses, path)
+    if ff.findings:
+        diags = render.diagnostics(ff, LineMap(ff.baseline, text), text, ls.state.settings, uri)
+    if "<<<" in text:
+        diags.extend(render.launch_diagnostics(text, str(path)))
+    return diags
+
+
+async def publish(ls: WarpwiseServer, uri: str) -> None:
+    """Publish one document's diagnostics (an empty list when it lost its findings).
+
+    Computed in the worker; dropped if the document changed meanwhile (a newer publish follows).
+    """
     if not uri_to_path(uri).name.endswith(SOURCE_EXTS):
         return
     doc = ls.workspace.get_text_document(uri)
-    got = _findings_for(ls, uri)
-    diags: list[lsp.Diagnostic] = []
-    if got is not None:
-        ff, lmap, text = got
-        diags = render.diagnostics(ff, lmap, text, ls.state.settings, uri)
+    version, text = doc.version, doc.source
+    loop = asyncio.get_running_loop()
+    try:
+        diags = await loop.run_in_executor(ls.pool, compute_diagnostics, ls, uri, text)
+    except Exception as e:  # a bad file must not stop the server
+        log.exception("diagnostics for %s failed", uri)
+        ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
+                                                   message=f"warpwise: {uri_to_path(uri)}: {e}"))
+        return
+    if uri not in ls.workspace.text_documents or ls.workspace.get_text_document(uri).version != version:
+        return
     if diags or uri in ls.state.published:
         ls.text_document_publish_diagnostics(
-            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=doc.version))
+            lsp.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version))
     if diags:
         ls.state.published.add(uri)
     else:
@@ -171,7 +194,7 @@ async def reload(ls: WarpwiseServer) -> None:
     ls.protocol.notify("warpwise/status", {"profiles": len(analyses), "kernels": kernels,
                                            "message": names or "no profile found"})
     for uri in list(ls.workspace.text_documents):
-        publish(ls, uri)
+        await publish(ls, uri)
     caps = ls.client_capabilities.workspace if ls.client_capabilities else None
     if caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support:
         ls.workspace_inlay_hint_refresh(None)
@@ -228,9 +251,9 @@ async def did_change_watched(ls: WarpwiseServer, params: lsp.DidChangeWatchedFil
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
-def did_open(ls: WarpwiseServer, params: lsp.DidOpenTextDocumentParams) -> None:
+async def did_open(ls: WarpwiseServer, params: lsp.DidOpenTextDocumentParams) -> None:
     """Publish the opened document's diagnostics."""
-    publish(ls, params.text_document.uri)
+    await publish(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
@@ -243,15 +266,15 @@ async def did_change(ls: WarpwiseServer, params: lsp.DidChangeTextDocumentParams
 
     async def later() -> None:
         await asyncio.sleep(0.15)
-        publish(ls, uri)
+        await publish(ls, uri)
 
     ls.debounce[uri] = asyncio.ensure_future(later())
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: WarpwiseServer, params: lsp.DidSaveTextDocumentParams) -> None:
+async def did_save(ls: WarpwiseServer, params: lsp.DidSaveTextDocumentParams) -> None:
     """Republish on save (the disk text is the baseline when the report embeds no source)."""
-    publish(ls, params.text_document.uri)
+    await publish(ls, params.text_document.uri)
 
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_CLOSE)
@@ -293,6 +316,53 @@ def code_lens(ls: WarpwiseServer, params: lsp.CodeLensParams) -> list[lsp.CodeLe
         return []
     ff, lmap, text = got
     return render.code_lenses(ff, lmap, text, params.text_document.uri)
+
+
+def _client_supports_resolve(ls: WarpwiseServer) -> tuple[bool, bool]:
+    td = ls.client_capabilities.text_document if ls.client_capabilities else None
+    ca = td.code_action if td is not None else None
+    if ca is None:
+        return False, False
+    props = ca.resolve_support.properties if ca.resolve_support is not None else []
+    return "edit" in props, bool(ca.disabled_support)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_CODE_ACTION, lsp.CodeActionOptions(
+    code_action_kinds=[lsp.CodeActionKind.QuickFix, lsp.CodeActionKind.RefactorRewrite], resolve_provider=True))
+async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[lsp.CodeAction]:
+    """Quick fixes for diagnostics in range, DP rewrites on device-side launches in range."""
+    uri = params.text_document.uri
+    doc = ls.workspace.get_text_document(uri)
+    text, version = doc.source, doc.version
+    resolve, disabled_ok = _client_supports_resolve(ls)
+    only = params.context.only
+    first, last = params.range.start.line + 1, params.range.end.line + 1
+    loop = asyncio.get_running_loop()
+
+    def work() -> list[lsp.CodeAction]:
+        out = actions.quickfix_actions(uri, version, text, str(uri_to_path(uri)), params.context.diagnostics,
+                                       only, ls.state.analyses)
+        if "<<<" in text:
+            out += actions.rewrite_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
+                                           resolve, disabled_ok)
+        return out
+
+    return await loop.run_in_executor(ls.pool, work)
+
+
+@server.feature(lsp.CODE_ACTION_RESOLVE)
+async def code_action_resolve(ls: WarpwiseServer, action: lsp.CodeAction) -> lsp.CodeAction:
+    """Compute a rewrite's edit on demand; a refused rewrite reports its reason to the user."""
+    data = action.data if isinstance(action.data, dict) else {}
+    if action.edit is not None or "transform" not in data:
+        return action
+    doc = ls.workspace.get_text_document(data["uri"])
+    loop = asyncio.get_running_loop()
+    try:
+        action.edit = await loop.run_in_executor(ls.pool, actions.resolve_rewrite, data, doc.source)
+    except Exception as e:
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"warpwise: {e}"))
+    return action
 
 
 @server.command("warpwise.reloadProfiles")

@@ -236,3 +236,27 @@ def kernel_line(ka: Any, path: Path) -> int | None:
     if local is None or local.resolve() != path.resolve():
         return None
     return int(first.line)
+
+
+def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
+    """Warnings on device-side launches whose errors go unchecked or may exceed the pending-launch limit."""
+    try:
+        from warpwise.analysis.rewrite import launch_diagnostics as find
+    except ImportError:
+        return []
+    try:
+        found = find(text, path)
+    except Exception:
+        return []
+    lines = text.split("\n")
+    out = []
+    for d in found:
+        lt = lines[d.line - 1] if 0 < d.line <= len(lines) else ""
+        from warpwise.server.positions import utf8_col_to_units
+
+        a = utf8_col_to_units(lt, d.column - 1, ENCODING["value"])
+        b = utf8_col_to_units(lt, d.end_column - 1, ENCODING["value"])
+        out.append(lsp.Diagnostic(range=lsp.Range(lsp.Position(d.line - 1, a), lsp.Position(d.line - 1, b)),
+                                  message=d.message, severity=lsp.DiagnosticSeverity.Warning, source=SOURCE,
+                                  code=d.code))
+    return out

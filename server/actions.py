@@ -1,0 +1,127 @@
+"""Code actions: DP rewrites (refactor.rewrite), quick fixes (quickfix) and the tuned-schedule switch.
+
+Edits come from analysis code as UTF-8 byte offsets with 1-based lines/byte columns; this module turns
+them into LSP WorkspaceEdits in the negotiated position encoding. Heavy edits are computed in
+codeAction/resolve when the client supports it (ruff-lsp's habit, STYLE.md #4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+from lsprotocol import types as lsp
+
+from warpwise.server import render
+from warpwise.server.positions import utf8_col_to_units
+
+REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
+TITLES = {"threshold": "Threshold the child launch (serial below _THRESHOLD threads)",
+          "coarsen": "Coarsen the child grid (_CFACTOR blocks per block)",
+          "aggregate": "Aggregate child launches at {g} granularity"}
+
+
+class ByteEdit(Protocol):
+    """What analysis edits look like: UTF-8 byte positions, 1-based line and byte column."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    new_text: str
+
+
+def position(lines: list[str], line: int, byte_col: int) -> lsp.Position:
+    """LSP position of 1-based ``line`` and 1-based UTF-8 byte column ``byte_col``."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    return lsp.Position(line - 1, utf8_col_to_units(text, byte_col - 1, render.ENCODING["value"]))
+
+
+def to_text_edits(text: str, edits: Sequence[ByteEdit]) -> list[lsp.TextEdit]:
+    """LSP text edits for analysis edits on ``text``."""
+    lines = text.split("\n")
+    return [lsp.TextEdit(range=lsp.Range(position(lines, e.line, e.column), position(lines, e.end_line, e.end_column)),
+                         new_text=e.new_text) for e in edits]
+
+
+def workspace_edit(uri: str, version: int | None, text: str, edits: Sequence[ByteEdit]) -> lsp.WorkspaceEdit:
+    """A versioned WorkspaceEdit (the client rejects it if the document changed meanwhile)."""
+    return lsp.WorkspaceEdit(document_changes=[lsp.TextDocumentEdit(
+        text_document=lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+        edits=list(to_text_edits(text, edits)))])
+
+
+def wanted(only: Sequence[str] | None, kind: str) -> bool:
+    """Whether ``kind`` passes the client's ``context.only`` filter (prefix match, LSP spec)."""
+    return not only or any(kind == o or kind.startswith(f"{o}.") for o in only)
+
+
+def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_line: int, last_line: int,
+                    only: Sequence[str] | None, resolve: bool, disabled_ok: bool) -> list[lsp.CodeAction]:
+    """refactor.rewrite actions for device-side launches on lines [first_line, last_line] (1-based)."""
+    if not wanted(only, REWRITE_KIND):
+        return []
+    from warpwise.analysis.rewrite import GRANULARITIES, find_launches
+
+    try:
+        launches = find_launches(text, path)
+    except Exception:
+        return []
+    out: list[lsp.CodeAction] = []
+    for ln in launches:
+        if not (first_line <= ln.line <= last_line):
+            continue
+        variants = [("threshold", None), ("coarsen", None)] + [("aggregate", g) for g in GRANULARITIES]
+        for transform, gran in variants:
+            title = TITLES[transform].format(g=gran) + f" — {ln.child}"
+            data = {"uri": uri, "version": version, "transform": transform, "line": ln.line,
+                    "granularity": gran or "block"}
+            reason = ln.refusals.get(transform)
+            action = lsp.CodeAction(title=title, kind=REWRITE_KIND, data=data)
+            if reason:
+                if not disabled_ok:
+                    continue
+                action.disabled = lsp.CodeActionDisabled(reason=reason)
+            elif not resolve:
+                action.edit = resolve_rewrite(data, text)
+            out.append(action)
+    return out
+
+
+def resolve_rewrite(data: dict[str, Any], text: str) -> lsp.WorkspaceEdit:
+    """Compute the edit of a rewrite action. Raises RewriteError with the reason when it cannot apply."""
+    from warpwise.analysis.rewrite import rewrite
+
+    edits = rewrite(text, str(render_path(data["uri"])), data["transform"], int(data["line"]),
+                    granularity=data.get("granularity") or "block")
+    return workspace_edit(data["uri"], data.get("version"), text, edits)
+
+
+def render_path(uri: str) -> str:
+    """Local path of a URI (kept here to avoid importing the server module)."""
+    from urllib.parse import unquote, urlparse
+
+    return unquote(urlparse(uri).path)
+
+
+def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagnostics: Sequence[lsp.Diagnostic],
+                     only: Sequence[str] | None, analyses: Any) -> list[lsp.CodeAction]:
+    """quickfix actions tied to warpwise diagnostics in the request (mechanical, safe edits)."""
+    if not wanted(only, lsp.CodeActionKind.QuickFix):
+        return []
+    mine = [d for d in diagnostics if d.source == render.SOURCE and isinstance(d.code, str)]
+    if not mine:
+        return []
+    try:
+        from warpwise.analysis.advice import quickfix
+    except ImportError:
+        return []
+    out: list[lsp.CodeAction] = []
+    for d in mine:
+        for fix in quickfix.fixes_for(str(d.code), text, path, d.range.start.line + 1):
+            action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[d],
+                                    is_preferred=bool(getattr(fix, "preferred", False)))
+            if fix.edits:
+                action.edit = workspace_edit(uri, version, text, fix.edits)
+            out.append(action)
+    return out
