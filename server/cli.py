@@ -44,6 +44,24 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("lsp", help="language server on stdio")
 
+    rw = sub.add_parser("rewrite", help="dynamic-parallelism rewrite of a device-side launch")
+    rw.add_argument("transform", choices=["threshold", "coarsen", "aggregate"])
+    rw.add_argument("source", help=".cu file holding the device-side launch")
+    rw.add_argument("--launch", type=int, required=True, help="1-based line of the launch")
+    rw.add_argument("--granularity", choices=["warp", "block", "multiblock", "grid"], default="block")
+    rw.add_argument("--threshold", type=int, help="default value of _THRESHOLD (child threads)")
+    rw.add_argument("--factor", type=int, help="default value of _CFACTOR (coarsening factor)")
+    rw.add_argument("-o", "--output", help="write here instead of stdout")
+
+    tune = sub.add_parser("tune", help="search a faster SASS schedule for a kernel on the GPU (SIP)")
+    tune.add_argument("binary", help=".cubin (or executable holding it)")
+    tune.add_argument("--kernel", required=True, help="kernel name (mangled or plain)")
+    tune.add_argument("--harness", required=True, help="JSON harness describing the kernel's arguments")
+    tune.add_argument("--iterations", type=int, default=200, help="simulated-annealing steps")
+    tune.add_argument("--seed", type=int, default=0)
+    tune.add_argument("--verify-samples", type=int, default=10000, help="random inputs tested on the result")
+    tune.add_argument("-o", "--output", default="warpwise-tuned", help="folder for the tuned cubin + manifest")
+
     prof = sub.add_parser("profile", help="run COMMAND under Nsight Compute (needs a GPU)")
     prof.add_argument("-o", "--output", default="warpwise.ncu-rep")
     prof.add_argument("--ncu", help="path of ncu")
@@ -60,6 +78,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from warpwise.server.advise_cmd import run_advise
 
         return run_advise(args)
+    if args.cmd == "rewrite":
+        from warpwise.server.rewrite_cmd import run_rewrite
+
+        return run_rewrite(args)
+    if args.cmd == "tune":
+        from warpwise.server.tune_cmd import run_tune
+
+        return run_tune(args)
     if args.cmd == "lsp":
         from warpwise.server.lsp import serve
 
