@@ -167,12 +167,12 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
 def _blame_and_advise(ka: KernelAnalysis) -> None:
     """Run the blamer and the optimizers when those stages are available."""
     try:
-        from warpwise.analysis.blame import attribute  # type: ignore[attr-defined]
+        from warpwise.analysis.blame import attribute
     except ImportError:
         return
     ka.blame = attribute(ka.cubin, ka.profile, ka.profile.arch)
     try:
-        from warpwise.analysis.advice import advise  # type: ignore[attr-defined]
+        from warpwise.analysis.advice import advise
     except ImportError:
         return
     ka.advice = list(advise(ka.profile, ka.cubin, ka.blame, ka.profile.arch))

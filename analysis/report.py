@@ -56,7 +56,7 @@ def blame_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
 def _advice_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
     if not ka.advice:
         return []
-    from warpwise.analysis.advice import report as advice_report  # type: ignore[attr-defined]
+    from warpwise.analysis.advice import report as advice_report
 
     return list(advice_report.advice_json(ka))
 
@@ -139,7 +139,7 @@ def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = No
         for b in _blame_lines(ka, ls, 3):
             out.append(f"   {'':>6} {'':>8} {'':>8}    <- {b}")
     if ka.advice:
-        from warpwise.analysis.advice import report as advice_report  # type: ignore[attr-defined]
+        from warpwise.analysis.advice import report as advice_report
 
         out.append("")
         out.append(advice_report.advice_text(ka, top=top))

@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
-
 from warpwise.server import render
 from warpwise.server.positions import utf8_col_to_units
 

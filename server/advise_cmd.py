@@ -59,7 +59,7 @@ def run_advise(args: argparse.Namespace) -> int:
         json.dump(to_json(analyses), sys.stdout, indent=1)
         sys.stdout.write("\n")
     elif args.format == "sarif":
-        from warpwise.analysis.advice import report as advice_report  # type: ignore[attr-defined]
+        from warpwise.analysis.advice import report as advice_report
 
         json.dump(advice_report.to_sarif(analyses), sys.stdout, indent=1)
         sys.stdout.write("\n")
@@ -67,7 +67,7 @@ def run_advise(args: argparse.Namespace) -> int:
         from warpwise.analysis.report import render_text
 
         sys.stdout.write(render_text(analyses, top=args.top, root=Path.cwd()))
-    errors = [e for a in analyses for e in a.errors]
-    for e in errors:
-        print(f"warpwise advise: {e}", file=sys.stderr)
+    errors = [err for a in analyses for err in a.errors]
+    for err in errors:
+        print(f"warpwise advise: {err}", file=sys.stderr)
     return 1 if errors and not any(a.kernels for a in analyses) else 0

@@ -20,7 +20,6 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-
 from warpwise.analysis.pipeline import Analysis, InputError, analyze
 from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-
 from warpwise.server.config import Settings
 from warpwise.server.findings import FileFindings, LineFinding
 from warpwise.server.linemap import LineMap

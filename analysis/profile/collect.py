@@ -42,7 +42,7 @@ def find_tool(name: str, explicit: str | None = None) -> str | None:
         if root and (Path(root) / "bin" / name).exists():
             return str(Path(root) / "bin" / name)
     try:  # PyPI nvidia-cuda-nvdisasm / nvidia-cuda-cuobjdump
-        from cuda.pathfinder import find_nvidia_binary_utility  # type: ignore[import-not-found]
+        from cuda.pathfinder import find_nvidia_binary_utility
 
         path = find_nvidia_binary_utility(name)
         return str(path) if path else None

@@ -104,11 +104,11 @@ def join(profile: KernelProfile, cubin: Cubin, min_agreement: float = 0.95) -> K
 
     new: dict[tuple[str, int], PCSample] = {}
     for s in profile.pcs.values():
-        name = rename.get(s.function)
-        if name is None or s.offset >= secs[name].size:
+        target = rename.get(s.function)
+        if target is None or s.offset >= secs[target].size:
             s.function, s.offset = UNATTRIBUTED, s.pc
         else:
-            s.function = name
+            s.function = target
         new[(s.function, s.offset)] = s
     profile.pcs = new
     return profile

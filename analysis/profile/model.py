@@ -63,7 +63,8 @@ class LaunchConfig:
     achieved_occupancy: float = 0.0
     theoretical_warps_per_sm: float = 0.0
     achieved_warps_per_sm: float = 0.0
-    occupancy_limit: dict[str, float] = field(default_factory=dict)  # block limit per factor: registers, shared_mem, warps, blocks
+    # CTAs per SM allowed by each factor: registers, shared_mem, warps, blocks, barriers
+    occupancy_limit: dict[str, float] = field(default_factory=dict)
     duration_ns: float = 0.0
 
     @property

@@ -43,7 +43,7 @@ class ProfileLoadError(Exception):
 
 def _import_ncu_report() -> Any:
     try:
-        import ncu_report  # type: ignore[import-not-found]
+        import ncu_report
     except ImportError as e:  # pragma: no cover - dependency of the package
         raise ProfileLoadError("the ncu-report package is not installed (pip install ncu-report)") from e
     return ncu_report

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-
-from tests.conftest import example
 from warpwise.analysis.binary.load import load_cubin
 from warpwise.analysis.profile.join import MismatchError, join
 from warpwise.analysis.profile.ncu import UNATTRIBUTED, load_profiles
+
+from tests.conftest import example
 
 
 def test_join_matches_every_sampled_instruction() -> None:

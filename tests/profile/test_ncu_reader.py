@@ -7,10 +7,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from tests.conftest import NAMES, example
 from warpwise.analysis.profile.lines import line_stats
 from warpwise.analysis.profile.ncu import UNATTRIBUTED, ProfileLoadError, load_profiles
+
+from tests.conftest import NAMES, example
 
 
 def ncu_csv(name: str) -> dict[int, dict[str, int]]:
@@ -92,7 +92,7 @@ def test_line_counts() -> None:
 def test_corrupt_report(tmp_path: Path) -> None:
     bad = tmp_path / "bad.ncu-rep"
     bad.write_bytes(example("stencil", ".ncu-rep").read_bytes()[:5000])
-    with pytest.raises(ProfileLoadError, match="bad.ncu-rep"):
+    with pytest.raises(ProfileLoadError, match=r"bad\.ncu-rep"):
         load_profiles(bad)
     empty = tmp_path / "empty.ncu-rep"
     empty.write_bytes(b"")
@@ -102,5 +102,5 @@ def test_corrupt_report(tmp_path: Path) -> None:
         load_profiles(tmp_path / "missing.ncu-rep")
     text = tmp_path / "text.ncu-rep"
     shutil.copy(example("stencil", ".cu"), text)
-    with pytest.raises(ProfileLoadError, match="text.ncu-rep"):
+    with pytest.raises(ProfileLoadError, match=r"text\.ncu-rep"):
         load_profiles(text)

@@ -16,7 +16,10 @@ from tests.conftest import EXAMPLES, example
 SETTINGS: dict[str, Any] = {"minShare": 0.01}
 
 
-@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=[sys.executable, "-m", "warpwise.server.cli", "lsp"]))
+SERVER = [sys.executable, "-m", "warpwise.server.cli", "lsp"]
+
+
+@pytest_lsp.fixture(scope="module", config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient) -> Any:
     lsp_client.set_configuration(SETTINGS, section="warpwise")
 
@@ -60,7 +63,7 @@ async def open_and_wait(client: LanguageClient, name: str) -> tuple[str, list[ls
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_diagnostics_on_hot_lines(client: LanguageClient) -> None:
-    uri, diags = await open_and_wait(client, "gather")
+    _uri, diags = await open_and_wait(client, "gather")
     assert diags, "no diagnostics published for gather.cu"
     hot = [d for d in diags if d.range.start.line == 16]  # gather.cu:17, the dependent load's use
     assert hot, [d.range.start.line for d in diags]
@@ -86,7 +89,7 @@ async def test_hover_breakdown(client: LanguageClient) -> None:
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_results_follow_edits(client: LanguageClient) -> None:
-    uri, diags = await open_and_wait(client, "gather")
+    uri, _diags = await open_and_wait(client, "gather")
     text = example("gather", ".cu").read_text()
     # insert two lines at the top: the hot line moves from 16 to 18 (0-based)
     client.text_document_did_change(lsp.DidChangeTextDocumentParams(
