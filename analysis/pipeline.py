@@ -7,6 +7,7 @@ the language server can re-run the pipeline after edits without re-reading uncha
 from __future__ import annotations
 
 import hashlib
+import logging
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -19,6 +20,8 @@ from warpwise.analysis.profile.lines import LineStats, line_stats
 from warpwise.analysis.profile.model import KernelProfile
 from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
 from warpwise.analysis.profile.paths import map_path
+
+log = logging.getLogger("warpwise")
 
 PROFILE_SUFFIXES = (".ncu-rep",)
 BINARY_SUFFIXES = (".cubin",)
@@ -165,17 +168,31 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
 
 
 def _blame_and_advise(ka: KernelAnalysis) -> None:
-    """Run the blamer and the optimizers when those stages are available."""
+    """Run the blamer and the optimizers. A failure in either becomes a note on the kernel (and is
+    logged) so the sampled-lines view still reaches the user."""
     try:
         from warpwise.analysis.blame import attribute
     except ImportError:
         return
-    ka.blame = attribute(ka.cubin, ka.profile, ka.profile.arch)
+    if not callable(attribute):
+        return
+    try:
+        ka.blame = attribute(ka.cubin, ka.profile, ka.profile.arch)
+    except Exception as e:
+        log.exception("blame failed for %s", ka.profile.name)
+        ka.notes.append(f"blame failed for {ka.profile.name}: {e}")
+        return
     try:
         from warpwise.analysis.advice import advise
     except ImportError:
         return
-    ka.advice = list(advise(ka.profile, ka.cubin, ka.blame, ka.profile.arch))
+    if not callable(advise):
+        return
+    try:
+        ka.advice = list(advise(ka.profile, ka.cubin, ka.blame, ka.profile.arch))
+    except Exception as e:
+        log.exception("advice failed for %s", ka.profile.name)
+        ka.notes.append(f"advice failed for {ka.profile.name}: {e}")
 
 
 def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None) -> Analysis:
