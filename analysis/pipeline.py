@@ -174,6 +174,9 @@ def _blame_and_advise(ka: KernelAnalysis) -> None:
         from warpwise.analysis.blame import attribute
     except ImportError:
         return
+    except Exception as e:  # a broken install must not hide the sampled lines
+        ka.notes.append(f"the blamer could not be loaded: {e}")
+        return
     if not callable(attribute):
         return
     try:
@@ -185,6 +188,9 @@ def _blame_and_advise(ka: KernelAnalysis) -> None:
     try:
         from warpwise.analysis.advice import advise
     except ImportError:
+        return
+    except Exception as e:
+        ka.notes.append(f"the optimizers could not be loaded: {e}")
         return
     if not callable(advise):
         return

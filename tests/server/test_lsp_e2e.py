@@ -127,3 +127,50 @@ async def test_status_and_report_command(client: LanguageClient) -> None:
     report = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command="warpwise.showReport", arguments=[example("intdiv", ".cu").resolve().as_uri()]))
     assert "bucket_score" in report and "30,172 total" in report
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_inlay_hint_at_line_end(client: LanguageClient) -> None:
+    uri, _ = await open_and_wait(client, "stencil")
+    text = example("stencil", ".cu").read_text().split("\n")
+    hints = await client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        range=lsp.Range(lsp.Position(0, 0), lsp.Position(len(text), 0))))
+    assert hints
+    by_line = {h.position.line: h for h in hints}
+    h = by_line[17]  # stencil.cu:18 holds 94.3% of the samples
+    assert str(h.label).startswith("94.3%")
+    assert h.position.character == len(text[17].encode("utf-8"))  # end of the line (utf-8 negotiated)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_code_lens_on_kernel(client: LanguageClient) -> None:
+    uri, _ = await open_and_wait(client, "noinline")
+    lenses = await client.text_document_code_lens_async(lsp.CodeLensParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    assert lenses
+    lens = lenses[0]
+    src = example("noinline", ".cu").read_text().split("\n")
+    assert "__global__ void advance" in src[lens.range.start.line]
+    assert lens.command is not None and lens.command.command == "warpwise.showReport"
+    assert "13,879 samples" in lens.command.title
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_dp_rewrite_actions_on_device_launch(client: LanguageClient) -> None:
+    uri, _ = await open_and_wait(client, "cdp")
+    src = example("cdp", ".cu").read_text().split("\n")
+    line = next(i for i, t in enumerate(src) if "scale_segment<<<" in t)
+    actions = await client.text_document_code_action_async(lsp.CodeActionParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri),
+        range=lsp.Range(lsp.Position(line, 4), lsp.Position(line, 4)),
+        context=lsp.CodeActionContext(diagnostics=[], only=[lsp.CodeActionKind.RefactorRewrite])))
+    assert actions
+    titles = [a.title for a in actions if isinstance(a, lsp.CodeAction)]
+    assert any(t.startswith("Threshold") for t in titles)
+    assert any("multiblock" in t for t in titles)
+    thr = next(a for a in actions if isinstance(a, lsp.CodeAction) and a.title.startswith("Threshold"))
+    resolved = await client.code_action_resolve_async(thr)
+    assert resolved.edit is not None and resolved.edit.document_changes
+    new_text = "".join(e.new_text for dc in resolved.edit.document_changes for e in dc.edits)
+    assert "_THRESHOLD" in new_text
