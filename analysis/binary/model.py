@@ -97,6 +97,12 @@ class Function:
     is_kernel: bool
     instructions: list[Instruction] = field(default_factory=list)
 
+    @property
+    def source_name(self) -> str:
+        """Mangled source-level name: ``$_Z7advancePfPKfiif$_Z4dampfff`` (a __noinline__ function
+        placed in a kernel's section, prefixed with the kernel) -> ``_Z4dampfff``; others unchanged."""
+        return self.name.rsplit("$", 1)[-1] if self.name.startswith("$") else self.name
+
     def at(self, offset: int) -> Instruction | None:
         """The instruction at section offset ``offset`` or None."""
         i = (offset - self.start) // 16
@@ -110,12 +116,20 @@ class Function:
 
 @dataclass
 class Cubin:
-    """A loaded cubin: target architecture (``sm_90``) and functions by symbol name."""
+    """A loaded cubin: target architecture (``sm_90``) and functions by symbol name.
+
+    ``relocatable``: an ``-rdc=true`` cubin (ELF ET_REL): relocated fields such as call targets are zero
+    in the instruction words. ``member``: for a cubin extracted from an executable/library/fatbin, its
+    ELF name inside that file (``app.sm_90.cubin``); ``path`` is then the container's path. A symbol name
+    that occurs in two sections is keyed ``name@section`` for the second one.
+    """
 
     path: str
     arch: str
     functions: dict[str, Function]
     debug_build: bool = False  # -G: unoptimized SASS, advice does not describe release code
+    relocatable: bool = False
+    member: str | None = None
 
     def kernels(self) -> list[Function]:
         """Functions that are ``__global__`` kernels."""

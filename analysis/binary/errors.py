@@ -1,0 +1,27 @@
+"""Errors raised while reading cubins, fatbins and executables."""
+
+from __future__ import annotations
+
+
+class BinaryError(Exception):
+    """A binary could not be read; the message names the file and what is wrong with it."""
+
+
+class NotElfError(BinaryError):
+    """The file is not an ELF file (no ``\\x7fELF`` magic) or its ELF headers are unreadable."""
+
+
+class NotCudaElfError(BinaryError):
+    """The file is an ELF file but not a CUDA one (``e_machine`` is not EM_CUDA = 190)."""
+
+
+class NoDeviceCodeError(BinaryError):
+    """The file holds no CUDA device code (no cubin in an executable, no ``.text.*`` section in a cubin)."""
+
+
+class UnsupportedArchError(BinaryError):
+    """The cubin's SM architecture is unknown or not supported (Volta-class 128-bit encodings, sm_75+)."""
+
+
+class ToolError(BinaryError):
+    """An NVIDIA tool (nvdisasm, cuobjdump) is missing, failed, or printed output we could not match."""
