@@ -48,6 +48,7 @@ class KernelAnalysis:
     blame: Any = None
     advice: list[Any] = field(default_factory=list)
     program: Any = None
+    advice_report: Any = None
     notes: list[str] = field(default_factory=list)
 
     def local_path(self, recorded: str | None) -> str | None:
@@ -168,37 +169,33 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
 
 
 def _blame_and_advise(ka: KernelAnalysis) -> None:
-    """Run the blamer and the optimizers. A failure in either becomes a note on the kernel (and is
-    logged) so the sampled-lines view still reaches the user."""
+    """Build the program structure, run the blamer (GPA §4) and the optimizers (GPA §5).
+
+    A failure in a stage becomes a note on the kernel (and is logged) so the sampled-lines view still
+    reaches the user; later stages are skipped.
+    """
     try:
-        from warpwise.analysis.blame import attribute
-    except ImportError:
-        return
+        from warpwise.analysis.advice import evaluate
+        from warpwise.analysis.blame.attribute import attribute
+        from warpwise.analysis.program.build import build_program
     except Exception as e:  # a broken install must not hide the sampled lines
-        ka.notes.append(f"the blamer could not be loaded: {e}")
+        ka.notes.append(f"blame and advice are unavailable: {e}")
         return
-    if not callable(attribute):
-        return
+    assert ka.cubin is not None
+    stage = "program structure"
     try:
-        ka.blame = attribute(ka.cubin, ka.profile, ka.profile.arch)
+        ka.program = build_program(ka.cubin)
+        stage = "blame"
+        ka.blame = attribute(ka.program, ka.profile, ka.profile.arch)
+        stage = "advice"
+        report = evaluate(ka.profile, ka.program, ka.blame, ka.profile.arch)
     except Exception as e:
-        log.exception("blame failed for %s", ka.profile.name)
-        ka.notes.append(f"blame failed for {ka.profile.name}: {e}")
+        log.exception("%s failed for %s", stage, ka.profile.name)
+        ka.notes.append(f"{stage} failed for {ka.profile.name}: {e}")
         return
-    try:
-        from warpwise.analysis.advice import advise
-    except ImportError:
-        return
-    except Exception as e:
-        ka.notes.append(f"the optimizers could not be loaded: {e}")
-        return
-    if not callable(advise):
-        return
-    try:
-        ka.advice = list(advise(ka.profile, ka.cubin, ka.blame, ka.profile.arch))
-    except Exception as e:
-        log.exception("advice failed for %s", ka.profile.name)
-        ka.notes.append(f"advice failed for {ka.profile.name}: {e}")
+    ka.advice_report = report
+    ka.advice = list(report.advice)
+    ka.notes.extend(n for n in report.notes if n not in ka.notes and "outside" not in n)
 
 
 def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None) -> Analysis:

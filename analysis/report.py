@@ -56,9 +56,17 @@ def blame_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
 def _advice_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
     if not ka.advice:
         return []
-    from warpwise.analysis.advice import report as advice_report
+    from warpwise.analysis.advice import to_json as advice_to_json
 
-    return list(advice_report.advice_json(ka))
+    return advice_to_json(ka.advice, map_file=_mapper(ka))
+
+
+def _mapper(ka: KernelAnalysis) -> Any:
+    """Recorded path -> local path (the recorded one when none matched), for the advice renderers."""
+    def map_file(recorded: str) -> str:
+        return ka.local_path(recorded) or recorded
+
+    return map_file
 
 
 def kernel_json(ka: KernelAnalysis) -> dict[str, Any]:
@@ -138,11 +146,16 @@ def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = No
         out.append(f"   {'':>6} {'':>8} {'':>8}    {reasons}")
         for b in _blame_lines(ka, ls, 3):
             out.append(f"   {'':>6} {'':>8} {'':>8}    <- {b}")
-    if ka.advice:
-        from warpwise.analysis.advice import report as advice_report
+    if ka.advice_report is not None:
+        from warpwise.analysis.advice import render_text as advice_text
+
+        def rel_map(recorded: str) -> str:
+            return rel(ka.local_path(recorded))
 
         out.append("")
-        out.append(advice_report.advice_text(ka, top=top))
+        out.append("   Advice (GPA optimizers, ranked by estimated speedup)")
+        body = advice_text(ka.advice_report, map_file=rel_map, top=min(top, 5))
+        out.extend("   " + ln if ln else "" for ln in body.splitlines()[1:])
     return "\n".join(out)
 
 
@@ -176,3 +189,17 @@ def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = Non
     if errs:
         parts.append("\n".join(f"error: {e}" for e in errs))
     return "\n\n".join(parts) + "\n"
+
+
+def to_sarif(analyses: list[Analysis]) -> dict[str, Any]:
+    """SARIF 2.1.0 log of every kernel's advice (one result per hotspot), paths mapped to local files."""
+    from warpwise.analysis.advice import to_sarif as advice_sarif
+
+    reports = [k.advice_report for a in analyses for k in a.kernels if k.advice_report is not None]
+    locals_: dict[str, str] = {}
+    for a in analyses:
+        for k in a.kernels:
+            for recorded, local in k.local.items():
+                if local is not None:
+                    locals_[recorded] = str(local)
+    return dict(advice_sarif(reports, map_file=lambda p: locals_.get(p, p)))

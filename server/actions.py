@@ -105,22 +105,53 @@ def render_path(uri: str) -> str:
 
 def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagnostics: Sequence[lsp.Diagnostic],
                      only: Sequence[str] | None, analyses: Any) -> list[lsp.CodeAction]:
-    """quickfix actions tied to warpwise diagnostics in the request (mechanical, safe edits)."""
+    """quickfix actions tied to warpwise advice diagnostics in the request (mechanical, safe edits).
+
+    Fixes are computed on the current text; a fix whose line moved or changed since the profile is not
+    offered (it could land on the wrong code), so an edit never touches text the profile did not see.
+    """
     if not wanted(only, lsp.CodeActionKind.QuickFix):
         return []
-    mine = [d for d in diagnostics if d.source == render.SOURCE and isinstance(d.code, str)]
+    mine = [d for d in diagnostics if d.source == render.SOURCE and isinstance(d.data, dict)
+            and d.data.get("optimizer")]
     if not mine:
         return []
-    try:
-        from warpwise.analysis.advice import quickfix
-    except ImportError:
-        return []
+    from pathlib import Path
+
+    from warpwise.analysis.advice.quickfix import fixes_for_advice
+    from warpwise.server.findings import baseline_text
+    from warpwise.server.linemap import LineMap
+
+    here = Path(path).resolve()
     out: list[lsp.CodeAction] = []
+    seen: set[tuple[str, int, str]] = set()
     for d in mine:
-        for fix in quickfix.fixes_for(str(d.code), text, path, d.range.start.line + 1):
-            action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[d],
-                                    is_preferred=bool(getattr(fix, "preferred", False)))
-            if fix.edits:
-                action.edit = workspace_edit(uri, version, text, fix.edits)
-            out.append(action)
+        opt, kernel = d.data["optimizer"], d.data.get("kernel")
+        for a in list(analyses.values()):
+            for ka in a.kernels:
+                if ka.profile.mangled != kernel:
+                    continue
+                base = baseline_text(ka, here) or text
+                lmap = LineMap(base, text)
+
+                def source_of(recorded: str, ka: Any = ka) -> str | None:
+                    local = ka.local.get(recorded)
+                    return text if local is not None and local.resolve() == here else None
+
+                for adv in ka.advice:
+                    if adv.optimizer != opt:
+                        continue
+                    for fix in fixes_for_advice(adv, source_of):
+                        key = (fix.kind, fix.line, fix.title)
+                        if key in seen or lmap.line(fix.line) != fix.line:
+                            continue
+                        seen.add(key)
+                        action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[d],
+                                                is_preferred=bool(fix.edits))
+                        if fix.edits:
+                            action.edit = workspace_edit(uri, version, text, fix.edits)
+                        else:
+                            action.command = lsp.Command(title=fix.title, command="warpwise.explain",
+                                                         arguments=[fix.explanation or fix.title])
+                        out.append(action)
     return out

@@ -59,9 +59,9 @@ def run_advise(args: argparse.Namespace) -> int:
         json.dump(to_json(analyses), sys.stdout, indent=1)
         sys.stdout.write("\n")
     elif args.format == "sarif":
-        from warpwise.analysis.advice import report as advice_report
+        from warpwise.analysis.report import to_sarif
 
-        json.dump(advice_report.to_sarif(analyses), sys.stdout, indent=1)
+        json.dump(to_sarif(analyses), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         from warpwise.analysis.report import render_text

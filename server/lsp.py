@@ -364,6 +364,13 @@ async def code_action_resolve(ls: WarpwiseServer, action: lsp.CodeAction) -> lsp
     return action
 
 
+@server.command("warpwise.explain")
+def cmd_explain(ls: WarpwiseServer, *args: Any) -> None:
+    """Show an explanation (e.g. what --use_fast_math changes) to the user."""
+    text = str(args[0]) if args else ""
+    ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Info, message=f"warpwise: {text}"))
+
+
 @server.command("warpwise.reloadProfiles")
 async def cmd_reload(ls: WarpwiseServer, *args: Any) -> str:
     """Re-scan the workspace for reports and binaries."""

@@ -40,6 +40,15 @@ def _reasons(f: LineFinding, n: int = 3) -> str:
     return ", ".join(f"{r} {_pct(v / f.stats.samples)}" for r, v in f.stats.top_reasons(n))
 
 
+def _num(v: Any) -> str:
+    """Sample counts with thousands separators, ratios with 4 significant digits, never exponents."""
+    if isinstance(v, bool) or not isinstance(v, int | float):
+        return str(v)
+    if float(v).is_integer() and abs(v) >= 1:
+        return f"{int(v):,}"
+    return f"{v:.4g}" if abs(v) >= 1e-3 else f"{v:.6f}"
+
+
 def _speedup(adv: Any) -> float:
     return float(getattr(adv, "estimated_speedup", 1.0) or 1.0)
 
@@ -92,7 +101,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
                     range=rng, message=msg, severity=_SEVERITY[s.severity_of(opt)], source=SOURCE, code=opt,
                     code_description=_code_description(opt), related_information=related or None,
                     data={"optimizer": opt, "kernel": f.kernel.profile.mangled, "line": f.line})))
-        if f.stats is not None and f.share >= s.min_share and not f.advice:
+        if f.stats is not None and f.share >= s.min_share:
             msg = (f"{_pct(f.share)} of {kname}'s samples ({f.stats.samples:,}); "
                    f"{_pct(f.stats.latency_samples / max(1, f.stats.samples))} not issued: {_reasons(f)}")
             if f.blamed_on:
@@ -165,8 +174,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             if isinstance(est, dict):
                 formula, inputs = est.get("formula"), est.get("inputs")
             if formula:
-                vals = ", ".join(f"{k} = {v:,.4g}" if isinstance(v, int | float) else f"{k} = {v}"
-                                 for k, v in (inputs or {}).items())
+                vals = ", ".join(f"{k} = {_num(v)}" for k, v in (inputs or {}).items())
                 parts.append(f"`{formula}` with {vals}")
             hint = getattr(adv, "hint", "")
             if hint:

@@ -1,0 +1,514 @@
+"""Stall-elimination code optimizers (GPA Table 2 "Code Optimizers / Stall Elimination" and the matching
+ones of GPA's released advisor). Each matches blamed stall samples to a pattern and estimates with GPA
+eq. 2, S = T / (T − M), M = the matched stall samples.
+
+Thresholds marked "GPA released" are the constants of HPCToolkit's ``GPUOptimizer.cpp`` (the GPA
+implementation); they are heuristics of the advisor, not hardware facts.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from warpwise.analysis.advice import common as cm
+from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.model import Advice, Skipped
+from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
+from warpwise.analysis.advice.registry import register
+from warpwise.analysis.arch import stalls
+from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.profile.model import PCSample
+
+#: GPA released (GPUGlobalMemoryCoalesceOptimizer / GPUGlobalMemoryReductionOptimizer): accesses with an
+#: L2 sector efficiency (ideal / actual sectors) below this are uncoalesced.
+COALESCE_LIMIT = 0.5
+#: GPA released (GPUDivergeReductionOptimizer): a branch whose active-thread efficiency is below this diverges.
+DIVERGENCE_LIMIT = 0.5
+#: GPA released (GPUBranchEliminationOptimizer): a branch taken (or not) by more than this share of threads
+#: is decided.
+PRED_LIMIT = 0.999
+#: GPA released (GPUKernelMergeOptimizer): merge candidates run at least this often, each at most this long.
+KERNEL_COUNT_LIMIT = 10
+KERNEL_TIME_LIMIT_NS = 100_000.0
+#: Name fragments of the CUDA math library's out-of-line routines (GPA released GPUFastMathOptimizer matches
+#: "cuda_sm"; nvcc 13 names the precise division slow path ``__internal_0_$__cuda_sm3x_div_rn_...``).
+MATH_ROUTINE_MARKERS = ("__cuda_sm", "__internal_", "__nv_")
+#: Header files of the CUDA math library whose inlined code carries their own line info.
+MATH_HEADERS = ("math_functions.h", "math_functions.hpp", "device_functions.h", "device_functions.hpp",
+                "sm_20_intrinsics.hpp", "device_double_functions.hpp")
+
+
+def _needs_binary(view: KernelView, opt_id: str) -> Skipped | None:
+    """Skipped(missing) when the optimizer must see SASS instructions and no cubin was given."""
+    if view.program is None:
+        return Skipped(opt_id, "needs the kernel's SASS instructions (no cubin given)", missing=True)
+    return None
+
+
+def _cls(ev: EdgeView) -> str:
+    return ev.gpa_class
+
+
+def _sample(view: KernelView, ev: EdgeView, at_def: bool = False) -> PCSample | None:
+    off = ev.edge.def_offset if at_def else ev.edge.use_offset
+    return None if off is None else view.sample_at(ev.edge.function, off)
+
+
+# ---- register_reuse / register_increase --------------------------------------------------------------
+
+def _local_memory_edges(view: KernelView) -> list[EdgeView]:
+    return [e for e in view.edges if e.edge.category == "local_memory" or
+            (not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY and cm.is_local_mem(e.def_ins))]
+
+
+def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
+    hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+    where = cm.lines_text((h.use.file, h.use.line) for h in hs)
+    loops = {h.loop.name for h in hs if h.loop is not None}
+    inloop = f" in the {', '.join(sorted(loops))}" if loops else ""
+    return (f"values spilled to local memory (LDL/STL) stall {where}{inloop}: the kernel uses "
+            f"{view.profile.launch.registers_per_thread or '?'} registers per thread and the compiler ran out. "
+            + extra)
+
+
+@register("register_reuse", "Register reuse", "stall_elimination",
+          "Memory-dependency stalls on local-memory loads/stores (LDL/STL): register spills.",
+          "Reduce live values: reuse variables, split a large loop body in two, move rarely used values to "
+          "shared memory, or allow more registers per thread.")
+def register_reuse(view: KernelView) -> Advice | Skipped:
+    """GPA Table 2 register reuse: local-memory dependency stalls (spills), eq. 2."""
+    evs = _local_memory_edges(view)
+    return cm.stall_elimination_advice(
+        view, "register_reuse", evs,
+        _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
+                               "recompute cheap values instead of keeping them.") if evs else "",
+        nothing="no local-memory (spill) stalls")
+
+
+@register("register_increase", "Register increase", "stall_elimination",
+          "Spill stalls (LDL/STL) in a kernel that uses fewer registers per thread than the architecture allows.",
+          "Raise the register limit: __launch_bounds__(threads, fewer min blocks) or -maxrregcount.")
+def register_increase(view: KernelView) -> Advice | Skipped:
+    """GPA released register increase: spill stalls while the register count is below the arch maximum."""
+    regs = view.profile.launch.registers_per_thread
+    if regs <= 0:
+        return Skipped("register_increase", "the profile has no registers-per-thread value", missing=True)
+    if regs >= view.arch.max_registers_per_thread:
+        return Skipped("register_increase",
+                       f"already at the architecture's limit of {view.arch.max_registers_per_thread} registers")
+    evs = _local_memory_edges(view)
+    hint = _spill_hint(view, evs, f"{view.arch.arch} allows up to {view.arch.max_registers_per_thread}: relax "
+                                  "__launch_bounds__ (fewer minimum blocks per SM) or raise -maxrregcount, and "
+                                  "check that the lower occupancy costs less than the spills.") if evs else ""
+    return cm.stall_elimination_advice(view, "register_increase", evs, hint, nothing="no local-memory (spill) stalls")
+
+
+# ---- strength_reduction ------------------------------------------------------------------------------
+
+def _strength_kind(ins: Instruction | None, div_lines: set[tuple[str, int]], arch: str) -> str | None:
+    if ins is None:
+        return None
+    if ins.loc is not None and (ins.loc.file, ins.loc.line) in div_lines and not cm.is_memory(ins):
+        return "integer_division"
+    if not cm.is_long_latency_arith(ins, arch):
+        return None
+    if cm.is_fp64_conversion(ins):
+        return "fp64_conversion"
+    return {"fp64": "fp64", "sfu": "special_function", "conversion": "conversion"}[cm.mem_class(ins)]
+
+
+def strength_edges(view: KernelView) -> list[tuple[EdgeView, str]]:
+    """Matched edges of strength reduction with the kind of long-latency def: execution-dependency stalls
+    blamed on long-latency arithmetic (conversions, MUFU, FP64, integer division sequences), plus the
+    throttle/pipe stalls the long-latency instruction keeps itself (they vanish with it)."""
+    div = cm.division_lines(view)
+    out = []
+    for e in view.edges:
+        if not e.is_self and _cls(e) == stalls.EXECUTION_DEPENDENCY:
+            k = _strength_kind(e.def_ins, div, view.arch.arch)
+        elif e.is_self and _cls(e) in (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY):
+            k = _strength_kind(e.use_ins, div, view.arch.arch)
+        else:
+            k = None
+        if k is not None:
+            out.append((e, k))
+    return out
+
+
+def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str:
+    by_kind: dict[str, list[EdgeView]] = defaultdict(list)
+    for e, k in matched:
+        by_kind[k].append(e)
+    order = sorted(by_kind, key=lambda k: -sum(e.stall for e in by_kind[k]))
+    parts: list[str] = []
+    explained: set[tuple[str, int]] = set()  # lines whose FP64 work a double literal already explains
+    for k in order:
+        evs = by_kind[k]
+        insns = [e.def_ins or e.use_ins for e in evs]
+        locs = {(i.loc.file, i.loc.line) for i in insns if i is not None and i.loc is not None}
+        where = cm.lines_text(locs)
+        if k == "fp64_conversion":
+            lits = []
+            for file in sorted({f for f, _ in locs}):
+                src = view.source(file)
+                if src is None:
+                    continue
+                try:
+                    lits += float_literal_fixes(src, file, {ln for f, ln in locs if f == file})
+                except QuickFixError:
+                    continue
+            if lits:
+                explained |= {(q.file, q.line) for q in lits}
+                parts.extend(f"the double literal {q.extra['literal']} at line {q.line} converts every float "
+                             f"operand of '{q.extra['operator']}' to double (F2F.F64.F32, FP64 math, F2F.F32.F64): "
+                             f"write {q.extra['literal']}f" for q in lits)
+            else:
+                parts.append(f"{where} convert between float and double (F2F): keep the arithmetic in float "
+                             "(f-suffixed literals, float math functions such as sqrtf and expf)")
+        elif k == "integer_division":
+            parts.append(f"the integer division/modulo by a run-time value at {where} compiles to a reciprocal "
+                         "and multiply-high sequence (I2F.RP, MUFU.RCP, IMAD.HI and fix-ups): if the divisor is a "
+                         "power of two use shifts and masks (x >> s, x & (n - 1)); if it is reused, compute its "
+                         "fixed-point reciprocal once and use __umulhi")
+        elif k == "fp64":
+            if locs <= explained:
+                continue
+            parts.append(f"double-precision arithmetic at {where}: use float where the precision allows")
+        elif k == "special_function":
+            parts.append(f"special-function instructions (MUFU) at {where}: hoist them out of loops or replace "
+                         "them by cheaper equivalent arithmetic (multiply by a precomputed reciprocal)")
+        else:
+            parts.append(f"type conversions at {where}: keep values in one type")
+    return "; ".join(parts)
+
+
+@register("strength_reduction", "Strength reduction", "stall_elimination",
+          "Execution-dependency stalls on long-latency arithmetic: float/double conversions, FP64, special "
+          "functions and integer division by run-time values.",
+          "Use a cheaper equivalent: float literals (0.1f), shifts/masks or precomputed reciprocals for "
+          "division, float math instead of double.")
+def strength_reduction(view: KernelView) -> Advice | Skipped:
+    """GPA Table 2 strength reduction, eq. 2."""
+    if (miss := _needs_binary(view, "strength_reduction")) is not None:
+        return miss
+    matched = strength_edges(view)
+    evs = [e for e, _ in matched]
+    return cm.stall_elimination_advice(view, "strength_reduction", evs,
+                                       _strength_hint(view, matched) if evs else "",
+                                       nothing="no stalls on long-latency arithmetic")
+
+
+# ---- function_split / loop_no_unroll / kernel_merge ----------------------------------------------------
+
+def _icache_edges(view: KernelView) -> list[EdgeView]:
+    return [e for e in view.edges if e.edge.reason in cm.ICACHE_REASONS]
+
+
+@register("function_split", "Function split", "stall_elimination",
+          "Instruction-cache misses (no_instructions) inside code inlined from device functions.",
+          "Split a large inlined function or keep its rarely taken paths out of line (__noinline__ on cold "
+          "helpers) so the hot path fits the instruction cache.")
+def function_split(view: KernelView) -> Advice | Skipped:
+    """GPA Table 2 function split: instruction-fetch stalls in inlined code, eq. 2."""
+    if view.program is None:
+        return Skipped("function_split", "needs the binary's inline information (no cubin given)", missing=True)
+    evs = [e for e in _icache_edges(view) if e.use_ins is not None and e.use_ins.inline_chain]
+    hint = ""
+    if evs:
+        calls = {(e.use_ins.inline_chain[0].file, e.use_ins.inline_chain[0].line) for e in evs if e.use_ins}
+        hint = (f"instruction-cache misses in code inlined at {cm.lines_text(calls)}: the inlined body is large; "
+                "split it so the hot path stays small, or mark cold helpers __noinline__")
+    return cm.stall_elimination_advice(view, "function_split", evs, hint,
+                                       nothing="no instruction-fetch stalls in inlined code")
+
+
+@register("loop_no_unroll", "Loop no-unroll", "stall_elimination",
+          "Instruction-cache misses (no_instructions) inside loops: a loop unrolled too far for the cache.",
+          "Lower the unroll factor (#pragma unroll 2) or unroll by hand only what is needed.")
+def loop_no_unroll(view: KernelView) -> Advice | Skipped:
+    """GPA released loop no-unroll: instruction-fetch stalls in loops, eq. 2."""
+    if view.program is None:
+        return Skipped("loop_no_unroll", "needs the loop structure of the binary (no cubin given)", missing=True)
+    evs = [e for e in _icache_edges(view) if e.use_loop is not None]
+    hint = ""
+    if evs:
+        loops = {view.loop_scope(e.use_fn, e.use_loop).name for e in evs if e.use_fn and e.use_loop}
+        hint = (f"instruction-cache misses in the {', '.join(sorted(loops))}: the unrolled loop body does not fit "
+                "the instruction cache; lower its unroll factor (#pragma unroll 2)")
+    return cm.stall_elimination_advice(view, "loop_no_unroll", evs, hint,
+                                       nothing="no instruction-fetch stalls in loops")
+
+
+@register("kernel_merge", "Kernel merge", "stall_elimination",
+          "Instruction-fetch stalls of a short kernel launched many times.",
+          "Merge the small kernel into its neighbour or loop inside one launch so the code stays cached.")
+def kernel_merge(view: KernelView) -> Advice | Skipped:
+    """GPA released kernel merge: short (≤ 100 µs), frequent (≥ 10 launches) kernel with ifetch stalls, eq. 2."""
+    if view.launches is None:
+        return Skipped("kernel_merge", "needs how many times the kernel was launched; the profile holds one launch",
+                       missing=True)
+    dur = view.profile.launch.duration_ns
+    if dur <= 0:
+        return Skipped("kernel_merge", "the profile has no kernel duration", missing=True)
+    if view.launches < KERNEL_COUNT_LIMIT or dur > KERNEL_TIME_LIMIT_NS:
+        return Skipped("kernel_merge", f"{view.launches} launches of {dur / 1000:.1f} us each: not short and frequent")
+    evs = _icache_edges(view)
+    hint = (f"the kernel runs {view.launches} times for {dur / 1000:.1f} us each and waits on instruction fetch: "
+            "merge it with the kernel before or after it, or loop over the work inside one launch")
+    return cm.stall_elimination_advice(view, "kernel_merge", evs, hint, nothing="no instruction-fetch stalls")
+
+
+# ---- fast_math --------------------------------------------------------------------------------------
+
+def _is_math_routine(view: KernelView, ev: EdgeView) -> bool:
+    fn = ev.use_fn
+    if fn is not None and not fn.is_kernel and any(m in fn.name for m in MATH_ROUTINE_MARKERS):
+        return True
+    ins = ev.use_ins
+    if ins is None or ins.loc is None:
+        return False
+    return ins.loc.file.replace("\\", "/").rsplit("/", 1)[-1] in MATH_HEADERS
+
+
+def _call_lines(view: KernelView, callee: str) -> set[tuple[str, int]]:
+    out: set[tuple[str, int]] = set()
+    if view.program is None:
+        return out
+    for pf in view.program.functions.values():
+        for cs in pf.calls:
+            if cs.callee == callee:
+                ins = pf.function.at(cs.offset)
+                if ins is not None and ins.loc is not None:
+                    out.add((ins.loc.file, ins.loc.line))
+    return out
+
+
+@register("fast_math", "Fast math", "stall_elimination",
+          "Stalls inside the CUDA math library's precise routines (e.g. the IEEE division slow path).",
+          "Compile with --use_fast_math, or use intrinsics (__fdividef, __expf, __sinf) where precision allows.")
+def fast_math(view: KernelView) -> Advice | Skipped:
+    """GPA Table 2 fast math: stalls in CUDA math functions, eq. 2."""
+    if view.program is None:
+        return Skipped("fast_math", "needs the binary's function symbols (no cubin given)", missing=True)
+    evs = [e for e in view.edges if _is_math_routine(view, e)]
+    hint = ""
+    if evs:
+        names = sorted({e.use_fn.name for e in evs if e.use_fn is not None and not e.use_fn.is_kernel})
+        sites = set().union(*(_call_lines(view, n) for n in names)) if names else set()
+        what = ", ".join(n.rsplit("$", 1)[-1] for n in names) or "CUDA math header code"
+        at = f" called from {cm.lines_text(sites)}" if sites else ""
+        hint = (f"time goes into the precise math routine {what}{at}: --use_fast_math (or __fdividef / "
+                "__frcp_rn and the other fast intrinsics at that line) replaces it by hardware approximations")
+    return cm.stall_elimination_advice(view, "fast_math", evs, hint, nothing="no stalls in CUDA math routines")
+
+
+# ---- warp_balance -----------------------------------------------------------------------------------
+
+@register("warp_balance", "Warp balance", "stall_elimination",
+          "Synchronization stalls: warps wait at a barrier (__syncthreads, fences) for slower warps.",
+          "Balance the work before the barrier, use warp shuffles instead of block-wide synchronization, or "
+          "split arrive/wait barriers.")
+def warp_balance(view: KernelView) -> Advice | Skipped:
+    """GPA Table 2 warp balance: synchronization stalls, eq. 2."""
+    evs = [e for e in view.edges if _cls(e) == stalls.SYNCHRONIZATION]
+    hint = ""
+    if evs:
+        hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+        hint = (f"warps wait at the barrier at {cm.lines_text((h.use.file, h.use.line) for h in hs)} for the slower "
+                "warps of their block: even out the work before it, or replace block-wide synchronization by warp "
+                "shuffles (__shfl_*_sync) where only a warp shares data")
+    return cm.stall_elimination_advice(view, "warp_balance", evs, hint, nothing="no synchronization stalls")
+
+
+# ---- memory throttles: memory_transaction_reduction / global_memory_coalesce -------------------------------
+
+def _efficiency(s: PCSample | None) -> float | None:
+    if s is None or s.l2_sectors <= 0:
+        return None
+    return s.l2_sectors_ideal / s.l2_sectors
+
+
+def _throttle_edges(view: KernelView) -> list[EdgeView]:
+    return [e for e in view.edges if _cls(e) == stalls.MEMORY_THROTTLE and cm.is_global_mem(e.use_ins)]
+
+
+def _throttle_split(view: KernelView) -> tuple[list[EdgeView], list[EdgeView], list[EdgeView]]:
+    """(coalesced, uncoalesced, unknown) global-memory throttle edges by L2 sector efficiency."""
+    good: list[EdgeView] = []
+    bad: list[EdgeView] = []
+    unknown: list[EdgeView] = []
+    for e in _throttle_edges(view):
+        eff = _efficiency(_sample(view, e))
+        (unknown if eff is None else bad if eff < COALESCE_LIMIT else good).append(e)
+    return good, bad, unknown
+
+
+@register("memory_transaction_reduction", "Memory transaction reduction", "stall_elimination",
+          "Global-memory throttle stalls (lg_throttle, drain) at coalesced accesses: too many requests.",
+          "Read shared read-only data once (constant memory, __ldg, shared memory tiles) or use wider "
+          "loads (float4) to issue fewer transactions.")
+def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
+    """GPA Table 2 memory transaction reduction: memory throttling at coalesced global accesses, eq. 2."""
+    if (miss := _needs_binary(view, "memory_transaction_reduction")) is not None:
+        return miss
+    good, _, unknown = _throttle_split(view)
+    missing = "the profile has no L2 sector counts for these accesses" if unknown and not good else ""
+    evs = good or unknown
+    hint = ""
+    if evs:
+        hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+        where = cm.lines_text((h.use.file, h.use.line) for h in hs)
+        hint = (f"the memory system throttles the global accesses at {where}: "
+                "issue fewer requests — wider loads (float4), data reused by the block staged in shared memory, "
+                "read-only values shared by all threads in constant memory")
+    return cm.stall_elimination_advice(view, "memory_transaction_reduction", evs, hint, missing=missing,
+                                       nothing="no global-memory throttle stalls")
+
+
+@register("global_memory_coalesce", "Global memory coalescing", "stall_elimination",
+          "Global-memory throttle stalls at uncoalesced accesses (L2 sectors well above the ideal).",
+          "Make neighbouring threads access neighbouring addresses (structure of arrays, transposed indexing).")
+def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
+    """GPA released global memory coalesce: throttling at accesses with sector efficiency < 0.5, eq. 2."""
+    if (miss := _needs_binary(view, "global_memory_coalesce")) is not None:
+        return miss
+    _, bad, unknown = _throttle_split(view)
+    if not bad and unknown:
+        return Skipped("global_memory_coalesce", "the profile has no L2 sector counts for the throttled accesses",
+                       missing=True)
+    hint = ""
+    if bad:
+        hs = cm.hotspots(view, bad, cm.stall_weight, 3)
+        effs = [_efficiency(view.sample_at(h.use.function, h.use.pc)) for h in hs]
+        eff_txt = ", ".join(f"{e:.0%}" for e in effs if e is not None)
+        hint = (f"the global accesses at {cm.lines_text((h.use.file, h.use.line) for h in hs)} use only {eff_txt} of "
+                "the sectors they fetch: make consecutive threads touch consecutive addresses")
+    return cm.stall_elimination_advice(view, "global_memory_coalesce", bad, hint,
+                                       nothing="no throttle stalls at uncoalesced global accesses")
+
+
+@register("shared_memory_coalesce", "Shared memory coalescing", "stall_elimination",
+          "Execution-dependency stalls waiting on shared-memory loads (possible bank conflicts).",
+          "Pad shared arrays (+1 column) or change the index mapping so a warp's accesses hit distinct banks.")
+def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
+    """GPA released shared memory coalesce: shared-memory dependency stalls, eq. 2. Nsight Compute's
+    SourceCounters give no per-instruction bank-conflict counts in warpwise's profile model, so the advice
+    carries a ``missing`` note instead of confirming conflicts."""
+    evs = [e for e in view.edges if e.edge.category == "shared_memory" or
+           (not e.is_self and cm.is_shared_mem(e.def_ins))]
+    hint = ""
+    if evs:
+        hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+        hint = (f"uses at {cm.lines_text((h.use.file, h.use.line) for h in hs)} wait for shared-memory loads: if a "
+                "warp's addresses fall in the same bank, pad the array or permute the index")
+    return cm.stall_elimination_advice(
+        view, "shared_memory_coalesce", evs, hint,
+        missing="the profile has no shared-memory bank-conflict counts per instruction; conflicts are not confirmed"
+        if evs else "", nothing="no shared-memory dependency stalls")
+
+
+# ---- branches ---------------------------------------------------------------------------------------
+
+def _branch_efficiency(view: KernelView, s: PCSample | None) -> float | None:
+    if s is None or s.inst_executed <= 0:
+        return None
+    return s.thread_inst_executed / (s.inst_executed * view.arch.warp_size)
+
+
+def _branch_edges(view: KernelView, pred: object) -> list[EdgeView]:
+    out = []
+    for e in view.edges:
+        ins, s = (e.use_ins, _sample(view, e)) if e.is_self else (e.def_ins, _sample(view, e, at_def=True))
+        if cm.base(ins) in cm.BRANCH_OPS and pred(ins, s):  # type: ignore[operator]
+            out.append(e)
+    return out
+
+
+@register("divergence_reduction", "Divergence reduction", "stall_elimination",
+          "Stalls at or after branches where the threads of a warp go different ways.",
+          "Make the branch condition uniform per warp (sort or bin the work), or compute both sides "
+          "branch-free with selects.")
+def divergence_reduction(view: KernelView) -> Advice | Skipped:
+    """GPA released divergence reduction: stalls tied to branches whose thread efficiency is < 0.5, eq. 2."""
+    if (miss := _needs_binary(view, "divergence_reduction")) is not None:
+        return miss
+    def diverged(ins: Instruction, s: PCSample | None) -> bool:
+        eff = _branch_efficiency(view, s)
+        return s is not None and (s.divergent_branches > 0 or (eff is not None and eff < DIVERGENCE_LIMIT))
+
+    evs = _branch_edges(view, diverged)
+    hint = ""
+    if evs:
+        hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+        hint = (f"the branch at {cm.lines_text(((h.def_ or h.use).file, (h.def_ or h.use).line) for h in hs)} splits "
+                "warps: group work so a warp's threads take the same side, or compute both sides with selects")
+    return cm.stall_elimination_advice(view, "divergence_reduction", evs, hint,
+                                       nothing="no stalls at divergent branches")
+
+
+@register("branch_elimination", "Branch elimination", "stall_elimination",
+          "Stalls at predicated branches that (nearly) always go the same way.",
+          "Hoist the decided condition out of the loop or kernel, or specialize the code (template parameter).")
+def branch_elimination(view: KernelView) -> Advice | Skipped:
+    """GPA released branch elimination: stalls at branches with a taken ratio ≥ 0.999 or ≤ 0.001, eq. 2."""
+    if (miss := _needs_binary(view, "branch_elimination")) is not None:
+        return miss
+    def decided(ins: Instruction, s: PCSample | None) -> bool:
+        if ins.predicate is None or s is None or s.thread_inst_executed <= 0:
+            return False
+        r = s.predicated_on_thread_inst_executed / s.thread_inst_executed
+        return r >= PRED_LIMIT or r <= 1 - PRED_LIMIT
+
+    evs = _branch_edges(view, decided)
+    hint = ""
+    if evs:
+        hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+        hint = (f"the branch at {cm.lines_text(((h.def_ or h.use).file, (h.def_ or h.use).line) for h in hs)} always "
+                "goes the same way in this run: hoist the test out of the hot path or specialize the code")
+    return cm.stall_elimination_advice(view, "branch_elimination", evs, hint, nothing="no stalls at decided branches")
+
+
+# ---- indirect_address_elimination ---------------------------------------------------------------------
+
+def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
+    """Whether the loaded value of ``ev``'s def forms an address: the use is a memory op with the value in
+    its address operand, or an address computation whose result a later memory op in the block uses."""
+    use, d = ev.use_ins, ev.def_ins
+    if use is None or d is None or ev.use_fn is None:
+        return False
+    loaded = cm.dest_registers(d)
+    if not loaded:
+        return False
+    if cm.is_memory(use):
+        return bool(loaded & cm.address_registers(use))
+    produced = cm.dest_registers(use)
+    if not produced:
+        return False
+    block = ev.use_fn.block_of(use.offset)
+    if block is None:
+        return False
+    after = [i for i in block.instructions if i.offset > use.offset]
+    return any(produced & cm.address_registers(i) for i in after if cm.is_memory(i))
+
+
+@register("indirect_address_elimination", "Indirect address elimination", "stall_elimination",
+          "Memory-dependency stalls where a loaded value is used to compute another load's address (a[b[i]]).",
+          "Compute the index instead of loading it, load indices ahead (prefetch the next iteration's index), "
+          "or reorder data so the indirection disappears.")
+def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
+    """GPA released indirect address elimination: global-load → address dependency stalls, eq. 2."""
+    if (miss := _needs_binary(view, "indirect_address_elimination")) is not None:
+        return miss
+    evs = [e for e in view.edges if not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY
+           and cm.base(e.def_ins) in cm.GLOBAL_LOADS and _feeds_address(view, e)]
+    hint = ""
+    if evs:
+        hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+        h = hs[0]
+        hint = (f"the address used at line {h.use.line} comes from the load at line "
+                f"{h.def_.line if h.def_ else '?'}: every access waits for its index first. Load the index one "
+                "iteration ahead (software prefetch), compute it when it follows a pattern, or store the data in "
+                "the order it is read")
+    return cm.stall_elimination_advice(view, "indirect_address_elimination", evs, hint,
+                                       nothing="no stalls on loaded addresses")
+

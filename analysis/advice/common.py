@@ -1,0 +1,319 @@
+"""Shared pieces of the optimizers: SASS opcode classes, hotspot and scope selection, and the two code-
+optimizer templates (stall elimination, GPA eq. 2; latency hiding, GPA eqs. 4–5).
+
+Opcode classes are SASS semantics (NVIDIA CUDA Binary Utilities, "Instruction Set Reference"), not
+per-architecture numbers: they hold on every Volta-and-later SM.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from warpwise.analysis.advice import estimate as est
+from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.model import Advice, Hotspot, RegionEstimate, Scope, Skipped
+from warpwise.analysis.arch import stalls
+from warpwise.analysis.arch.latency import MEMORY_CLASSES, latency_class, latency_of, latency_table
+from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.program.model import Loop, ProgramFunction
+
+#: Hotspots and regions listed per advice (GPA's released advisor: _top_hotspots = _top_regions = 5).
+TOP_HOTSPOTS = 5
+TOP_REGIONS = 5
+
+BRANCH_OPS = frozenset({"BRA", "BRX", "JMP", "JMX"})
+SHARED_STORES = frozenset({"STS"})
+GLOBAL_LOADS = frozenset({"LDG", "LD"})
+
+#: analysis/arch latency classes of non-memory arithmetic that can have long latency (GPA §5 strength
+#: reduction: "execution dependency stalls of long latency arithmetic instructions").
+ARITH_CLASSES = frozenset({"fp64", "conversion", "sfu"})
+
+
+def mem_class(ins: Instruction | None) -> str:
+    """analysis/arch latency class of the instruction (global, local, shared, constant, alu, ...)."""
+    return "" if ins is None else latency_class(ins.opcode)
+
+
+def is_global_mem(ins: Instruction | None) -> bool:
+    """Global (or generic) memory instruction."""
+    return mem_class(ins) == "global"
+
+
+def is_local_mem(ins: Instruction | None) -> bool:
+    """Local memory instruction (LDL/STL: spills, stack)."""
+    return mem_class(ins) == "local"
+
+
+def is_shared_mem(ins: Instruction | None) -> bool:
+    """Shared memory instruction."""
+    return mem_class(ins) == "shared"
+
+
+def is_memory(ins: Instruction | None) -> bool:
+    """Any memory instruction with an address operand (global, local, shared, constant, texture)."""
+    return mem_class(ins) in MEMORY_CLASSES
+
+
+#: Sample classes that are not stalls of the sampled warp (it issued, or it was ready and another warp issued):
+#: eliminating "them" removes no time.
+NOT_STALLS = frozenset({stalls.ACTIVE, stalls.NOT_SELECTED})
+
+#: Stall reasons that show instruction-cache misses (Nsight Compute Kernel Profiling Guide, "Warp Stall
+#: Reasons": no_instructions = "an instruction cache miss").
+ICACHE_REASONS = frozenset({"no_instructions"})
+
+
+def base(ins: Instruction | None) -> str:
+    """Mnemonic without modifiers (empty for None)."""
+    return "" if ins is None else ins.base_opcode
+
+
+def is_fp64_conversion(ins: Instruction | None) -> bool:
+    """F2F between 32- and 64-bit floating point (``F2F.F64.F32`` / ``F2F.F32.F64``)."""
+    return ins is not None and ins.base_opcode == "F2F" and ".F64" in ins.opcode
+
+
+def is_integer_division_seed(ins: Instruction) -> bool:
+    """The reciprocal seed of nvcc's integer division/modulo sequence: ``I2F.U32.RP`` / ``I2F.RP``
+    (round-towards-+inf conversion of the divisor, followed by MUFU.RCP and a multiply-high fix-up)."""
+    return ins.base_opcode == "I2F" and ".RP" in ins.opcode
+
+
+def division_lines(view: KernelView) -> set[tuple[str, int]]:
+    """Source lines (file, line) of integer divisions/modulos by run-time values in the kernel's program."""
+    out: set[tuple[str, int]] = set()
+    if view.program is None:
+        return out
+    for pf in view.program.functions.values():
+        for ins in pf.instructions:
+            if ins.loc is not None and is_integer_division_seed(ins):
+                out.add((ins.loc.file, ins.loc.line))
+    return out
+
+
+def is_long_latency_arith(ins: Instruction | None, arch: str) -> bool:
+    """Non-memory arithmetic whose latency on ``arch`` exceeds the fixed ALU latency bound (analysis/arch
+    latency table): conversions, special functions (MUFU), FP64 (GPA §5 strength reduction; GPA's
+    released code uses "latency >= 10 cycles and not memory")."""
+    if ins is None or mem_class(ins) not in ARITH_CLASSES:
+        return False
+    return latency_of(ins.opcode, arch).cycles > latency_table(arch)["alu"].upper
+
+
+_ADDR = re.compile(r"\[([^\]]*)\]")
+_REG = re.compile(r"(?<![\w])R(\d+)(?:\.(64|128))?")
+
+
+def address_registers(ins: Instruction) -> set[str]:
+    """General registers used inside ``[...]`` address operands (``desc[UR4][R2.64+0x10]`` -> {R2, R3})."""
+    regs: set[str] = set()
+    for op in ins.operands:
+        for inner in _ADDR.findall(op):
+            for num, width in _REG.findall(inner):
+                n = int(num)
+                regs.update(f"R{n + k}" for k in range({"64": 2, "128": 4}.get(width, 1)))
+    return regs
+
+
+def dest_registers(ins: Instruction) -> set[str]:
+    """General registers the instruction writes (first operand for non-store ops; widened for .64/.WIDE)."""
+    if not ins.operands or base(ins) in {"STG", "STS", "STL", "ST", "RED", "BRA", "EXIT"}:
+        return set()
+    tok = ins.operands[0].split()[0]
+    if not (tok.startswith("R") and tok[1:2].isdigit()):
+        return set()
+    name = tok.partition(".")[0]
+    regs = {name}
+    if ".64" in ins.opcode or ".WIDE" in ins.opcode or ".F64" in ins.opcode.split(".")[1:2]:
+        regs.add(f"R{int(name[1:]) + 1}")
+    return regs
+
+
+# ---- hotspots and scopes ---------------------------------------------------------------------------
+
+def hotspots(view: KernelView, evs: Iterable[EdgeView], weight: Callable[[EdgeView], float],
+             n: int = TOP_HOTSPOTS) -> list[Hotspot]:
+    """The ``n`` heaviest (def, use) pairs of ``evs``, ``weight`` summed per pair, hottest first."""
+    agg: dict[tuple[str, int | None, int], list[EdgeView]] = defaultdict(list)
+    for ev in evs:
+        agg[(ev.edge.function, ev.edge.def_offset, ev.edge.use_offset)].append(ev)
+    rows = []
+    for (fn, d, u), group in agg.items():
+        w = sum(weight(e) for e in group)
+        if w <= 0:
+            continue
+        by_reason: dict[str, float] = defaultdict(float)
+        for e in group:
+            by_reason[e.edge.reason] += weight(e)
+        reason = max(by_reason, key=lambda r: by_reason[r])
+        ev0 = group[0]
+        loop = ev0.use_loop
+        loop_scope = view.loop_scope(ev0.use_fn, loop) if (loop is not None and ev0.use_fn is not None) else None
+        rows.append(Hotspot(def_=None if d is None else view.location(fn, d), use=view.location(fn, u),
+                            samples=w, distance=max(e.edge.distance for e in group), reason=reason,
+                            loop=loop_scope))
+    rows.sort(key=lambda h: (-h.samples, h.use.pc))
+    return rows[:n]
+
+
+@dataclass
+class Region:
+    """A loop or function scope with the matched edges attributed to it."""
+
+    scope: Scope
+    fn: ProgramFunction | None
+    loop: Loop | None
+    edges: list[EdgeView] = field(default_factory=list)
+
+
+def region_key(ev: EdgeView, by_def: bool = False) -> tuple[str, int, str] | None:
+    """Key of the innermost loop (else the function) holding the use (or the def with ``by_def``)."""
+    fn = ev.def_fn if by_def else ev.use_fn
+    loop = ev.def_loop if by_def else ev.use_loop
+    if fn is None:
+        return None
+    return (fn.name, loop.header, "loop") if loop is not None else (fn.name, -1, "function")
+
+
+def group_regions(view: KernelView, evs: Iterable[EdgeView], by_def: bool = False) -> list[Region]:
+    """Matched edges grouped by innermost loop (else function) of the use (or def)."""
+    out: dict[tuple[str, int, str] | None, Region] = {}
+    for ev in evs:
+        key = region_key(ev, by_def)
+        if key not in out:
+            fn = ev.def_fn if by_def else ev.use_fn
+            loop = ev.def_loop if by_def else ev.use_loop
+            if fn is None:
+                scope = view.kernel_scope()
+            elif loop is not None:
+                scope = view.loop_scope(fn, loop)
+            else:
+                scope = view.function_scope(fn)
+            out[key] = Region(scope=scope, fn=fn, loop=loop)
+        out[key].edges.append(ev)
+    return list(out.values())
+
+
+def fix_location(view: KernelView, ev: EdgeView) -> tuple[str | None, int | None]:
+    """Where a fix applies: the def's source line for a dependency edge, the use's for a self-kept stall."""
+    off = ev.edge.def_offset if ev.edge.def_offset is not None else ev.edge.use_offset
+    loc = view.location(ev.edge.function, off)
+    return loc.file, loc.line
+
+
+#: Share of the matched samples the chosen scope must hold (the rest are stragglers elsewhere).
+SCOPE_COVERAGE = 0.8
+
+
+def narrow_scope(view: KernelView, evs: list[EdgeView], weight: Callable[[EdgeView], float]) -> Scope:
+    """The narrowest scope holding at least SCOPE_COVERAGE of the matched samples at their fix locations:
+    one line, else one loop, else one function, else the kernel."""
+    total = sum(weight(e) for e in evs)
+    if total <= 0:
+        return view.kernel_scope()
+    by_line: dict[tuple[str | None, int | None], float] = defaultdict(float)
+    by_loop: dict[tuple[str, int], tuple[float, EdgeView]] = {}
+    by_fn: dict[str, tuple[float, EdgeView]] = {}
+    for e in evs:
+        w = weight(e)
+        by_line[fix_location(view, e)] += w
+        fn = e.def_fn if e.edge.def_offset is not None else e.use_fn
+        loop = e.def_loop if e.edge.def_offset is not None else e.use_loop
+        if fn is not None:
+            by_fn[fn.name] = (by_fn.get(fn.name, (0.0, e))[0] + w, e)
+            if loop is not None:
+                k = (fn.name, loop.header)
+                by_loop[k] = (by_loop.get(k, (0.0, e))[0] + w, e)
+    (file, line), w = max(by_line.items(), key=lambda kv: kv[1])
+    if w >= SCOPE_COVERAGE * total and line is not None:
+        fns = [f for e in evs if fix_location(view, e) == (file, line) for f in (e.def_fn or e.use_fn,)
+               if f is not None]
+        fn_name = fns[0].name if fns else None
+        return Scope(kind="line", file=file, line=line, end_line=line, function=fn_name, name=f"line {line}")
+    if by_loop:
+        (_, _), (w, e) = max(by_loop.items(), key=lambda kv: kv[1][0])
+        fn = e.def_fn if e.edge.def_offset is not None else e.use_fn
+        loop = e.def_loop if e.edge.def_offset is not None else e.use_loop
+        if w >= SCOPE_COVERAGE * total and fn is not None and loop is not None:
+            return view.loop_scope(fn, loop)
+    if by_fn:
+        _, (w, e) = max(by_fn.items(), key=lambda kv: kv[1][0])
+        fn = e.def_fn if e.edge.def_offset is not None else e.use_fn
+        if w >= SCOPE_COVERAGE * total and fn is not None and not fn.is_kernel:
+            return view.function_scope(fn)
+    return view.kernel_scope()
+
+
+def stall_weight(ev: EdgeView) -> float:
+    """Stall samples of an edge (GPA eq. 2's matched samples M)."""
+    return ev.stall
+
+
+def latency_weight(ev: EdgeView) -> float:
+    """Latency samples of an edge (GPA eqs. 4–5's matched latency samples M_L)."""
+    return ev.latency
+
+
+# ---- templates --------------------------------------------------------------------------------------
+
+def stall_elimination_advice(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
+                             missing: str = "", nothing: str = "no matching stall samples") -> Advice | Skipped:
+    """GPA eq. 2 over the matched edges: M = their stall samples, one region per loop/function of the
+    stalled uses (each with its own eq. 2), scope = narrowest scope holding them all."""
+    evs = [e for e in evs if e.gpa_class not in NOT_STALLS]
+    m = sum(e.stall for e in evs)
+    if m <= 0 or view.total <= 0:
+        return Skipped(opt_id, missing or nothing, missing=bool(missing))
+    regions = []
+    for r in group_regions(view, evs):
+        rm = sum(e.stall for e in r.edges)
+        if rm > 0:
+            regions.append(RegionEstimate(r.scope, rm, est.stall_elimination(view.total, rm)))
+    regions.sort(key=lambda r: -r.matched_samples)
+    return Advice(optimizer=opt_id, kernel=view.profile.name, scope=narrow_scope(view, evs, stall_weight),
+                  matched_samples=m, share=m / view.total, estimate=est.stall_elimination(view.total, m),
+                  hotspots=hotspots(view, evs, stall_weight), regions=regions[:TOP_REGIONS], hint=hint,
+                  missing=missing)
+
+
+def latency_hiding_advice(view: KernelView, opt_id: str, regions: list[tuple[Region, float]],
+                          hint: Callable[[Region], str], missing: str = "",
+                          nothing: str = "no matching latency samples") -> Advice | Skipped:
+    """GPA eqs. 4–5 over disjoint regions, each given with its Σ_{l' ∈ nested(l)} A_l'.
+
+    Region estimate: T / (T − min(A_nested, M_Ll)); optimizer estimate: T / (T − min(A, Σ_l min(A_l,
+    M_Ll))) (GPA's released SequentialLatency estimator). Both are ≤ 2 (Theorem 5.1), asserted.
+    """
+    rows = []
+    for r, a_nested in regions:
+        ml = sum(e.latency for e in r.edges)
+        if ml > 0:
+            rows.append((r, a_nested, ml, est.scoped_latency_hiding(view.total, [a_nested], ml, view.latency)))
+    if not rows or view.total <= 0:
+        return Skipped(opt_id, missing or nothing, missing=bool(missing))
+    rows.sort(key=lambda t: (-t[3].speedup, -t[2]))
+    overall = est.combine_latency_regions(view.total, view.active, [min(a, ml) for _, a, ml, _ in rows],
+                                          view.latency)
+    assert overall.speedup <= est.LATENCY_HIDING_BOUND + 1e-9
+    top = rows[0][0]
+    all_edges = [e for r, _, _, _ in rows for e in r.edges]
+    m_l = sum(ml for _, _, ml, _ in rows)
+    return Advice(optimizer=opt_id, kernel=view.profile.name, scope=top.scope, matched_samples=m_l,
+                  share=m_l / view.total, estimate=overall,
+                  hotspots=hotspots(view, top.edges, latency_weight) or hotspots(view, all_edges, latency_weight),
+                  regions=[RegionEstimate(r.scope, ml, e) for r, _, ml, e in rows[:TOP_REGIONS]],
+                  hint=hint(top), missing=missing)
+
+
+def lines_text(locs: Iterable[tuple[str | None, int | None]]) -> str:
+    """``line 16`` / ``lines 16 and 17`` / ``lines 3, 5 and 9`` for the distinct line numbers given."""
+    nums = sorted({ln for _, ln in locs if ln is not None})
+    if not nums:
+        return "unknown lines"
+    if len(nums) == 1:
+        return f"line {nums[0]}"
+    return "lines " + ", ".join(str(n) for n in nums[:-1]) + f" and {nums[-1]}"

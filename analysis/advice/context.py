@@ -1,0 +1,292 @@
+"""The per-kernel view the optimizers match against: profile totals, blame edges joined with their SASS
+instructions, functions and loops, and the architecture facts.
+
+Built once per kernel by :func:`build_view`; every optimizer reads it and none modifies it. Names: a
+profile keys PCs by the function ncu reports (a ``__noinline__`` callee in a non-rdc build shares the
+kernel's section and is reported under the kernel's name), the program model has one function per symbol;
+:meth:`KernelView.resolve` maps a (name, section offset) pair to the program function that holds it.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from warpwise.analysis.advice.model import Location, Scope
+from warpwise.analysis.arch import stalls
+from warpwise.analysis.arch.model import ArchFacts
+from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.blame.model import BlameEdge, BlameGraph
+from warpwise.analysis.profile.model import KernelProfile, PCSample
+from warpwise.analysis.profile.paths import map_path
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
+
+
+@dataclass
+class EdgeView:
+    """A blame edge with its instructions resolved.
+
+    ``def_fn``/``use_fn``: program functions holding def and use (None when the program does not know the
+    PC); ``def_ins``/``use_ins``: the instructions; ``use_loop``/``def_loop``: innermost loops (None
+    outside loops); ``gpa_class``: the reason's GPA class from arch's table.
+    """
+
+    edge: BlameEdge
+    use_fn: ProgramFunction | None
+    use_ins: Instruction | None
+    use_loop: Loop | None
+    def_fn: ProgramFunction | None = None
+    def_ins: Instruction | None = None
+    def_loop: Loop | None = None
+    gpa_class: str = stalls.OTHER
+
+    @property
+    def stall(self) -> float:
+        """Stall samples of the edge."""
+        return self.edge.stall_samples
+
+    @property
+    def latency(self) -> float:
+        """Latency (not-issued) samples of the edge."""
+        return self.edge.latency_samples
+
+    @property
+    def is_self(self) -> bool:
+        """Whether the stall is kept by the stalled instruction itself (no def)."""
+        return self.edge.def_offset is None
+
+
+@dataclass
+class KernelView:
+    """Everything one kernel's optimizers may read.
+
+    ``total``/``latency``/``active``: T, L, A (samples); ``selected``: samples whose sampled warp issued
+    (Nsight Compute's ``selected`` reason), so ``r_issue`` = selected / T is GPA's per-warp R_I (eq. 8);
+    ``edges``: blame edges joined with instructions; ``program`` may be None (then loop- and
+    function-scoped optimizers report the missing structure); ``sources``: recorded path -> source text;
+    ``launches``: how many launches of this kernel the run made (None when unknown: one profiled launch);
+    ``outside``: stall samples of PCs the program does not hold (left out of every optimizer).
+    """
+
+    profile: KernelProfile
+    program: Program | None
+    blame: BlameGraph
+    arch: ArchFacts
+    sources: dict[str, str] = field(default_factory=dict)
+    launches: int | None = None
+    outside: float = 0.0
+    edges: list[EdgeView] = field(default_factory=list)
+    total: int = 0
+    latency: int = 0
+    active: int = 0
+    selected: int = 0
+    _pc_fn: dict[tuple[str, int], ProgramFunction | None] = field(default_factory=dict, repr=False)
+
+    @property
+    def r_issue(self) -> float:
+        """R_I: share of samples in which the sampled warp issued (GPA eq. 8)."""
+        return self.selected / self.total if self.total else 0.0
+
+    @property
+    def sm_count(self) -> int:
+        """SMs of the profiled device (the profile's count; arch's reference product when it has none)."""
+        return self.profile.launch.sm_count or self.arch.default_sm_count
+
+    def source(self, file: str | None) -> str | None:
+        """Text of recorded source ``file``: from ``sources`` (exact path, else the longest matching path
+        suffix), else the file on disk when it exists. None when unavailable or unreadable."""
+        if not file:
+            return None
+        if file in self.sources:
+            return self.sources[file]
+        best = map_path(file, list(self.sources))
+        if best is not None and str(best) in self.sources:
+            return self.sources[str(best)]
+        try:
+            return Path(file).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    # ---- resolution -------------------------------------------------------------------------------
+    def resolve(self, name: str, offset: int) -> ProgramFunction | None:
+        """The program function holding section offset ``offset`` of function/section owner ``name``."""
+        key = (name, offset)
+        if key in self._pc_fn:
+            return self._pc_fn[key]
+        pf: ProgramFunction | None = None
+        if self.program is not None:
+            cand = self.program.functions.get(name)
+            if cand is not None:
+                fn = cand.function
+                if fn.start <= offset < fn.start + fn.size:
+                    pf = cand
+                else:
+                    pf = self.program.function_at(fn.section, offset)
+            else:
+                pf = self.program.function_at(f".text.{name}", offset)
+        self._pc_fn[key] = pf
+        return pf
+
+    def sample_at(self, name: str, offset: int) -> PCSample | None:
+        """The profile's counters of the PC (``name`` may be a program function inside a kernel's section,
+        whose PCs Nsight Compute files under the kernel's name)."""
+        s = self.profile.pcs.get((name, offset))
+        if s is not None:
+            return s
+        pf = self.resolve(name, offset)
+        if pf is not None and pf.function.section.startswith(".text."):
+            return self.profile.pcs.get((pf.function.section[len(".text."):], offset))
+        return None
+
+    def instruction(self, name: str, offset: int) -> Instruction | None:
+        """The SASS instruction at ``offset`` of ``name`` (None if the program does not have it)."""
+        pf = self.resolve(name, offset)
+        return None if pf is None else pf.function.at(offset)
+
+    def loop(self, name: str, offset: int) -> Loop | None:
+        """Innermost loop holding the PC (None outside loops or without a program)."""
+        pf = self.resolve(name, offset)
+        return None if pf is None else pf.loop_of(offset)
+
+    def location(self, name: str, offset: int) -> Location:
+        """The PC as a report location: program function, opcode and source line (profile's as fallback)."""
+        pf = self.resolve(name, offset)
+        ins = None if pf is None else pf.function.at(offset)
+        sample = self.sample_at(name, offset)
+        file = line = None
+        if ins is not None and ins.loc is not None:
+            file, line = ins.loc.file, ins.loc.line
+        elif sample is not None:
+            file, line = sample.file, sample.line
+        opcode = ins.opcode if ins is not None else (sample.sass.split()[0] if sample and sample.sass else "?")
+        return Location(function=pf.name if pf is not None else name, pc=offset, opcode=opcode,
+                        file=file, line=line)
+
+    # ---- samples ---------------------------------------------------------------------------------
+    def samples_where(self, pred: Callable[[ProgramFunction | None, PCSample], bool]) -> Iterable[PCSample]:
+        """Profile samples whose (program function, sample) satisfy ``pred(pf, sample)``."""
+        for (name, off), s in self.profile.pcs.items():
+            if pred(self.resolve(name, off), s):
+                yield s
+
+    def active_in_loop(self, pf: ProgramFunction, loop: Loop) -> float:
+        """Active (issued) samples of the instructions in ``loop`` and its nested loops (GPA eq. 5's
+        Σ_{l' ∈ nested(l)} A_l')."""
+        total = 0
+        for (name, off), s in self.profile.pcs.items():
+            if self.resolve(name, off) is pf and pf is not None:
+                b = pf.block_of(off)
+                if b is not None and b.start in loop.blocks:
+                    total += s.issued
+        return float(total)
+
+    def active_in_function(self, pf: ProgramFunction) -> float:
+        """Active samples of the instructions of ``pf``."""
+        return float(sum(s.issued for (n, o), s in self.profile.pcs.items() if self.resolve(n, o) is pf))
+
+    def samples_in_function(self, pf: ProgramFunction) -> float:
+        """All samples of the instructions of ``pf``."""
+        return float(sum(s.samples for (n, o), s in self.profile.pcs.items() if self.resolve(n, o) is pf))
+
+    def stall_totals(self) -> dict[str, int]:
+        """Kernel-wide samples per stall reason."""
+        out: dict[str, int] = defaultdict(int)
+        for s in self.profile.pcs.values():
+            for r, v in s.stalls.items():
+                out[r] += v
+        return dict(out)
+
+    def latency_totals(self) -> dict[str, int]:
+        """Kernel-wide not-issued samples per stall reason."""
+        out: dict[str, int] = defaultdict(int)
+        for s in self.profile.pcs.values():
+            for r, v in s.stalls_not_issued.items():
+                out[r] += v
+        return dict(out)
+
+    # ---- scopes ----------------------------------------------------------------------------------
+    def loop_scope(self, pf: ProgramFunction, loop: Loop) -> Scope:
+        """A loop as a report scope: its source line range and header line."""
+        label = f"loop at line {loop.first_line}" if loop.first_line else f"loop at {loop.header:#x}"
+        return Scope(kind="loop", file=loop.file, line=loop.first_line, end_line=loop.last_line,
+                     function=pf.name, name=label)
+
+    def function_scope(self, pf: ProgramFunction) -> Scope:
+        """A function as a report scope: the line range of its instructions in its main file."""
+        lines = [(i.loc.file, i.loc.line) for i in pf.instructions if i.loc is not None]
+        file = None
+        lo = hi = None
+        if lines:
+            counts: dict[str, int] = defaultdict(int)
+            for f, _ in lines:
+                counts[f] += 1
+            file = max(counts, key=lambda k: counts[k])
+            nums = [ln for f, ln in lines if f == file]
+            lo, hi = min(nums), max(nums)
+        return Scope(kind="function", file=file, line=lo, end_line=hi, function=pf.name,
+                     name=f"function {demangle_short(pf.name)}")
+
+    def kernel_scope(self) -> Scope:
+        """The whole kernel as a scope (file/lines of its kernel function when the program has it)."""
+        if self.program is not None:
+            pf = self.program.functions.get(self.profile.mangled)
+            if pf is not None:
+                s = self.function_scope(pf)
+                return Scope(kind="kernel", file=s.file, line=s.line, end_line=s.end_line,
+                             function=pf.name, name=f"kernel {self.profile.name}")
+        return Scope(kind="kernel", function=self.profile.mangled, name=f"kernel {self.profile.name}")
+
+    def line_scope(self, loc: Location) -> Scope:
+        """One source line as a scope."""
+        return Scope(kind="line", file=loc.file, line=loc.line, end_line=loc.line, function=loc.function,
+                     name=f"line {loc.line}" if loc.line else f"pc {loc.pc:#x}")
+
+
+def demangle_short(name: str) -> str:
+    """A readable short name of a (possibly local, ``$kernel$callee``) mangled symbol: the Itanium
+    identifier of the innermost function (``$_Z7advancePfPKfiif$_Z4dampfff`` -> ``damp``)."""
+    base = name.rsplit("$", 1)[-1] if name.startswith("$") else name
+    if base.startswith("_Z"):
+        i = 2
+        while i < len(base) and base[i].isalpha() and base[i] in "NKVL":  # nested/const qualifiers
+            i += 1
+        j = i
+        while j < len(base) and base[j].isdigit():
+            j += 1
+        if j > i:
+            n = int(base[i:j])
+            return base[j:j + n]
+    return base
+
+
+def build_view(profile: KernelProfile, program: Program | None, blame: BlameGraph, arch: ArchFacts,
+               sources: dict[str, str] | None = None, launches: int | None = None) -> KernelView:
+    """Join ``blame``'s edges with ``program``'s instructions and loops for ``profile``'s kernel.
+
+    ``sources``: recorded source path -> text (defaults to the sources embedded in the profile);
+    ``launches``: launches of this kernel in the run (None when unknown).
+    """
+    view = KernelView(profile=profile, program=program, blame=blame, arch=arch,
+                      sources=dict(sources if sources is not None else profile.source_files), launches=launches)
+    view.total = profile.total_samples
+    view.latency = profile.latency_samples
+    view.active = profile.active_samples
+    view.selected = sum(s.stalls.get("selected", 0) for s in profile.pcs.values())
+    for e in blame.edges:
+        use_fn = view.resolve(e.function, e.use_offset)
+        if use_fn is None and program is not None:
+            view.outside += e.stall_samples  # e.g. CDP device-runtime code: no SASS, no source, not the user's
+            continue
+        ev = EdgeView(edge=e, use_fn=use_fn,
+                      use_ins=None if use_fn is None else use_fn.function.at(e.use_offset),
+                      use_loop=None if use_fn is None else use_fn.loop_of(e.use_offset),
+                      gpa_class=stalls.stall_class(e.reason))
+        if e.def_offset is not None:
+            ev.def_fn = view.resolve(e.function, e.def_offset)
+            if ev.def_fn is not None:
+                ev.def_ins = ev.def_fn.function.at(e.def_offset)
+                ev.def_loop = ev.def_fn.loop_of(e.def_offset)
+        view.edges.append(ev)
+    return view

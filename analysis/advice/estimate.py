@@ -1,0 +1,157 @@
+"""GPA's performance estimators (Zhou et al., CGO'21, §5.2, equations 2–10).
+
+Notation (all in warp samples of one kernel launch): T = all samples, L = latency (not-issued) samples,
+A = T − L active (issued) samples, M = matched samples, M_L = matched latency samples.
+
+Reading of the garbled PDF, checked against GPA's released estimators (HPCToolkit
+``GPUEstimator.cpp``: SequentialGPUEstimator, SequentialLatencyGPUEstimator, ParallelGPUEstimator):
+
+- eq. 2 (stall elimination): S_e = T / (T − M)
+- eq. 3 (latency hiding, naive): S_h = T / (T − M_L)
+- eq. 4 (latency hiding): S_h = T / (T − min(A, M_L)); Theorem 5.1: S_h ≤ 2 whenever M_L ≤ L
+- eq. 5 (scoped latency hiding): S_hl = T / (T − min(Σ_{l' ∈ nested(l)} A_l', M_Ll))
+- eq. 6: C_W = W_new / W (change of active warps per scheduler)
+- eq. 7: C_I = I_new / I (change of a scheduler's issue rate)
+- eq. 8/9: I = 1 − (1 − R_I)^W, I_new = 1 − (1 − R_I)^W_new, R_I = ratio of issued samples of a warp
+- eq. 10: S_p = C_W × C_I × f.
+
+Eq. 10 as printed multiplies two factors that the text says are both below one for block increase, which
+would be a slowdown. GPA's released code computes block increase as 1 / (C_W × (I / I_new) × f'), i.e.
+the *work* per scheduler shrinks by C_W while its issue rate shrinks by C_I. warpwise therefore writes the
+work factor explicitly: ``parallel_speedup`` takes C_work = W / W_new (work per busy scheduler,
+old over new — the reciprocal of eq. 6's C_W) for optimizers that redistribute work over more
+schedulers, and C_work = 1 for those that only change how many warps share a scheduler (occupancy).
+The formula string of every estimate shows which.
+"""
+
+from __future__ import annotations
+
+from warpwise.analysis.advice.model import Estimate
+
+#: GPA Theorem 5.1: latency hiding never more than doubles performance.
+LATENCY_HIDING_BOUND = 2.0
+
+
+class EstimateError(ValueError):
+    """Inputs outside an estimator's domain (negative samples, M ≥ T, W ≤ 0, R_I outside [0, 1])."""
+
+
+def _check_samples(**values: float) -> None:
+    for k, v in values.items():
+        if v < 0:
+            raise EstimateError(f"{k} = {v} samples is negative")
+
+
+def stall_elimination(total: float, matched: float) -> Estimate:
+    """GPA eq. 2: S_e = T / (T − M), all ``matched`` samples removed.
+
+    ``total`` T and ``matched`` M in samples, 0 ≤ M < T. Raises EstimateError otherwise.
+    """
+    _check_samples(T=total, M=matched)
+    if matched >= total:
+        raise EstimateError(f"matched samples M = {matched} must be below the total T = {total}")
+    return Estimate(total / (total - matched), "T/(T-M)", {"T": total, "M": matched}, "GPA eq. 2")
+
+
+def latency_hiding(total: float, active: float, matched_latency: float, latency: float | None = None) -> Estimate:
+    """GPA eq. 4: S_h = T / (T − min(A, M_L)); the hidden latency cannot exceed the active samples that
+    could fill the stall slots.
+
+    ``total`` T, ``active`` A (samples available to fill, kernel-wide or in scope), ``matched_latency``
+    M_L. ``latency`` L (the kernel's latency samples), when given, is checked: M_L ≤ L makes the result
+    ≤ 2 (Theorem 5.1), which is asserted. Raises EstimateError for negative inputs or A ≥ T with M_L > 0
+    in a way that would divide by zero.
+    """
+    _check_samples(T=total, A=active, M_L=matched_latency)
+    hidden = min(active, matched_latency)
+    if hidden >= total:
+        raise EstimateError(f"hidden samples {hidden} must be below the total T = {total}")
+    s = total / (total - hidden)
+    inputs = {"T": total, "A": active, "M_L": matched_latency}
+    if latency is not None:
+        if matched_latency > latency + 1e-6:
+            raise EstimateError(f"matched latency samples M_L = {matched_latency} exceed L = {latency}")
+        inputs["L"] = latency
+        assert s <= LATENCY_HIDING_BOUND + 1e-9, f"Theorem 5.1 violated: {s} > 2 for {inputs}"
+    return Estimate(s, "T/(T-min(A,M_L))", inputs, "GPA eq. 4")
+
+
+def scoped_latency_hiding(total: float, nested_active: list[float], matched_latency: float,
+                          latency: float | None = None) -> Estimate:
+    """GPA eq. 5: S_hl = T / (T − min(Σ_{l' ∈ nested(l)} A_l', M_Ll)) for a loop or function scope l.
+
+    ``nested_active``: active samples of l itself and of each scope nested in it (A_l'); their sum is the
+    instructions that code motion inside l can use to hide l's matched latency ``matched_latency`` M_Ll.
+    """
+    _check_samples(T=total, M_Ll=matched_latency)
+    for a in nested_active:
+        _check_samples(A_l=a)
+    a_sum = float(sum(nested_active))
+    e = latency_hiding(total, a_sum, matched_latency, latency)
+    inputs = {"T": total, "A_nested": a_sum, "M_Ll": matched_latency}
+    if latency is not None:
+        inputs["L"] = latency
+    return Estimate(e.speedup, "T/(T-min(A_nested,M_Ll))", inputs, "GPA eq. 5")
+
+
+def combine_latency_regions(total: float, active: float, hidden_per_region: list[float],
+                            latency: float | None = None) -> Estimate:
+    """Optimizer-level latency-hiding estimate over disjoint regions (GPA's released
+    SequentialLatencyGPUEstimator): S = T / (T − min(A, Σ_l min(A_l, M_Ll))).
+
+    ``hidden_per_region``: min(A_l, M_Ll) of each region (samples). Bounded by 2 (Theorem 5.1) when the
+    regions' matched latency samples sum to at most L.
+    """
+    hidden = float(sum(hidden_per_region))
+    e = latency_hiding(total, active, hidden, latency)
+    inputs = {"T": total, "A": active, "H": hidden}
+    if latency is not None:
+        inputs["L"] = latency
+    return Estimate(e.speedup, "T/(T-min(A,H)), H=sum_l min(A_l,M_Ll)", inputs, "GPA eqs. 4-5")
+
+
+def issue_rate(r_i: float, warps: float) -> float:
+    """GPA eq. 8/9: I = 1 − (1 − R_I)^W, the probability that a scheduler with ``warps`` W warps, each
+    issuing with probability ``r_i`` R_I, issues in a cycle. Raises EstimateError for R_I ∉ [0, 1] or W ≤ 0.
+    """
+    if not 0.0 <= r_i <= 1.0:
+        raise EstimateError(f"issue ratio R_I = {r_i} is outside [0, 1]")
+    if warps <= 0:
+        raise EstimateError(f"warps per scheduler W = {warps} must be positive")
+    return 1.0 - (1.0 - r_i) ** warps
+
+
+def warp_change(warps: float, warps_new: float) -> float:
+    """GPA eq. 6: C_W = W_new / W (active warps per scheduler, new over old)."""
+    if warps <= 0 or warps_new <= 0:
+        raise EstimateError(f"warps per scheduler must be positive (W = {warps}, W_new = {warps_new})")
+    return warps_new / warps
+
+
+def issue_change(r_i: float, warps: float, warps_new: float) -> float:
+    """GPA eq. 7: C_I = I_new / I with I, I_new from eqs. 8/9."""
+    i_old = issue_rate(r_i, warps)
+    if i_old == 0.0:
+        raise EstimateError("issue rate I is 0: no issued samples to scale")
+    return issue_rate(r_i, warps_new) / i_old
+
+
+def parallel_speedup(r_i: float, warps: float, warps_new: float, *, redistributes_work: bool,
+                     f: float = 1.0, f_formula: str = "1") -> Estimate:
+    """GPA eq. 10 with eqs. 6–9: S_p = C_work × C_I × f.
+
+    ``r_i`` R_I (issued-sample ratio of a warp), ``warps`` W and ``warps_new`` W_new (active warps per
+    scheduler), ``redistributes_work``: True when the change spreads the same work over more (or fewer)
+    schedulers, so each scheduler's work scales by W_new / W (C_work = 1 / C_W, see the module docstring);
+    False when only the number of warps sharing a scheduler changes (C_work = 1). ``f``: the optimizer's
+    factor (eq. 10) and ``f_formula`` how it was computed.
+    """
+    c_w = warp_change(warps, warps_new)
+    c_i = issue_change(r_i, warps, warps_new)
+    c_work = 1.0 / c_w if redistributes_work else 1.0
+    s = c_work * c_i * f
+    inputs = {"R_I": r_i, "W": warps, "W_new": warps_new, "C_W": c_w,
+              "I": issue_rate(r_i, warps), "I_new": issue_rate(r_i, warps_new), "C_I": c_i, "f": f}
+    formula = ("(1/C_W)*C_I*f" if redistributes_work else "C_I*f") + \
+        ", C_W=W_new/W, C_I=I_new/I, I=1-(1-R_I)^W" + ("" if f_formula == "1" else f", f={f_formula}")
+    return Estimate(s, formula, inputs, "GPA eqs. 6-10")

@@ -1,0 +1,225 @@
+"""Render advice: plain text (GPA Fig. 8), the contract's JSON ``advice`` array, and SARIF 2.1.0.
+
+``map_file`` maps a path recorded in the profile/binary to the local file (the CLI maps by longest path
+suffix, DESIGN.md); without it the recorded path is used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from warpwise.analysis.advice.model import Advice, AdviceReport, Estimate, Hotspot, Location, Scope
+from warpwise.analysis.advice.registry import REGISTRY, optimizers
+
+FileMap = Callable[[str], str]
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+DOCS_PAGE = "docs/optimizers.md"
+
+
+def docs_anchor(optimizer: str) -> str:
+    """Link target of an optimizer's documentation: ``docs/optimizers.md#<id>`` (the section anchor is the id)."""
+    return f"{DOCS_PAGE}#{optimizer}"
+
+
+def _file(path: str | None, map_file: FileMap | None) -> str | None:
+    if path is None:
+        return None
+    return map_file(path) if map_file is not None else path
+
+
+# ---- JSON --------------------------------------------------------------------------------------------
+
+def _num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() else round(float(v), 6)
+
+
+def scope_json(s: Scope, map_file: FileMap | None = None) -> dict[str, Any]:
+    """Contract ``scope``: kind, file, line (+ end_line, function, name)."""
+    return {"kind": s.kind, "file": _file(s.file, map_file), "line": s.line, "end_line": s.end_line,
+            "function": s.function, "name": s.name}
+
+
+def location_json(loc: Location, map_file: FileMap | None = None) -> dict[str, Any]:
+    """A def/use location: pc as hex string (section offset), file, line, opcode, function."""
+    return {"pc": f"{loc.pc:#x}", "file": _file(loc.file, map_file), "line": loc.line, "opcode": loc.opcode,
+            "function": loc.function}
+
+
+def estimate_json(e: Estimate) -> dict[str, Any]:
+    """Contract ``estimate``: formula and inputs (plus the speedup and the GPA equation)."""
+    return {"formula": e.formula, "inputs": {k: _num(v) for k, v in e.inputs.items()},
+            "speedup": round(e.speedup, 6), "equation": e.equation}
+
+
+def hotspot_json(h: Hotspot, map_file: FileMap | None = None) -> dict[str, Any]:
+    """Contract hotspot: def, use, samples, distance (+ reason and loop context). ``def`` is null for a
+    stall the stalled instruction keeps itself (no def instruction to blame)."""
+    return {"def": None if h.def_ is None else location_json(h.def_, map_file), "use": location_json(h.use, map_file),
+            "samples": _num(h.samples), "distance": h.distance, "reason": h.reason,
+            "loop": None if h.loop is None else scope_json(h.loop, map_file)}
+
+
+def advice_json(a: Advice, map_file: FileMap | None = None) -> dict[str, Any]:
+    """One entry of the contract's ``advice`` array."""
+    return {"optimizer": a.optimizer, "scope": scope_json(a.scope, map_file),
+            "matched_samples": _num(a.matched_samples), "share": round(a.share, 6),
+            "estimated_speedup": round(a.estimated_speedup, 6), "estimate": estimate_json(a.estimate),
+            "hotspots": [hotspot_json(h, map_file) for h in a.hotspots],
+            "regions": [{"scope": scope_json(r.scope, map_file), "matched_samples": _num(r.matched_samples),
+                         "estimated_speedup": round(r.estimate.speedup, 6), "estimate": estimate_json(r.estimate)}
+                        for r in a.regions],
+            "hint": a.hint, "missing": a.missing or None, "docs": docs_anchor(a.optimizer)}
+
+
+def to_json(advice: Sequence[Advice], map_file: FileMap | None = None, top: int | None = None) -> list[dict[str, Any]]:
+    """The contract's ``advice`` array (ranked order kept; ``top`` keeps the first N)."""
+    items = list(advice)[: top if top is not None else None]
+    return [advice_json(a, map_file) for a in items]
+
+
+def report_json(report: AdviceReport, map_file: FileMap | None = None, top: int | None = None) -> dict[str, Any]:
+    """Advice part of one kernel object of ``advise --format json``: ``advice``, plus ``skipped`` (with
+    reasons) and ``notes``. The CLI merges it with the kernel's name, samples, launch, lines and blame."""
+    return {"advice": to_json(report.advice, map_file, top),
+            "skipped": [{"optimizer": s.optimizer, "reason": s.reason, "missing": s.missing} for s in report.skipped],
+            "notes": list(report.notes)}
+
+
+# ---- text (GPA Fig. 8) -----------------------------------------------------------------------------
+
+def _loc_text(loc: Location | None, map_file: FileMap | None) -> str:
+    if loc is None:
+        return "(kept by the stalled instruction)"
+    f = _file(loc.file, map_file)
+    where = f"{f}:{loc.line}" if f and loc.line else "(no line info)"
+    return f"{where} {loc.pc:#x} {loc.opcode}"
+
+
+def _inputs_text(e: Estimate) -> str:
+    return ", ".join(f"{k}={v:.4g}" if not float(v).is_integer() else f"{k}={int(v)}" for k, v in e.inputs.items())
+
+
+def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap | None = None,
+                top: int | None = None, show_skipped: bool = False) -> str:
+    """GPA-style report (Fig. 8): per kernel, ranked optimizers with share of samples, estimated speedup,
+    the estimate's formula and inputs, the suggestion, and up to 5 hotspots (def → use locations, loop
+    context, distance, samples)."""
+    reps = [reports] if isinstance(reports, AdviceReport) else list(reports)
+    out: list[str] = []
+    for r in reps:
+        out.append(f"Kernel {r.kernel} ({r.arch}): {r.total} samples, {r.latency} latency, {r.active} active")
+        for n in r.notes:
+            out.append(f"  note: {n}")
+        items = r.advice[: top if top is not None else None]
+        if not items:
+            out.append("  no optimizer matched")
+        for i, a in enumerate(items, 1):
+            opt = REGISTRY.get(a.optimizer)
+            title = opt.title if opt else a.optimizer
+            out.append(f"{i}. {title} [{a.optimizer}]: {a.share:.1%} of samples, estimated speedup "
+                       f"{a.estimated_speedup:.3f}x")
+            out.append(f"   estimate: {a.estimate.formula} with {_inputs_text(a.estimate)} ({a.estimate.equation})")
+            sc = a.scope
+            f = _file(sc.file, map_file)
+            span = f"{f}:{sc.line}" + (f"-{sc.end_line}" if sc.end_line and sc.end_line != sc.line else "") \
+                if f and sc.line else "(no line info)"
+            out.append(f"   scope: {sc.name or sc.kind} at {span}")
+            if a.hint:
+                out.append(f"   suggestion: {a.hint}")
+            if a.missing:
+                out.append(f"   missing: {a.missing}")
+            for j, h in enumerate(a.hotspots, 1):
+                loop = f" in {h.loop.name}" if h.loop is not None else ""
+                out.append(f"   {j}) {h.samples:.0f} samples ({h.reason}), distance {h.distance}{loop}")
+                out.append(f"      from {_loc_text(h.def_, map_file)}")
+                out.append(f"      to   {_loc_text(h.use, map_file)}")
+        if show_skipped:
+            for s in r.skipped:
+                out.append(f"   - {s.optimizer}: {'missing data: ' if s.missing else ''}{s.reason}")
+        out.append("")
+    return "\n".join(out)
+
+
+# ---- SARIF 2.1.0 --------------------------------------------------------------------------------------
+
+def _uri(path: str) -> str:
+    p = Path(path)
+    if p.is_absolute():
+        return p.as_uri()
+    return PurePosixPath(*p.parts).as_posix()
+
+
+def _physical(file: str, line: int) -> dict[str, Any]:
+    return {"artifactLocation": {"uri": _uri(file)}, "region": {"startLine": line}}
+
+
+def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
+    """One SARIF reportingDescriptor per registered optimizer, in contract order (rule index = position)."""
+    rules = []
+    for opt in optimizers():
+        rules.append({
+            "id": opt.id, "name": "".join(w.capitalize() for w in opt.id.split("_")),
+            "shortDescription": {"text": opt.title},
+            "fullDescription": {"text": opt.detects},
+            "help": {"text": f"{opt.detects} Fix: {opt.fix}",
+                     "markdown": f"**{opt.title}** — {opt.detects}\n\nTypical fix: {opt.fix}\n\n"
+                                 f"[Details]({docs_base}{docs_anchor(opt.id)})"},
+            "helpUri": f"{docs_base}{docs_anchor(opt.id)}",
+            "defaultConfiguration": {"level": "note"},
+            "properties": {"family": opt.family, "gpaPaper": opt.in_paper},
+        })
+    return rules
+
+
+def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap | None = None,
+             top: int | None = None, tool_version: str = "0.1.0", docs_base: str = "") -> dict[str, Any]:
+    """A SARIF 2.1.0 log: one run, one rule per optimizer id, one result per hotspot (ruleId = optimizer)
+    located at the stalled use's line, with the blamed def as a related location. Advice without hotspots
+    (parallel optimizers) gives one result at its scope. ``docs_base`` prefixes the docs links (e.g. a
+    repository URL ending in ``/``)."""
+    reps = [reports] if isinstance(reports, AdviceReport) else list(reports)
+    rules = sarif_rules(docs_base)
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results: list[dict[str, Any]] = []
+    for rep in reps:
+        for a in rep.advice[: top if top is not None else None]:
+            base_props = {"kernel": rep.kernel, "estimatedSpeedup": round(a.estimated_speedup, 6),
+                          "share": round(a.share, 6), "formula": a.estimate.formula,
+                          "inputs": {k: _num(v) for k, v in a.estimate.inputs.items()}}
+            head = f"{REGISTRY[a.optimizer].title if a.optimizer in REGISTRY else a.optimizer}: estimated speedup " \
+                   f"{a.estimated_speedup:.3f}x ({a.share:.1%} of samples)."
+            if a.hotspots:
+                for h in a.hotspots:
+                    res: dict[str, Any] = {
+                        "ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
+                        "message": {"text": f"{head} {h.samples:.0f} samples ({h.reason}) at distance {h.distance}. "
+                                            f"{a.hint}".strip()},
+                        "properties": {**base_props, "samples": _num(h.samples), "distance": h.distance,
+                                       "reason": h.reason, "pc": f"{h.use.pc:#x}"},
+                    }
+                    f = _file(h.use.file, map_file)
+                    if f and h.use.line:
+                        res["locations"] = [{"physicalLocation": _physical(f, h.use.line)}]
+                    if h.def_ is not None:
+                        df = _file(h.def_.file, map_file)
+                        if df and h.def_.line:
+                            res["relatedLocations"] = [{
+                                "id": 1, "physicalLocation": _physical(df, h.def_.line),
+                                "message": {"text": f"blamed def {h.def_.opcode} at {h.def_.pc:#x}"}}]
+                    results.append(res)
+            else:
+                res = {"ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
+                       "message": {"text": f"{head} {a.hint}".strip()}, "properties": base_props}
+                f = _file(a.scope.file, map_file)
+                if f and a.scope.line:
+                    res["locations"] = [{"physicalLocation": _physical(f, a.scope.line)}]
+                results.append(res)
+    return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION,
+            "runs": [{"tool": {"driver": {"name": "warpwise", "version": tool_version, "rules": rules}},
+                      "results": results}]}
+
+

@@ -1,0 +1,74 @@
+"""``warpwise rewrite threshold|coarsen|aggregate SOURCE.cu --launch LINE ...`` (DESIGN.md rewrites).
+
+Prints the rewritten file to stdout, or writes it with ``-o``. Bad input (missing file, no launch on
+the line, a transform that does not apply) prints ``warpwise rewrite: <reason>`` on stderr and
+returns 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of the ``rewrite`` sub-command (server/cli.py registers them)."""
+    p.add_argument("transform", choices=["threshold", "coarsen", "aggregate"])
+    p.add_argument("source", help=".cu file holding the device-side launch")
+    p.add_argument("--launch", type=int, required=True, metavar="LINE",
+                   help="1-based line on which the device-side launch starts")
+    p.add_argument("--granularity", choices=["warp", "block", "multiblock", "grid"], default="block",
+                   help="aggregation granularity (aggregate only; default block)")
+    p.add_argument("--threshold", type=int, default=None, metavar="N",
+                   help="default of _THRESHOLD (threshold) or _AGG_THRESHOLD (aggregate, warp/block)")
+    p.add_argument("--factor", type=int, default=None, metavar="N", help="default of _CFACTOR (coarsen)")
+    p.add_argument("-o", "--output", default=None, metavar="OUT.cu", help="write here instead of stdout")
+
+
+def run_rewrite(args: argparse.Namespace) -> int:
+    """Run the ``rewrite`` sub-command; returns the exit code (0 ok, 2 bad input)."""
+    from warpwise.analysis.rewrite import RewriteError, apply_edits, rewrite
+
+    src = Path(args.source)
+    try:
+        text = src.read_text(encoding="utf-8")
+    except OSError as e:
+        print(f"warpwise rewrite: cannot read {src}: {e.strerror}", file=sys.stderr)
+        return 2
+    except UnicodeDecodeError:
+        print(f"warpwise rewrite: {src} is not UTF-8 text", file=sys.stderr)
+        return 2
+    if args.transform != "aggregate" and args.granularity != "block":
+        print(f"warpwise rewrite: --granularity applies to aggregate only, not {args.transform}", file=sys.stderr)
+        return 2
+    if args.factor is not None and args.transform != "coarsen":
+        print(f"warpwise rewrite: --factor applies to coarsen only, not {args.transform}", file=sys.stderr)
+        return 2
+    try:
+        edits = rewrite(text, str(src), args.transform, args.launch, granularity=args.granularity,
+                        threshold=args.threshold, factor=args.factor)
+        result = apply_edits(text, edits)
+    except RewriteError as e:
+        print(f"warpwise rewrite: {e}", file=sys.stderr)
+        return 2
+    if args.output:
+        try:
+            Path(args.output).write_text(result, encoding="utf-8")
+        except OSError as e:
+            print(f"warpwise rewrite: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+            return 2
+    else:
+        sys.stdout.write(result)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry (``python -m warpwise.server.rewrite_cmd``) until cli.py wires the sub-command."""
+    p = argparse.ArgumentParser(prog="warpwise rewrite", description="dynamic-parallelism source rewrites")
+    add_arguments(p)
+    return run_rewrite(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

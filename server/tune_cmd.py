@@ -1,0 +1,177 @@
+"""``warpwise tune BINARY --kernel NAME --harness HARNESS.json``: tune a kernel's SASS schedule on the GPU.
+
+Argparse arguments (added to the ``tune`` sub-parser by :func:`add_arguments`):
+``binary`` (a .cubin), ``--kernel`` (mangled name or unique substring; default: the harness's
+``kernel``), ``--harness`` (JSON, see :mod:`warpwise.analysis.schedule.harness`), ``--iterations N``
+(200), ``--seed S`` (0), ``--verify-samples N`` (10000), ``--test-samples N`` (2), ``--repeats N``
+(30), ``--movable {global,all}`` (global), ``--device N`` (0), ``--dry-run`` (no GPU: fake timings,
+for rehearsals), ``-o/--output OUTDIR`` (``warpwise-tuned``), ``--no-progress``, ``--time-limit S``
+(stop searching after S seconds, then verify the best schedule so far).
+
+Also runnable alone: ``python -m warpwise.server.tune_cmd BINARY --harness H.json ...``.
+
+Exit codes: 0 tuned (or no better schedule found), 1 verification failed, 2 bad input or no GPU,
+130 cancelled before the search started.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """Add the ``tune`` sub-command's arguments to ``p``."""
+    p.add_argument("binary", help=".cubin holding the kernel (extract from executables with cuobjdump -xelf)")
+    p.add_argument("--kernel", help="kernel name (mangled, or a unique part of it)")
+    p.add_argument("--harness", required=True, help="harness JSON: launch shape, arguments, output buffers")
+    p.add_argument("--iterations", type=int, default=200, help="simulated-annealing steps (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed of moves and test inputs")
+    p.add_argument("--verify-samples", type=int, default=10_000, help="input sets for the final test")
+    p.add_argument("--test-samples", type=int, default=2, help="input sets per candidate")
+    p.add_argument("--repeats", type=int, default=30, help="timed launches per candidate")
+    p.add_argument(
+        "--movable",
+        choices=["global", "all"],
+        default="global",
+        help="global: LDG/STG only (SIP); all: also LDS/STS/LDSM/LDGSTS",
+    )
+    p.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
+    p.add_argument("--dry-run", action="store_true", help="no GPU: fake timings (rehearsal)")
+    p.add_argument("-o", "--output", default="warpwise-tuned", help="folder for the tuned cubin + manifest")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=0.0,
+        help="stop the search after this many seconds (0: no limit); the best schedule is still verified",
+    )
+
+
+class _Bar:
+    """tqdm bar if tqdm is installed, else one line per stage on stderr."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+        self.bar: Any = None
+        self.stage = ""
+        try:
+            import tqdm  # noqa: F401
+
+            self.has_tqdm = True
+        except ImportError:
+            self.has_tqdm = False
+
+    def __call__(self, pr: Any) -> None:
+        if not self.enabled:
+            return
+        if pr.stage != self.stage:
+            if self.bar is not None:
+                self.bar.close()
+                self.bar = None
+            self.stage = pr.stage
+            if self.has_tqdm and pr.stage in ("search", "verify"):
+                from tqdm import tqdm
+
+                self.bar = tqdm(total=pr.total, desc=pr.stage, file=sys.stderr, leave=False)
+            elif pr.stage != "done":
+                print(f"[{pr.stage}] {pr.message}", file=sys.stderr)
+        if self.bar is not None:
+            self.bar.n = pr.done
+            self.bar.set_postfix_str(f"best {pr.best_ratio:.4f}x time", refresh=True)
+        elif self.enabled and pr.stage == "search" and pr.done % 25 == 0:
+            print(f"[search] {pr.done}/{pr.total} best {pr.best_ratio:.4f}x time; {pr.message}", file=sys.stderr)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run_tune(args: argparse.Namespace) -> int:
+    """Run the ``tune`` sub-command; returns the exit code (see module docstring)."""
+    from warpwise.analysis.binary.errors import BinaryError
+    from warpwise.analysis.schedule.evaluate import DriverEvaluator, DryRunEvaluator, Evaluator, EvaluatorError
+    from warpwise.analysis.schedule.harness import HarnessError, load_harness
+    from warpwise.analysis.schedule.tune import TuneError, TuneOptions, summary_line, tune, write_artifacts
+
+    try:
+        harness = load_harness(args.harness)
+        data = Path(args.binary).read_bytes()
+    except (HarnessError, OSError) as e:
+        print(f"warpwise tune: {e}", file=sys.stderr)
+        return 2
+    kernel = args.kernel or harness.kernel
+    if not kernel:
+        print('warpwise tune: name the kernel with --kernel (or "kernel" in the harness)', file=sys.stderr)
+        return 2
+    opts = TuneOptions(
+        iterations=args.iterations,
+        seed=args.seed,
+        verify_samples=args.verify_samples,
+        test_samples=args.test_samples,
+        repeats=args.repeats,
+        movable=args.movable,
+    )
+    cancel = threading.Event()
+    bar = _Bar(not args.no_progress)
+    box: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            from warpwise.analysis.schedule.sass import load_kernel
+
+            code = load_kernel(data, kernel, args.binary)
+            make = (
+                (lambda: DryRunEvaluator())
+                if args.dry_run
+                else (lambda: DriverEvaluator(harness, code.kernel, args.device))
+            )
+            ev: Evaluator = make()
+            try:
+                box["result"] = tune(data, code.kernel, harness, ev, opts, args.binary, bar, cancel, make)
+            finally:
+                ev.close()
+        except (BinaryError, EvaluatorError, TuneError, ValueError) as e:
+            box["error"] = e
+
+    th = threading.Thread(target=work, name="warpwise-tune", daemon=True)
+    th.start()
+    if args.time_limit > 0:
+        timer = threading.Timer(args.time_limit, cancel.set)
+        timer.daemon = True
+        timer.start()
+    try:
+        while th.is_alive():
+            th.join(0.2)
+    except KeyboardInterrupt:
+        print(
+            "\nwarpwise tune: cancelling; verifying the best schedule so far (Ctrl-C again to abort)", file=sys.stderr
+        )
+        cancel.set()
+        th.join()
+    bar.close()
+    if "error" in box:
+        print(f"warpwise tune: {box['error']}", file=sys.stderr)
+        return 2
+    if "result" not in box:
+        return 130
+    r = box["result"]
+    cub, man = write_artifacts(r, args.output)
+    print(summary_line(r))
+    print(f"tuned cubin: {cub}")
+    print(f"manifest:    {man}")
+    return 0 if (r.verified or not r.moves) else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Stand-alone entry point (same arguments as ``warpwise tune``)."""
+    p = argparse.ArgumentParser(prog="warpwise tune", description="tune a kernel's SASS schedule on the GPU")
+    add_arguments(p)
+    return run_tune(p.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

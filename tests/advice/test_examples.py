@@ -1,0 +1,90 @@
+"""Optimizers on the real H200 examples (profile + cubin + blame): the advice GPA's patterns predict."""
+
+from __future__ import annotations
+
+import pytest
+from warpwise.analysis.advice import OPTIMIZER_IDS, REGISTRY, Advice, AdviceReport
+from warpwise.analysis.advice.estimate import LATENCY_HIDING_BOUND
+
+
+def top(rep: AdviceReport, n: int = 3) -> list[str]:
+    return [a.optimizer for a in rep.advice[:n]]
+
+
+def get(rep: AdviceReport, opt: str) -> Advice:
+    return next(a for a in rep.advice if a.optimizer == opt)
+
+
+def test_stencil_strength_reduction_on_the_literal_line(reports: dict[str, AdviceReport]) -> None:
+    rep = reports["stencil"]
+    assert "strength_reduction" in top(rep)
+    a = get(rep, "strength_reduction")
+    assert (a.scope.kind, a.scope.line) == ("line", 18)
+    assert a.hotspots and all(h.use.line in (18, 20) for h in a.hotspots)
+    assert a.hotspots[0].use.line == 18 and a.hotspots[0].use.opcode.startswith("F2F.F64.F32")
+    assert "0.1 at line 18" in a.hint and "write 0.1f" in a.hint
+    # eq. 2 from its recorded inputs
+    t, m = a.estimate.inputs["T"], a.estimate.inputs["M"]
+    assert t == rep.total and a.estimated_speedup == pytest.approx(t / (t - m))
+
+
+def test_intdiv_strength_reduction_points_at_division_lines(reports: dict[str, AdviceReport]) -> None:
+    a = get(reports["intdiv"], "strength_reduction")
+    lines = {h.use.line for h in a.hotspots} | {h.def_.line for h in a.hotspots if h.def_}
+    assert lines <= {16, 17} and lines
+    assert "division/modulo" in a.hint and "lines 16 and 17" in a.hint
+
+
+def test_gather_latency_hiding_in_top3(reports: dict[str, AdviceReport]) -> None:
+    rep = reports["gather"]
+    assert {"code_reordering", "loop_unrolling"} & set(top(rep))
+    lu = get(rep, "loop_unrolling")
+    assert (lu.scope.kind, lu.scope.line, lu.scope.end_line) == ("loop", 15, 17)
+    assert lu.hotspots[0].def_ is not None and lu.hotspots[0].reason == "long_scoreboard"
+    assert "#pragma unroll 4" in lu.hint
+    ind = get(rep, "indirect_address_elimination")
+    assert ind.hotspots[0].def_ is not None
+    assert (ind.hotspots[0].def_.line, ind.hotspots[0].use.line) == (16, 17)
+
+
+def test_noinline_inlining_and_fast_math(reports: dict[str, AdviceReport]) -> None:
+    rep = reports["noinline"]
+    inl = get(rep, "function_inlining")
+    assert inl.scope.kind == "function" and inl.scope.line is not None and 9 <= inl.scope.line <= 13
+    assert "damp is called at line 21" in inl.hint and "__forceinline__" in inl.hint
+    fm = get(rep, "fast_math")
+    assert "div_rn" in fm.hint and "line 12" in fm.hint
+
+
+def test_cdp_runtime_code_is_left_out(reports: dict[str, AdviceReport]) -> None:
+    rep = reports["cdp"]
+    assert any("outside the binary" in n for n in rep.notes)
+    for a in rep.advice:
+        assert all(h.use.line is not None for h in a.hotspots)
+
+
+@pytest.mark.parametrize("name", ["stencil", "gather", "intdiv", "noinline", "cdp"])
+def test_every_optimizer_accounted_for(reports: dict[str, AdviceReport], name: str) -> None:
+    rep = reports[name]
+    seen = [a.optimizer for a in rep.advice] + [s.optimizer for s in rep.skipped]
+    assert sorted(seen) == sorted(OPTIMIZER_IDS)
+    assert all(s.reason for s in rep.skipped)
+
+
+@pytest.mark.parametrize("name", ["stencil", "gather", "intdiv", "noinline", "cdp"])
+def test_estimates_consistent_and_bounded(reports: dict[str, AdviceReport], name: str) -> None:
+    rep = reports[name]
+    speeds = [a.estimated_speedup for a in rep.advice]
+    assert speeds == sorted(speeds, reverse=True)
+    for a in rep.advice:
+        assert a.estimated_speedup >= 1.0
+        assert 0 <= a.matched_samples <= rep.total
+        assert len(a.hotspots) <= 5
+        if REGISTRY[a.optimizer].family == "latency_hiding":
+            assert a.estimated_speedup <= LATENCY_HIDING_BOUND
+            assert a.estimate.inputs["H"] <= rep.latency
+            for r in a.regions:
+                assert r.estimate.speedup <= LATENCY_HIDING_BOUND
+        if a.estimate.formula == "T/(T-M)":
+            t, m = a.estimate.inputs["T"], a.estimate.inputs["M"]
+            assert a.estimated_speedup == pytest.approx(t / (t - m))

@@ -1,0 +1,152 @@
+"""Single optimizer rules on synthetic SASS, profiles and blame graphs, with hand-computed estimates."""
+
+from __future__ import annotations
+
+import pytest
+from synth_sass import cubin, function, profile
+from warpwise.analysis.advice import Advice, Skipped, evaluate
+from warpwise.analysis.advice.quickfix import fixes_for_advice
+from warpwise.analysis.blame.model import BlameEdge, BlameGraph
+from warpwise.analysis.profile.model import LaunchConfig
+from warpwise.analysis.program.build import build_program
+
+LOOP = """
+S2R R0, SR_TID.X ; L5
+LDG.E R2, desc[UR4][R4.64] ; W0 L6
+FADD R3, R2, R2 ; M0 L7
+@P0 BRA 0x10 ; T10 L8
+EXIT ; L9
+"""
+
+
+def run(opt: str, prof, prog, edges: list[BlameEdge]) -> Advice | Skipped:
+    rep = evaluate(prof, prog, BlameGraph(kernel=prof.mangled, edges=edges), "sm_90", only=(opt,))
+    return (rep.advice or rep.skipped)[0]
+
+
+def test_loop_unrolling_eq5_on_a_synthetic_loop() -> None:
+    fn = function(LOOP)
+    prog = build_program(cubin(fn))
+    assert list(prog.functions["k"].loops) == [0x10]
+    # 400 long_scoreboard samples at the FADD, 3/4 not issued; issued-only samples elsewhere.
+    prof = profile(fn, {0x20: {"long_scoreboard": 400}}, issued={0x0: 20, 0x10: 50, 0x30: 30}, not_issued_share=0.75)
+    edge = BlameEdge("k", 0x10, 0x20, "long_scoreboard", "global_memory", 400.0, 300.0, 1)
+    a = run("loop_unrolling", prof, prog, [edge])
+    assert isinstance(a, Advice)
+    # T = 500, L = 300; A in the loop = 50 (LDG) + 100 (FADD issued part) + 30 (BRA) = 180
+    assert (a.scope.kind, a.scope.line, a.scope.end_line) == ("loop", 6, 8)
+    assert a.regions[0].estimate.inputs == {"T": 500, "A_nested": 180.0, "M_Ll": 300.0, "L": 300}
+    assert a.estimated_speedup == pytest.approx(500 / (500 - 180))
+    assert a.hotspots[0].def_ is not None and (a.hotspots[0].def_.line, a.hotspots[0].use.line) == (6, 7)
+    assert a.hotspots[0].loop is not None and a.hotspots[0].loop.line == 6
+
+
+def test_register_reuse_and_increase_on_spills() -> None:
+    fn = function(LOOP.replace("LDG.E R2, desc[UR4][R4.64]", "LDL R2, [R1+0x10]"))
+    prog = build_program(cubin(fn))
+    prof = profile(fn, {0x20: {"long_scoreboard": 100}}, issued={0x0: 100}, not_issued_share=0.5)
+    edge = BlameEdge("k", 0x10, 0x20, "long_scoreboard", "local_memory", 100.0, 50.0, 1)
+    a = run("register_reuse", prof, prog, [edge])
+    assert isinstance(a, Advice)
+    assert a.estimate.inputs == {"T": 200, "M": 100.0} and a.estimated_speedup == pytest.approx(2.0)
+    assert (a.scope.kind, a.scope.line) == ("line", 6)
+    miss = run("register_increase", prof, prog, [edge])
+    assert isinstance(miss, Skipped) and miss.missing  # no register count in this profile
+    prof.launch = LaunchConfig(registers_per_thread=255)
+    full = run("register_increase", prof, prog, [edge])
+    assert isinstance(full, Skipped) and not full.missing and "limit of 255" in full.reason
+    prof.launch = LaunchConfig(registers_per_thread=64)
+    inc = run("register_increase", prof, prog, [edge])
+    assert isinstance(inc, Advice) and inc.estimated_speedup == pytest.approx(2.0)
+
+
+def test_warp_balance_ignores_selected_samples() -> None:
+    fn = function("S2R R0, SR_TID.X ; L3\nBAR.SYNC.DEFER_BLOCKING 0x0 ; L4\nEXIT ; L5")
+    prog = build_program(cubin(fn))
+    prof = profile(fn, {0x10: {"barrier": 30, "selected": 10}}, issued={0x0: 60}, not_issued_share=0.0)
+    edges = [BlameEdge("k", None, 0x10, "barrier", "synchronization", 30.0, 0.0),
+             BlameEdge("k", None, 0x10, "selected", "self", 10.0, 0.0)]
+    a = run("warp_balance", prof, prog, edges)
+    assert isinstance(a, Advice) and a.estimate.inputs == {"T": 100, "M": 30.0}
+    assert "barrier at line 4" in a.hint
+
+
+def _launch_profile(launch: LaunchConfig, selected: int = 100, total: int = 1000):
+    fn = function("FADD R0, R0, R0 ; L2\nEXIT ; L3")
+    prof = profile(fn, {0x0: {"selected": selected, "long_scoreboard": total - selected}}, not_issued_share=0.0)
+    prof.launch = launch
+    return prof
+
+
+def test_block_increase_eqs_6_to_10() -> None:
+    prof = _launch_profile(LaunchConfig(grid=(16, 1, 1), block=(512, 1, 1), sm_count=132))
+    a = run("block_increase", prof, None, [])
+    assert isinstance(a, Advice)
+    # W = 16 warps / 4 schedulers = 4, W_new = max(1, 4*16/132) = 1, R_I = 0.1, f = 1 (no contention latency)
+    i_old, i_new = 1 - 0.9**4, 0.1
+    assert a.estimate.inputs["W"] == 4 and a.estimate.inputs["W_new"] == 1
+    assert a.estimated_speedup == pytest.approx(4 * i_new / i_old)
+    assert "132 SMs" in a.hint
+    enough = run("block_increase", _launch_profile(LaunchConfig(grid=(200, 1, 1), block=(512, 1, 1),
+                                                                sm_count=132)), None, [])
+    assert isinstance(enough, Skipped) and not enough.missing
+
+
+def test_thread_increase_when_block_count_limits_occupancy() -> None:
+    lc = LaunchConfig(grid=(10000, 1, 1), block=(32, 1, 1), sm_count=132, theoretical_warps_per_sm=32,
+                      occupancy_limit={"blocks": 32, "registers": 64, "warps": 64, "shared_mem": 32})
+    prof = _launch_profile(lc)
+    lc.occupancy_limit["shared_mem"] = 64
+    a = run("thread_increase", prof, None, [])
+    assert isinstance(a, Advice)
+    # W = 32/4 = 8 -> W_new = 64/4 = 16 warps per scheduler, C_I only
+    assert a.estimated_speedup == pytest.approx((1 - 0.9**16) / (1 - 0.9**8))
+    assert a.estimate.formula.startswith("C_I*f")
+
+
+def test_occupancy_increase_names_the_limiter() -> None:
+    lc = LaunchConfig(grid=(10000, 1, 1), block=(256, 1, 1), registers_per_thread=128, sm_count=132,
+                      theoretical_warps_per_sm=16, achieved_warps_per_sm=15,
+                      occupancy_limit={"blocks": 32, "registers": 2, "warps": 8, "shared_mem": 32})
+    a = run("occupancy_increase", _launch_profile(lc), None, [])
+    assert isinstance(a, Advice)
+    w = 15 / 4
+    assert a.estimated_speedup == pytest.approx((1 - 0.9 ** (w * 4)) / (1 - 0.9**w))
+    assert "registers (128 per thread)" in a.hint
+    no_occ = run("occupancy_increase", _launch_profile(LaunchConfig()), None, [])
+    assert isinstance(no_occ, Skipped) and no_occ.missing
+
+
+def test_sm_balance_tail_effect() -> None:
+    a = run("sm_balance", _launch_profile(LaunchConfig(grid=(330, 1, 1), block=(256, 1, 1), waves_per_sm=2.5)),
+            None, [])
+    assert isinstance(a, Advice)
+    assert a.estimate.formula == "ceil(V)/V" and a.estimated_speedup == pytest.approx(1.2)
+    assert "multiple of 132 blocks" in a.hint
+
+
+def test_structure_optimizers_report_missing_program() -> None:
+    prof = _launch_profile(LaunchConfig())
+    rep = evaluate(prof, None, BlameGraph(kernel="k"), "sm_90")
+    missing = {s.optimizer for s in rep.skipped if s.missing}
+    assert {"loop_unrolling", "function_inlining", "loop_no_unroll", "function_split", "fast_math",
+            "kernel_merge", "strength_reduction", "indirect_address_elimination", "async_copy"} <= missing
+
+
+def test_fixes_for_real_advice(reports) -> None:  # type: ignore[no-untyped-def]
+    def src(path: str) -> str:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+
+    sr = next(a for a in reports["stencil"].advice if a.optimizer == "strength_reduction")
+    (q,) = fixes_for_advice(sr, src)
+    assert (q.kind, q.line, q.edits[0].column) == ("float_literal", 18, 15)
+    lu = next(a for a in reports["gather"].advice if a.optimizer == "loop_unrolling")
+    (u,) = fixes_for_advice(lu, src)
+    assert u.kind == "unroll" and u.edits[0].line == 14
+    fi = next(a for a in reports["noinline"].advice if a.optimizer == "function_inlining")
+    (f,) = fixes_for_advice(fi, src)
+    assert f.kind == "forceinline" and f.edits[0].new_text == "__forceinline__"
+    fm = next(a for a in reports["noinline"].advice if a.optimizer == "fast_math")
+    (n,) = fixes_for_advice(fm, src)
+    assert n.kind == "fast_math" and not n.edits and "div_rn" in n.explanation
