@@ -1,5 +1,5 @@
 """Write the examples with warpwise's quick fixes applied (tests/advice/fixed/<name>.cu) and the estimates
-the advice gave for them (tests/advice/fixed/estimates.json), for gpu_fix_speedups.sh to compare with the
+the advice gave for them (tests/advice/fixed/estimates.json), for bench/advice/gpu_fix_speedups.sh to compare with the
 speedups the fixes achieve on the GPU (GPA Table 3: estimated vs achieved).
 
 Run on a CPU machine from the repository root: ``python tests/advice/make_fixed.py``.

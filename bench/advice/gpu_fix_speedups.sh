@@ -5,7 +5,7 @@
 # locked, as the profiles were taken) REPS times each, and prints median durations, the achieved speedup
 # and the estimate from tests/advice/fixed/estimates.json. Outputs go to $OUT (default: a temp dir).
 #
-#   usage: tests/advice/gpu_fix_speedups.sh          env: ARCH=sm_90 NVCC=nvcc REPS=5 OUT=dir
+#   usage: bench/advice/gpu_fix_speedups.sh          env: ARCH=sm_90 NVCC=nvcc REPS=5 OUT=dir
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 ARCH=${ARCH:-sm_90}
@@ -34,7 +34,7 @@ python3 - "$OUT" "$fixed/estimates.json" "$REPS" <<'PY'
 import csv, json, statistics, sys
 out, est_path, reps = sys.argv[1], sys.argv[2], int(sys.argv[3])
 est = json.load(open(est_path))
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3, "second": 1e6, "s": 1e6}
 def duration_us(path):
     lines = [l for l in open(path) if l.startswith('"')]
     for row in csv.DictReader(lines):
