@@ -159,10 +159,23 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
     local = {r: map_path(r, sources) for r in recorded}
     ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes)
     unattributed = sum(s.samples for s in profile.pcs.values() if s.function == UNATTRIBUTED)
-    if unattributed:
-        share = unattributed / max(1, profile.total_samples)
-        ka.notes.append(f"{unattributed} samples ({share:.0%}) are in code outside this module "
-                        "(e.g. the CDP device runtime): they count in the kernel's total, not on any line")
+    no_line = sum(s.samples for s in profile.pcs.values() if s.function != UNATTRIBUTED and s.line is None)
+    if unattributed or no_line:
+        T = max(1, profile.total_samples)
+        parts = []
+        if unattributed:
+            parts.append(f"{unattributed:,} ({unattributed / T:.1%}) in code outside this module (e.g. the CDP "
+                         "device runtime)")
+        if no_line:
+            parts.append(f"{no_line:,} ({no_line / T:.1%}) on instructions without line information")
+        ka.notes.append("samples not on any source line: " + "; ".join(parts) +
+                        ". They count in the kernel's total.")
+    for recorded, local in local.items():
+        embedded = profile.source_files.get(recorded)
+        if local is not None and embedded is not None and local.is_file() and \
+                local.read_text(errors="replace").replace("\r\n", "\n") != embedded.replace("\r\n", "\n"):
+            ka.notes.append(f"{local} differs from the source that was profiled: line numbers and text here are "
+                            "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
         _blame_and_advise(ka)
     return ka

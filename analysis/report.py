@@ -106,6 +106,19 @@ def _source_line(ka: KernelAnalysis, file: str, line: int) -> str:
     return " ".join(text.split()) if text else ""
 
 
+def _short(mangled: str) -> str:
+    """Readable function name: ``_Z13scale_segmentPKfPfiif`` -> ``scale_segment``; ``$a$_Z4dampfff`` -> ``damp``."""
+    import re
+
+    name = mangled.rsplit("$", 1)[-1]
+    m = re.match(r"_Z(\d+)", name)
+    if m:
+        n = int(m.group(1))
+        start = m.end()
+        return name[start:start + n]
+    return name
+
+
 def _pct(a: float, b: float) -> str:
     return f"{100.0 * a / b:.1f}%" if b else "-"
 
@@ -141,8 +154,10 @@ def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = No
     for ls in ka.lines[:top]:
         reasons = ", ".join(f"{r} {_pct(v, ls.samples)}" for r, v in ls.top_reasons(3))
         src = _source_line(ka, ls.file, ls.line)
+        funcs = sorted({f for f, _ in ls.pcs if f != p.mangled})
+        where = f"  [in {', '.join(_short(f) for f in funcs)}]" if funcs else ""
         out.append(f"   {_pct(ls.samples, T):>6} {ls.samples:>8,} {_pct(ls.latency_samples, ls.samples):>8}  "
-                   f"{rel(ka.local_path(ls.file))}:{ls.line}  {src}")
+                   f"{rel(ka.local_path(ls.file))}:{ls.line}{where}  {src}")
         out.append(f"   {'':>6} {'':>8} {'':>8}    {reasons}")
         for b in _blame_lines(ka, ls, 3):
             out.append(f"   {'':>6} {'':>8} {'':>8}    <- {b}")
@@ -185,10 +200,14 @@ def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
 def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = None) -> str:
     """The ``advise --format text`` report for all analyses (kernels in report order) plus errors."""
     parts = [render_kernel_text(k, top, root) for a in analyses for k in a.kernels]
-    errs = [e for a in analyses for e in a.errors]
-    if errs:
-        parts.append("\n".join(f"error: {e}" for e in errs))
+    parts.append(LEGEND)
     return "\n\n".join(parts) + "\n"
+
+
+LEGEND = ("Terms: share = the line's warp samples / all samples of the kernel (T). latency = not-issued samples "
+          "(Nsight Compute's 'Not-issued Samples'; GPA's latency samples L); active = issued samples (A = T - L). "
+          "Stall reasons are Nsight Compute's, over all samples of the line, so 'selected' and 'not_selected' "
+          "(warps that were ready) count too.")
 
 
 def to_sarif(analyses: list[Analysis]) -> dict[str, Any]:

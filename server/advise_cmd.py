@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, discover
 
@@ -24,12 +25,29 @@ def _sources(args_sources: list[str]) -> tuple[list[Path], list[str]]:
     return sources, problems
 
 
+def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) -> str | None:
+    p = Path(value)
+    if not p.exists():
+        return f"{flag} {value}: no such file"
+    if p.is_dir():
+        return f"{flag} {value}: is a folder; pass the file itself"
+    if suffixes and p.suffix not in suffixes:
+        return f"{flag} {value}: expected a {' or '.join(suffixes)} file"
+    return None
+
+
 def run_advise(args: argparse.Namespace) -> int:
-    """Run the advise sub-command; returns the exit code (2 on unusable input)."""
-    sources, problems = _sources(args.sources)
+    """Run the advise sub-command; returns the exit code (2 on unusable input, 1 when nothing matched)."""
+    if args.top is not None and args.top < 1:
+        print("warpwise advise: --top must be at least 1", file=sys.stderr)
+        return 2
+    problems = [m for m in (_check_file("--profile", args.profile, (".ncu-rep",)) if args.profile else None,
+                            _check_file("--binary", args.binary) if args.binary else None) if m]
+    sources, src_problems = _sources(args.sources)
+    problems += src_problems
     for m in problems:
         print(f"warpwise advise: {m}", file=sys.stderr)
-    if problems and not sources:
+    if problems:
         return 2
     if args.profile:
         profiles = [Path(args.profile)]
@@ -49,10 +67,26 @@ def run_advise(args: argparse.Namespace) -> int:
         except InputError as e:
             print(f"warpwise advise: {e}", file=sys.stderr)
             return 2
-    # keep only kernels with samples in the given sources (all kernels when none map)
+    errors = [err for a in analyses for err in a.errors]
+    if args.binary and errors:  # the binary the user named is unusable: say so and stop
+        for err in errors:
+            print(f"warpwise advise: {err}", file=sys.stderr)
+        return 2
+    found = [k for a in analyses for k in a.kernels]
+    if args.kernel and not found:
+        names = sorted({p.name for rep in profiles for p in _profiles_of(rep)})
+        print(f"warpwise advise: no kernel matching '{args.kernel}' in {', '.join(map(str, profiles))}; "
+              f"kernels there: {', '.join(names)}", file=sys.stderr)
+        return 2
+    # keep only kernels with samples in the given sources
     for a in analyses:
-        mine = [k for k in a.kernels if any(p is not None for p in k.local.values())]
-        a.kernels = mine or a.kernels
+        a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values())]
+    if found and not any(a.kernels for a in analyses):
+        covered = sorted({Path(f).name for k in found for f in k.local})
+        print(f"warpwise advise: {', '.join(map(str, profiles))} has no samples in "
+              f"{', '.join(map(str, args.sources))}; it covers {', '.join(covered) or 'no source lines'}",
+              file=sys.stderr)
+        return 2
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
@@ -67,7 +101,15 @@ def run_advise(args: argparse.Namespace) -> int:
         from warpwise.analysis.report import render_text
 
         sys.stdout.write(render_text(analyses, top=args.top, root=Path.cwd()))
-    errors = [err for a in analyses for err in a.errors]
     for err in errors:
         print(f"warpwise advise: {err}", file=sys.stderr)
-    return 1 if errors and not any(a.kernels for a in analyses) else 0
+    return 0
+
+
+def _profiles_of(rep: Path) -> list[Any]:
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    try:
+        return load_profiles(rep)
+    except Exception:
+        return []

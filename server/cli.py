@@ -39,19 +39,15 @@ def build_parser() -> argparse.ArgumentParser:
     adv.add_argument("--profile", help=".ncu-rep report (default: found next to SOURCE)")
     adv.add_argument("--binary", help=".cubin, or executable/shared library holding cubins")
     adv.add_argument("--format", choices=["text", "json", "sarif"], default="text")
-    adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel")
+    adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel (>= 1)")
     adv.add_argument("--kernel", help="only kernels whose name contains this")
 
     sub.add_parser("lsp", help="language server on stdio")
 
     rw = sub.add_parser("rewrite", help="dynamic-parallelism rewrite of a device-side launch")
-    rw.add_argument("transform", choices=["threshold", "coarsen", "aggregate"])
-    rw.add_argument("source", help=".cu file holding the device-side launch")
-    rw.add_argument("--launch", type=int, required=True, help="1-based line of the launch")
-    rw.add_argument("--granularity", choices=["warp", "block", "multiblock", "grid"], default="block")
-    rw.add_argument("--threshold", type=int, help="default value of _THRESHOLD (child threads)")
-    rw.add_argument("--factor", type=int, help="default value of _CFACTOR (coarsening factor)")
-    rw.add_argument("-o", "--output", help="write here instead of stdout")
+    from warpwise.server.rewrite_cmd import add_arguments as add_rewrite_arguments
+
+    add_rewrite_arguments(rw)
 
     tune = sub.add_parser("tune", help="search a faster SASS schedule for a kernel on the GPU (SIP)")
     tune.add_argument("binary", help=".cubin (or executable holding it)")

@@ -16,6 +16,27 @@ def text_hash(text: str) -> str:
     return hashlib.sha1(text.replace("\r\n", "\n").encode("utf-8")).hexdigest()
 
 
+def _code(line: str) -> str:
+    """The line without a trailing ``//`` comment and without white space (string literals kept as-is)."""
+    out, quote, i = [], "", 0
+    while i < len(line):
+        c = line[i]
+        if quote:
+            if c == "\\":
+                out.append(line[i:i + 2])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+        elif c in "\"'":
+            quote = c
+        elif line.startswith("//", i):
+            break
+        out.append(c)
+        i += 1
+    return "".join("".join(out).split())
+
+
 class LineMap:
     """Maps 1-based baseline lines to 1-based current lines; None where the line changed."""
 
@@ -24,8 +45,9 @@ class LineMap:
         self._map: dict[int, int] = {}
         if self.identical:
             return
-        a = baseline.replace("\r\n", "\n").split("\n")
-        b = current.replace("\r\n", "\n").split("\n")
+        # compare code only: a line whose comment or indentation changed keeps its results
+        a = [_code(x) for x in baseline.replace("\r\n", "\n").split("\n")]
+        b = [_code(x) for x in current.replace("\r\n", "\n").split("\n")]
         sm = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
         for tag, i1, i2, j1, _j2 in sm.get_opcodes():
             if tag == "equal":

@@ -21,7 +21,8 @@ DOCS = Path(__file__).resolve().parent.parent / "docs" / "optimizers.md"
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%" if x < 0.995 else f"{100 * x:.0f}%"
+    """One decimal, as the CLI report prints it."""
+    return f"{100 * x:.1f}%"
 
 
 #: Position encoding negotiated with the client (set by the server after initialize).

@@ -23,6 +23,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--threshold", type=int, default=None, metavar="N",
                    help="default of _THRESHOLD (threshold) or _AGG_THRESHOLD (aggregate, warp/block)")
     p.add_argument("--factor", type=int, default=None, metavar="N", help="default of _CFACTOR (coarsen)")
+    p.add_argument("--group-blocks", type=int, default=None, metavar="N",
+                   help="default of _AGG_GRANULARITY, parent blocks per group (aggregate --granularity multiblock)")
     p.add_argument("-o", "--output", default=None, metavar="OUT.cu", help="write here instead of stdout")
 
 
@@ -42,12 +44,16 @@ def run_rewrite(args: argparse.Namespace) -> int:
     if args.transform != "aggregate" and args.granularity != "block":
         print(f"warpwise rewrite: --granularity applies to aggregate only, not {args.transform}", file=sys.stderr)
         return 2
+    if getattr(args, "group_blocks", None) is not None and args.granularity != "multiblock":
+        print("warpwise rewrite: --group-blocks applies to aggregate --granularity multiblock only", file=sys.stderr)
+        return 2
     if args.factor is not None and args.transform != "coarsen":
         print(f"warpwise rewrite: --factor applies to coarsen only, not {args.transform}", file=sys.stderr)
         return 2
     try:
         edits = rewrite(text, str(src), args.transform, args.launch, granularity=args.granularity,
-                        threshold=args.threshold, factor=args.factor)
+                        threshold=args.threshold, factor=args.factor,
+                        group_blocks=getattr(args, "group_blocks", None))
         result = apply_edits(text, edits)
     except RewriteError as e:
         print(f"warpwise rewrite: {e}", file=sys.stderr)

@@ -163,7 +163,8 @@ def run_tune(args: argparse.Namespace) -> int:
     print(summary_line(r))
     print(f"tuned cubin: {cub}")
     print(f"manifest:    {man}")
-    return 0 if (r.verified or not r.moves) else 1
+    failed = (r.verify_samples > 0 or bool(r.verify_error)) and not r.verified
+    return 1 if failed else 0
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -112,6 +112,9 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
         except Exception:
             device = ""
 
+    if not action.name():
+        raise ProfileLoadError(f"{report}: a kernel launch in the report has no name: the file is truncated or "
+                               "corrupt (re-copy it from the GPU machine)")
     samples = _instanced(action, "smsp__pcsamp_sample_count")
     if not samples:
         raise ProfileLoadError(
@@ -196,5 +199,7 @@ def load_profiles(path: str | Path) -> list[KernelProfile]:
             except ProfileLoadError as e:
                 errors.append(str(e))
     if not out:
-        raise ProfileLoadError(errors[0] if errors else f"{p}: the report holds no kernel launches")
+        raise ProfileLoadError(errors[0] if errors else
+                               f"{p}: no kernel launch could be read: the file is corrupt, truncated, or not an "
+                               "Nsight Compute report")
     return out

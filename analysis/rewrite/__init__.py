@@ -1,1 +1,15 @@
-"""warpwise."""
+"""Source-to-source dynamic-parallelism (CDP) rewrites on .cu files via libclang (CGO'22 framework).
+
+Public API (plain dataclasses; positions are UTF-8 byte offsets and 1-based lines/byte columns):
+``find_launches``, ``rewrite``, ``apply_edits``, ``launch_diagnostics``, and the types ``Launch``,
+``TextEdit``, ``LaunchDiagnostic``, ``Span``, ``RewriteError``.
+"""
+
+from .api import rewrite
+from .diagnostics import launch_diagnostics
+from .edits import apply_edits
+from .launches import find_launches
+from .model import GRANULARITIES, TRANSFORMS, Launch, LaunchDiagnostic, RewriteError, Span, TextEdit, Transform
+
+__all__ = ["GRANULARITIES", "TRANSFORMS", "Launch", "LaunchDiagnostic", "RewriteError", "Span", "TextEdit", "Transform",
+           "apply_edits", "find_launches", "launch_diagnostics", "rewrite"]

@@ -110,8 +110,8 @@ __host__ __device__ int fprintf(struct _IO_FILE *stream, const char *format, ...
 __host__ __device__ int sprintf(char *str, const char *format, ...);
 __host__ __device__ int snprintf(char *str, size_t size, const char *format, ...);
 __host__ __device__ int puts(const char *s);
-__host__ __device__ extern struct _IO_FILE *stdout;
-__host__ __device__ extern struct _IO_FILE *stderr;
+extern struct _IO_FILE *stdout;
+extern struct _IO_FILE *stderr;
 __host__ __device__ void *malloc(size_t size);
 __host__ __device__ void *calloc(size_t n, size_t size);
 __host__ __device__ void *realloc(void *p, size_t size);

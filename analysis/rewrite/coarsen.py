@@ -1,0 +1,84 @@
+"""Coarsening (CGO'22 §IV, Fig. 6): a coarsened copy of the child runs _CFACTOR original blocks per
+block in a loop; the launch divides the grid's x dimension by _CFACTOR and passes the original grid."""
+
+from __future__ import annotations
+
+from .common import (
+    args_text,
+    body_text,
+    check_applies,
+    child_before_parent,
+    config_text,
+    params_text,
+    statement_extent,
+    with_extra,
+)
+from .edits import fresh, fresh_in, header_offset, indent_of, macro_block, make_edit, prelude
+from .kernel import BuiltinUse, Child
+from .launches import Site, refusals
+from .model import TextEdit
+from .parse import Parsed
+
+DEFAULT_FACTOR = 4
+
+
+def _coarse_kernel(p: Parsed, child: Child, name: str) -> str:
+    """Fig. 6 lines 01-05."""
+    own = p.text(child.start, child.end)
+    bx = fresh_in(own, "_ww_bx")  # renamed when the child is already a coarsened copy
+    gd = fresh_in(own, "_ww_gDim")
+
+    def mapping(u: BuiltinUse) -> str | None:
+        if u.var == "gridDim":
+            return f"{gd}.{u.member}" if u.member else gd
+        if u.var == "blockIdx":
+            if u.member == "x":
+                return bx
+            if u.member is None:
+                return f"make_uint3({bx}, blockIdx.y, blockIdx.z)"
+        return None
+
+    ind = "    "
+    label = fresh_in(own, "_ww_next_block")
+    body = body_text(p, child, mapping, f"goto {label}" if child.returns else None, ind)
+    lines = [f"/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `{child.name}`; block b runs the",
+             f"   original blocks b, b + gridDim.x, ... of the uncoarsened grid {gd} */",
+             f"__global__ void {name}({with_extra(params_text(child), 'dim3 ' + gd)}) {{",
+             f"  for (unsigned int {bx} = blockIdx.x; {bx} < {gd}.x; {bx} += gridDim.x) {{",
+             ind + body]
+    if child.returns:
+        lines.append(ind + f"{label}:;")
+    if child.sync_calls or child.shared_vars:
+        lines.append(ind + "__syncthreads(); /* _ww_ coarsen: the next original block reuses shared memory */")
+    lines += ["  }", "}"]
+    return "\n".join(lines)
+
+
+def coarsen_edits(p: Parsed, site: Site, child: Child | None, factor: int | None) -> list[TextEdit]:
+    """Edits that coarsen the child of ``site``.
+
+    ``factor``: default value of the ``_CFACTOR`` macro (original blocks per coarsened block;
+    overridable with -D_CFACTOR=N).
+    """
+    ch = check_applies(p, site, child, "coarsen", refusals(p, site, child))
+    child_before_parent(p, site, ch)
+    name = fresh(p, f"_ww_{ch.name.removeprefix('_ww_')}_coarse")
+    s, e = statement_extent(p, site)
+    ind = indent_of(p, s)
+    out = [f"{{ /* _ww_ coarsen (CGO'22 Fig. 6): each block of `{name}` runs _CFACTOR blocks of child "
+           f"`{ch.name}` */",
+           f"  const dim3 _ww_cf_gDim = {site.grid.text};",
+           "  dim3 _ww_cf_cgDim = _ww_cf_gDim;",
+           "  _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;",
+           f"  {name}<<<{config_text(site, '_ww_cf_cgDim', site.block.text)}>>>"
+           f"({with_extra(args_text(site), '_ww_cf_gDim')});",
+           "  _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
+           "}"]
+    head = prelude(p) + macro_block(p, "_CFACTOR", str(factor if factor is not None else DEFAULT_FACTOR),
+                                    "coarsening factor: original child blocks per block (CGO'22 Fig. 6)")
+    edits = []
+    if head:
+        edits.append(make_edit(p, header_offset(p), header_offset(p), head))
+    edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _coarse_kernel(p, ch, name)))
+    edits.append(make_edit(p, s, e, ("\n" + ind).join(out)))
+    return edits

@@ -1,0 +1,127 @@
+"""Text edits on UTF-8 byte offsets, and the pieces every transform inserts (prelude, macros)."""
+
+from __future__ import annotations
+
+import re
+
+from .model import RewriteError, TextEdit
+from .parse import Parsed
+
+PRELUDE = """\
+#ifndef _WW_PRELUDE
+#define _WW_PRELUDE 1
+/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+   because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
+   otherwise silent. The host reads the count with _ww_launch_error_count(). */
+static __device__ unsigned int _ww_launch_errors = 0;
+static unsigned int _ww_host_launch_errors = 0;
+#define _WW_COUNT_LAUNCH_ERROR(err) \\
+  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
+static inline unsigned int _ww_launch_error_count(void) {
+  unsigned int n = 0;
+  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
+  return n + _ww_host_launch_errors;
+}
+#endif
+"""
+
+
+def make_edit(p: Parsed, start: int, end: int, new_text: str) -> TextEdit:
+    """A TextEdit with line/column filled in from the parsed source."""
+    line, col = p.line_col(start)
+    eline, ecol = p.line_col(end)
+    return TextEdit(start=start, end=end, new_text=new_text, line=line, column=col, end_line=eline, end_column=ecol)
+
+
+def apply_edits(source: str, edits: list[TextEdit]) -> str:
+    """Apply non-overlapping edits (byte offsets into the UTF-8 encoding of ``source``).
+
+    Edits at the same insertion point are applied in list order. Raises RewriteError when two edits
+    overlap or an offset lies outside the source.
+    """
+    data = source.encode("utf-8")
+    order = sorted(range(len(edits)), key=lambda i: (edits[i].start, edits[i].end, i))
+    out: list[bytes] = []
+    pos = 0
+    for i in order:
+        e = edits[i]
+        if e.start < pos or e.end < e.start or e.end > len(data):
+            raise RewriteError(f"edit at byte {e.start}..{e.end} overlaps another edit or lies outside the source")
+        out.append(data[pos:e.start])
+        out.append(e.new_text.encode("utf-8"))
+        pos = e.end
+    out.append(data[pos:])
+    return b"".join(out).decode("utf-8")
+
+
+def header_offset(p: Parsed) -> int:
+    """Where file-level additions go: after the last top-of-file preprocessor line (``#include``,
+    ``#define`` with its continuation lines, ...) that precedes the first declaration, else 0."""
+    first_decl = min((c.extent.start.offset for c in p.top_level()), default=len(p.data))
+    pos = best = 0
+    lines = p.data.split(b"\n")
+    i = 0
+    while i < len(lines) and pos < first_decl:
+        ln = lines[i]
+        start = pos
+        is_pp = ln.lstrip().startswith(b"#")
+        while ln.endswith(b"\\") and i + 1 < len(lines):  # continuation lines of a macro
+            pos += len(ln) + 1
+            i += 1
+            ln = lines[i]
+        pos += len(ln) + 1
+        i += 1
+        if is_pp and start < first_decl:
+            best = min(pos, len(p.data))
+    return best
+
+
+def macro_block(p: Parsed, name: str, value: str, comment: str) -> str:
+    """``#ifndef NAME / #define NAME value / #endif`` unless the file already defines NAME."""
+    if re.search(rb"#\s*define\s+" + name.encode() + rb"\b", p.data):
+        return ""
+    return f"#ifndef {name}\n#define {name} {value} /* {comment} */\n#endif\n"
+
+
+def prelude(p: Parsed) -> str:
+    """The error-counter prelude unless the file already has it."""
+    return "" if re.search(rb"#\s*define\s+_WW_PRELUDE\b", p.data) else PRELUDE
+
+
+def fresh(p: Parsed, base: str, extra: str = "") -> str:
+    """``base``, or ``base_2``, ``base_3``, ... so that the name is not used in the file (or ``extra``)."""
+    name, i = base, 2
+    while re.search(rb"\b" + name.encode() + rb"\b", p.data) or re.search(r"\b" + name + r"\b", extra):
+        name = f"{base}_{i}"
+        i += 1
+    return name
+
+
+def fresh_in(text: str, base: str) -> str:
+    """``base``, or ``base_2``, ... so that the name does not occur in ``text`` (a function's own text:
+    names local to a generated function only have to differ from the code copied into it)."""
+    name, i = base, 2
+    while re.search(r"\b" + name + r"\b", text):
+        name = f"{base}_{i}"
+        i += 1
+    return name
+
+
+def indent_of(p: Parsed, offset: int) -> str:
+    """Leading whitespace of the line holding ``offset``."""
+    ls = p.data.rfind(b"\n", 0, offset) + 1
+    m = re.match(rb"[ \t]*", p.data[ls:offset])
+    return m.group(0).decode() if m else ""
+
+
+def substitute(p: Parsed, start: int, end: int, repl: list[tuple[int, int, str]]) -> str:
+    """Text of bytes [start, end) with the (s, e, text) replacements (inside it, not overlapping)."""
+    out, pos = [], start
+    for s, e, t in sorted(repl):
+        if s < pos or e > end:
+            continue
+        out.append(p.text(pos, s))
+        out.append(t)
+        pos = e
+    out.append(p.text(pos, end))
+    return "".join(out)

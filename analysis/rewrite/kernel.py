@@ -1,0 +1,179 @@
+"""What the transforms need to know about a child kernel's definition.
+
+Refusal rules follow CGO'22 §III-C: a child that synchronises (``__syncthreads``, warp-level
+primitives) or uses shared memory is not serialised by thresholding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import clang.cindex as ci
+
+from .cursors import K, body_of, expr_children, has_attr, strip
+from .parse import Parsed, walk, walk_with_parents
+
+BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
+SYNC = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "sync", "this_thread_block",
+        "__barrier_sync"}
+WARP = {"__syncwarp", "__activemask", "__ballot_sync", "__any_sync", "__all_sync", "__shfl_sync",
+        "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync", "__match_any_sync", "__match_all_sync",
+        "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync", "__reduce_and_sync",
+        "__reduce_or_sync", "__reduce_xor_sync", "__shfl", "__shfl_up", "__shfl_down", "__shfl_xor",
+        "__ballot", "__any", "__all", "tiled_partition"}
+
+
+@dataclass(frozen=True)
+class BuiltinUse:
+    """A use of a builtin index variable: ``var.member`` (member None for a bare use), byte extent."""
+
+    var: str
+    member: str | None
+    start: int
+    end: int
+    var_end: int  # end of the variable token (start .. var_end is the bare name)
+
+
+@dataclass(frozen=True)
+class Param:
+    """A kernel parameter: name, declaration text, and its type with top-level const removed."""
+
+    name: str
+    decl_text: str
+    field_type: str
+
+
+@dataclass
+class Child:
+    """A child kernel definition and the facts the transforms check."""
+
+    name: str
+    cursor: ci.Cursor
+    body: ci.Cursor
+    params: list[Param]
+    builtins: list[BuiltinUse] = field(default_factory=list)
+    returns: list[tuple[int, int]] = field(default_factory=list)
+    sync_calls: list[str] = field(default_factory=list)
+    warp_calls: list[str] = field(default_factory=list)
+    shared_vars: list[str] = field(default_factory=list)
+    helpers_with_builtins: list[str] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def start(self) -> int:
+        return int(self.cursor.extent.start.offset)
+
+    @property
+    def end(self) -> int:
+        return int(self.cursor.extent.end.offset)
+
+
+def _field_type(t: ci.Type) -> str:
+    s = str(t.spelling)
+    if t.is_const_qualified():
+        if s.startswith("const "):
+            s = s[len("const "):]
+        elif s.endswith(" const"):
+            s = s[: -len(" const")]
+        elif s.endswith("*const"):
+            s = s[: -len("const")]
+    return s
+
+
+def builtin_uses(p: Parsed, root: ci.Cursor) -> list[BuiltinUse]:
+    """Uses of threadIdx/blockIdx/blockDim/gridDim under ``root`` (not inside lambdas)."""
+    out: list[BuiltinUse] = []
+    member_refs: set[int] = set()
+    for c, ps in walk_with_parents(root):
+        if any(a.kind == K.LAMBDA_EXPR for a in ps):
+            continue
+        if c.kind == K.MEMBER_REF_EXPR:
+            kids = list(c.get_children())
+            if len(kids) == 1:
+                base = strip(kids[0])
+                if base.kind == K.DECL_REF_EXPR and base.spelling in BUILTINS:
+                    out.append(BuiltinUse(base.spelling, c.spelling, c.extent.start.offset, c.extent.end.offset,
+                                          base.extent.end.offset))
+                    member_refs.add(base.extent.start.offset)
+    for c in walk(root):
+        if c.kind == K.DECL_REF_EXPR and c.spelling in BUILTINS and c.extent.start.offset not in member_refs:
+            out.append(BuiltinUse(c.spelling, None, c.extent.start.offset, c.extent.end.offset, c.extent.end.offset))
+    for u in out:
+        if p.text(u.start, u.var_end) != u.var:
+            raise ValueError(f"builtin `{u.var}` at byte {u.start} comes from a macro expansion")
+    return sorted(out, key=lambda u: u.start)
+
+
+def _uses_builtins(p: Parsed, fn: ci.Cursor, seen: set[str]) -> bool:
+    body = body_of(fn)
+    if body is None:
+        return False
+    if fn.spelling in seen:
+        return False
+    seen.add(fn.spelling)
+    for c in walk(body):
+        if c.kind == K.DECL_REF_EXPR and c.spelling in BUILTINS:
+            return True
+        if c.kind == K.CALL_EXPR and c.referenced is not None and c.referenced.kind == K.FUNCTION_DECL:
+            d = c.referenced.get_definition()
+            if d is not None and p.in_main(d) and _uses_builtins(p, d, seen):
+                return True
+    return False
+
+
+def find_child(p: Parsed, name: str) -> Child | None:
+    """The definition of kernel ``name`` in the main file, analysed; None when it is not there."""
+    for c in p.top_level():
+        if c.kind == K.FUNCTION_DECL and c.spelling == name and c.is_definition() \
+                and has_attr(c, K.CUDAGLOBAL_ATTR):
+            return analyse_child(p, c)
+    return None
+
+
+def analyse_child(p: Parsed, fn: ci.Cursor) -> Child:
+    """Collect builtin uses, returns, synchronisation, shared memory and helper calls of a kernel."""
+    body = body_of(fn)
+    assert body is not None
+    params = []
+    problems = []
+    for a in fn.get_arguments():
+        if not a.spelling:
+            problems.append("a parameter has no name")
+        params.append(Param(a.spelling, p.ctext(a), _field_type(a.type)))
+    ch = Child(fn.spelling, fn, body, params, problems=problems)
+    try:
+        ch.builtins = builtin_uses(p, body)
+    except ValueError as e:
+        ch.problems.append(str(e))
+    for c, ps in walk_with_parents(body):
+        in_lambda = any(a.kind == K.LAMBDA_EXPR for a in ps)
+        if c.kind == K.RETURN_STMT and not in_lambda:
+            if expr_children(c):
+                ch.problems.append("a return statement returns a value")
+            ch.returns.append((c.extent.start.offset, c.extent.end.offset))
+        elif c.kind == K.CALL_EXPR:
+            n = c.spelling
+            if n in SYNC or n.startswith("__syncthreads"):
+                ch.sync_calls.append(n)
+            elif n in WARP or n.startswith("__shfl") or n.startswith("__reduce_") or n.startswith("__match"):
+                ch.warp_calls.append(n)
+            elif c.referenced is not None and c.referenced.kind == K.FUNCTION_DECL:
+                d = c.referenced.get_definition()
+                if d is not None and p.in_main(d) and d.spelling != fn.spelling \
+                        and _uses_builtins(p, d, set()) and n not in ch.helpers_with_builtins:
+                    ch.helpers_with_builtins.append(n)
+        elif c.kind == K.VAR_DECL and has_attr(c, K.CUDASHARED_ATTR):
+            ch.shared_vars.append(c.spelling)
+    if fn.kind == K.FUNCTION_TEMPLATE:
+        ch.problems.append("template kernels are not supported")
+    return ch
+
+
+def statement_end(p: Parsed, end: int) -> int | None:
+    """Offset just past the ';' that ends the expression ending at ``end``; None if none follows."""
+    i = end
+    while i < len(p.data) and p.data[i:i + 1] in (b" ", b"\t"):
+        i += 1
+    if p.data[i:i + 1] == b";":
+        return i + 1
+    return None

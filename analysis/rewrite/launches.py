@@ -1,0 +1,185 @@
+"""Finding device-side launches (CDP) in a .cu file and deciding which transforms apply.
+
+A ``k<<<g, b, s, st>>>(args)`` launch is a CALL_EXPR named ``k`` with a config CALL_EXPR child
+``__cudaPushCallConfiguration`` (FACTS.md, libclang); a device-side launch is one inside a
+``__global__`` or ``__device__`` function.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import clang.cindex as ci
+
+from .cursors import K, body_of, expr_children, is_device_function, is_launch
+from .kernel import Child, find_child, statement_end
+from .model import Launch, RewriteError, Span
+from .parse import Parsed, parse, walk_with_parents
+from .threads import ThreadCount, recover_thread_count
+
+_LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
+_AGG_STREAMS = {"", "0", "NULL", "nullptr", "cudaStreamFireAndForget", "cudaStreamTailLaunch"}
+
+
+@dataclass
+class Site:
+    """A launch with the cursors the transforms need (internal)."""
+
+    call: ci.Cursor
+    config: ci.Cursor
+    func: ci.Cursor
+    ancestors: tuple[ci.Cursor, ...]
+    child_name: str
+    stmt_start: int
+    stmt_end: int | None
+    grid: Span
+    block: Span
+    shared: Span | None
+    stream: Span | None
+    args: list[Span]
+    device_side: bool
+    from_macro: bool
+
+    @property
+    def in_loop(self) -> bool:
+        return any(a.kind in _LOOPS for a in self.ancestors)
+
+
+def _span(p: Parsed, c: ci.Cursor) -> Span | None:
+    s, e = c.extent.start.offset, c.extent.end.offset
+    if s == e:
+        return None
+    return Span(p.text(s, e), s, e)
+
+
+def find_sites(p: Parsed) -> list[Site]:
+    """All kernel launches in function bodies of the main file, host and device side."""
+    sites: list[Site] = []
+    for fn in p.top_level():
+        if fn.kind not in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE, K.CXX_METHOD) or not fn.is_definition():
+            continue
+        body = body_of(fn)
+        if body is None:
+            continue
+        device = is_device_function(fn)
+        for c, ps in walk_with_parents(body):
+            cfg = is_launch(c)
+            if cfg is None:
+                continue
+            kids = list(c.get_children())
+            callee = kids[0]
+            cargs = expr_children(cfg)[1:]
+            grid, block = _span(p, cargs[0]), _span(p, cargs[1])
+            if grid is None or block is None:
+                continue
+            shared = _span(p, cargs[2]) if len(cargs) > 2 else None
+            stream = _span(p, cargs[3]) if len(cargs) > 3 else None
+            args = [s for s in (_span(p, a) for a in kids[1:] if a != cfg and a != callee) if s is not None]
+            start = c.extent.start.offset
+            text = p.text(start, c.extent.end.offset)
+            name = callee.spelling or text.split("<<<")[0].strip()
+            sites.append(Site(c, cfg, fn, (*ps,), name, start, statement_end(p, c.extent.end.offset),
+                              grid, block, shared, stream, args, device, "<<<" not in text))
+    return sites
+
+
+def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
+    """Map transform → reason it does not apply to ``site`` (absent: it applies)."""
+    out: dict[str, str] = {}
+    common = None
+    if site.from_macro:
+        common = "the launch comes from a macro expansion"
+    elif site.stmt_end is None:
+        common = "the launch is not a statement of its own (it is part of a larger expression)"
+    elif child is None:
+        common = f"the definition of child kernel `{site.child_name}` is not in this file"
+    elif "<" in site.child_name or child.cursor.kind == K.FUNCTION_TEMPLATE:
+        common = "template child kernels are not supported"
+    elif child.problems:
+        common = f"child kernel `{child.name}`: {child.problems[0]}"
+    elif child.start > site.func.extent.start.offset and child.name != site.func.spelling:
+        common = (f"child kernel `{child.name}` is defined after its parent `{site.func.spelling}`: move its "
+                  "definition above the parent")
+    elif child.helpers_with_builtins:
+        common = (f"child kernel `{child.name}` calls `{child.helpers_with_builtins[0]}`, which reads "
+                  "threadIdx/blockIdx/blockDim/gridDim: inline it into the kernel first")
+    if common is not None:
+        return {t: common for t in ("threshold", "coarsen", "aggregate")}
+    assert child is not None
+    if child.sync_calls:
+        out["threshold"] = (f"child kernel `{child.name}` synchronises its threads "
+                            f"(`{child.sync_calls[0]}`): serialising it in one thread is not possible "
+                            "(CGO'22 §III-C)")
+    elif child.warp_calls:
+        out["threshold"] = (f"child kernel `{child.name}` uses the warp-level primitive "
+                            f"`{child.warp_calls[0]}` (CGO'22 §III-C)")
+    elif child.shared_vars or (site.shared is not None and site.shared.text.strip() not in ("0", "0u", "0U")):
+        what = f"`{child.shared_vars[0]}`" if child.shared_vars else "dynamic shared memory"
+        out["threshold"] = (f"child kernel `{child.name}` uses shared memory ({what}): each parent thread "
+                            "would need a whole child block's shared memory (CGO'22 §III-C)")
+    if site.child_name == site.func.spelling:
+        out["aggregate"] = "recursive launch (the child is the parent kernel itself)"
+    elif not any(a.kind == K.CUDAGLOBAL_ATTR for a in site.func.get_children()):
+        out["aggregate"] = "the launch is in a __device__ function; aggregation needs it in the __global__ parent"
+    elif site.in_loop:
+        out["aggregate"] = ("the launch is inside a loop: aggregation records at most one launch per "
+                            "parent thread")
+    elif site.stream is not None and site.stream.text.strip() not in _AGG_STREAMS:
+        out["aggregate"] = (f"the launch uses stream `{site.stream.text}`: an aggregated launch cannot "
+                            "keep per-thread stream order")
+    return out
+
+
+def thread_count(p: Parsed, site: Site) -> ThreadCount | None:
+    """Fig. 4 thread-count recovery for a site."""
+    grid_cursor = expr_children(site.config)[1]
+    return recover_thread_count(p, site.func, site.stmt_start, grid_cursor)
+
+
+def to_launch(p: Parsed, site: Site, child: Child | None) -> Launch:
+    """Public view of a device-side launch."""
+    line, col = p.line_col(site.stmt_start)
+    tc = thread_count(p, site)
+    return Launch(line=line, column=col, start=site.stmt_start,
+                  end=site.stmt_end if site.stmt_end is not None else site.call.extent.end.offset,
+                  parent=site.func.spelling, child=site.child_name, grid=site.grid, block=site.block,
+                  shared=site.shared, stream=site.stream, args=site.args,
+                  thread_count=tc.text if tc else None, thread_count_pattern=tc.pattern if tc else None,
+                  in_loop=site.in_loop, refusals=refusals(p, site, child))
+
+
+def find_launches(source: str, path: str) -> list[Launch]:
+    """Device-side launches of ``source`` (the text of ``path``), in source order.
+
+    Raises RewriteError when libclang cannot parse the file at all.
+    """
+    p = parse(source, path)
+    out = []
+    children: dict[str, Child | None] = {}
+    for s in find_sites(p):
+        if not s.device_side:
+            continue
+        if s.child_name not in children:
+            children[s.child_name] = find_child(p, s.child_name)
+        out.append(to_launch(p, s, children[s.child_name]))
+    return out
+
+
+def site_at_line(p: Parsed, line: int) -> Site:
+    """The device-side launch starting on 1-based ``line``; RewriteError naming the file otherwise."""
+    sites = [s for s in find_sites(p) if s.device_side]
+    hits = [s for s in sites if p.line_col(s.stmt_start)[0] == line]
+    if not hits:
+        hits = [s for s in sites if p.line_col(s.stmt_start)[0] <= line <= p.line_col(s.call.extent.end.offset)[0]]
+    if not hits:
+        lines = ", ".join(str(p.line_col(s.stmt_start)[0]) for s in sites) or "none"
+        raise RewriteError(f"{p.path}:{line}: no device-side kernel launch on this line "
+                           f"(device-side launches are on lines: {lines})")
+    if len(hits) > 1:
+        raise RewriteError(f"{p.path}:{line}: {len(hits)} launches start on this line; put each on its own line")
+    site = hits[0]
+    fs, fe = site.func.extent.start.offset, site.func.extent.end.offset
+    errs = [m for off, m in p.errors if fs <= off < fe]
+    if errs:
+        raise RewriteError(f"{p.path}:{line}: the parent function `{site.func.spelling}` does not parse: {errs[0]}")
+    return site

@@ -1,0 +1,112 @@
+"""Thresholding (CGO'22 §III, Fig. 3): launch the child only when it has at least _THRESHOLD threads;
+otherwise the parent thread runs a serial copy of the child (loops over blocks and threads with the
+builtin index variables replaced by the loop indices and bounds)."""
+
+from __future__ import annotations
+
+from .common import (
+    args_text,
+    body_text,
+    check_applies,
+    child_before_parent,
+    config_text,
+    needs_3d,
+    params_text,
+    statement_extent,
+    with_extra,
+)
+from .edits import fresh, fresh_in, header_offset, indent_of, macro_block, make_edit, prelude
+from .kernel import BuiltinUse, Child
+from .launches import Site, refusals, thread_count
+from .model import TextEdit
+from .parse import Parsed
+
+DEFAULT_THRESHOLD = 128
+
+
+def _serial_function(p: Parsed, child: Child, name: str, dims: str) -> str:
+    """Fig. 3 lines 09-15: the serial device-function copy of the child."""
+    looped = set(dims)
+    own = p.text(child.start, child.end)
+    # loop indices _ww_bx, _ww_tx, ... (renamed if the file already uses them, e.g. a coarsened child)
+    bv = {d: fresh_in(own, f"_ww_b{d}") for d in "xyz"}
+    tv = {d: fresh_in(own, f"_ww_t{d}") for d in "xyz"}
+
+    def mapping(u: BuiltinUse) -> str | None:
+        if u.var in ("blockDim", "gridDim"):
+            base = "_ww_sbDim" if u.var == "blockDim" else "_ww_sgDim"
+            return f"{base}.{u.member}" if u.member else base
+        v = tv if u.var == "threadIdx" else bv
+        if u.member is None:
+            return "make_uint3(" + ", ".join(v[d] if d in looped else "0u" for d in "xyz") + ")"
+        return v[u.member] if u.member in looped else "0u"
+
+    depth = 2 * len(dims)
+    ind = "  " * (depth + 1)
+    label = fresh_in(own, "_ww_next_thread")
+    body = body_text(p, child, mapping, f"goto {label}" if child.returns else None, ind)
+    lines = [f"/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `{child.name}`, run by one",
+             "   parent thread when the child grid would have fewer than _THRESHOLD threads */",
+             f"__device__ void {name}({with_extra(params_text(child), 'dim3 _ww_sgDim, dim3 _ww_sbDim')}) {{"]
+    level = 1
+    for d in reversed(dims):  # blocks, outermost dimension first
+        lines.append("  " * level + f"for (unsigned int {bv[d]} = 0; {bv[d]} < _ww_sgDim.{d}; ++{bv[d]}) {{")
+        level += 1
+    for d in reversed(dims):
+        lines.append("  " * level + f"for (unsigned int {tv[d]} = 0; {tv[d]} < _ww_sbDim.{d}; ++{tv[d]}) {{")
+        level += 1
+    lines.append(ind + body)
+    if child.returns:
+        lines.append(ind + f"{label}:;")
+    for lvl in range(level - 1, 0, -1):
+        lines.append("  " * lvl + "}")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def threshold_edits(p: Parsed, site: Site, child: Child | None, threshold: int | None) -> list[TextEdit]:
+    """Edits that apply thresholding to ``site``.
+
+    ``threshold``: default value of the ``_THRESHOLD`` macro (child threads; overridable with
+    -D_THRESHOLD=N). Raises RewriteError (see refusals()) when the child synchronises, uses warp
+    primitives or shared memory.
+    """
+    ch = check_applies(p, site, child, "threshold", refusals(p, site, child))
+    child_before_parent(p, site, ch)
+    dims = "xyz" if needs_3d(p, site, ch) else "x"
+    serial = fresh(p, f"_ww_{ch.name.removeprefix('_ww_')}_serial")
+    tc = thread_count(p, site)
+    s, e = statement_extent(p, site)
+    ind = indent_of(p, s)
+    grid = site.grid.text
+    if tc is not None and tc.span is not None:
+        a, b = tc.span[0] - site.grid.start, tc.span[1] - site.grid.start
+        grid = grid[:a] + "_ww_threads" + grid[b:]
+    launch_cfg = config_text(site, "_ww_thr_gDim", "_ww_thr_bDim")
+    args = args_text(site)
+    out = [f"{{ /* _ww_ threshold (CGO'22 Fig. 3): launch child `{ch.name}` only when it has at least "
+           "_THRESHOLD threads; otherwise this thread runs it serially */"]
+    if tc is not None:
+        out.append(f"  const auto _ww_threads = ({tc.text}); /* child threads, Fig. 4 pattern {tc.pattern} */")
+    out.append(f"  const dim3 _ww_thr_gDim = {grid};")
+    out.append(f"  const dim3 _ww_thr_bDim = {site.block.text};")
+    if tc is None:
+        out.append("  /* no Fig. 4 ceil-division pattern found in the grid expression: count grid x block threads */")
+        out.append("  const unsigned long long _ww_threads = (unsigned long long)_ww_thr_gDim.x * _ww_thr_gDim.y * "
+                   "_ww_thr_gDim.z * _ww_thr_bDim.x * _ww_thr_bDim.y * _ww_thr_bDim.z;")
+    out += ["  if (_ww_threads >= _THRESHOLD) {",
+            f"    {site.child_name}<<<{launch_cfg}>>>({args});",
+            "    _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
+            "  } else {",
+            f"    {serial}({with_extra(args, '_ww_thr_gDim, _ww_thr_bDim')});",
+            "  }",
+            "}"]
+    launch_text = ("\n" + ind).join(out)
+    head = prelude(p) + macro_block(p, "_THRESHOLD", str(threshold if threshold is not None else DEFAULT_THRESHOLD),
+                                    "threshold: minimum child threads for a launch (CGO'22 Fig. 3)")
+    edits = []
+    if head:
+        edits.append(make_edit(p, header_offset(p), header_offset(p), head))
+    edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _serial_function(p, ch, serial, dims)))
+    edits.append(make_edit(p, s, e, launch_text))
+    return edits

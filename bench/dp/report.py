@@ -1,0 +1,143 @@
+"""Turn bench/dp/gpu.sh output into results.csv/results.json and a markdown table for docs/benchmarks.md.
+
+Standard library only (it also runs on the GPU box).
+
+  python3 bench/dp/report.py collect --manifest M --raw RAW --out DIR   # gpu.sh calls this
+  python3 bench/dp/report.py markdown DIR/results.json                  # table for docs/benchmarks.md
+
+Speedups follow CGO'22 §VIII (Fig. 9): the framework's time is the best over the sweep of threshold,
+coarsening factor and aggregation granularity per benchmark; baselines are plain CDP (the original),
+no-CDP (the parent runs every child's work in a loop) and aggregation only (KLAP, best granularity).
+Geometric means are compared with the paper's 43.0× over CDP, 8.7× over no-CDP and 3.6× over
+aggregation only (measured there on other benchmarks and GPUs; a comparison of orders, not a
+reproduction).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+PAPER = {"cdp": 43.0, "nocdp": 8.7, "agg": 3.6}
+FIELDS = ["example", "variant", "kind", "granularity", "threshold", "factor", "status", "time_ms",
+          "launch_errors", "mismatches", "hash", "same_as_original", "ok"]
+
+
+def collect(manifest: Path, raw: Path, out: Path) -> list[dict[str, object]]:
+    """Join the manifest with the RESULT lines; write results.csv and results.json; return the rows."""
+    builds = {f"{b['example']}__{b['variant']}": b for b in json.loads(manifest.read_text())}
+    rows: list[dict[str, object]] = []
+    for line in raw.read_text().splitlines():
+        parts = line.split("\t")
+        name, rc = parts[0], parts[1] if len(parts) > 1 else ""
+        res = parts[2] if len(parts) > 2 else ""
+        b = builds[name]
+        row: dict[str, object] = {k: b.get(k) for k in ("example", "variant", "kind", "granularity", "threshold",
+                                                         "factor")}
+        m = re.match(r"RESULT \S+ (PASS|FAIL) (.*)", res)
+        if m:
+            kv = dict(x.split("=", 1) for x in m.group(2).split())
+            row.update(status=m.group(1), time_ms=float(kv["time_ms"]), launch_errors=int(kv["launch_errors"]),
+                       mismatches=int(kv["mismatches"]), hash=kv["hash"])
+        else:
+            row.update(status=rc if rc in ("BUILD_FAILED", "SKIPPED_DEADLINE") else (res or f"rc={rc}"), time_ms=None,
+                       launch_errors=None, mismatches=None, hash=None)
+        rows.append(row)
+    orig = {r["example"]: r["hash"] for r in rows if r["variant"] == "original"}
+    for r in rows:
+        r["same_as_original"] = r["hash"] is not None and r["hash"] == orig.get(r["example"])
+        r["ok"] = r["status"] == "PASS" and bool(r["same_as_original"])
+    out.mkdir(parents=True, exist_ok=True)
+    with (out / "results.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    summary = summarise(rows)
+    gpu = (out / "gpu.txt").read_text().strip() if (out / "gpu.txt").exists() else ""
+    (out / "results.json").write_text(json.dumps({"gpu": gpu, "rows": rows, "summary": summary}, indent=1) + "\n")
+    return rows
+
+
+def _best(rows: list[dict[str, object]], kinds: tuple[str, ...]) -> dict[str, object] | None:
+    ok = [r for r in rows if r["kind"] in kinds and r["ok"] and r["time_ms"] is not None]
+    return min(ok, key=lambda r: float(r["time_ms"])) if ok else None  # type: ignore[arg-type]
+
+
+def summarise(rows: list[dict[str, object]]) -> dict[str, object]:
+    """Per example: CDP, no-CDP, aggregation-only and best-framework times and speedups; geomeans."""
+    per: dict[str, dict[str, object]] = {}
+    for ex in dict.fromkeys(str(r["example"]) for r in rows):
+        rs = [r for r in rows if r["example"] == ex]
+        cdp, nocdp = _best(rs, ("original",)), _best(rs, ("nocdp",))
+        agg, best = _best(rs, ("agg",)), _best(rs, ("threshold", "coarsen", "agg", "tca"))
+        e: dict[str, object] = {"failed": [str(r["variant"]) for r in rs if not r["ok"]]}
+        for key, r in (("cdp", cdp), ("nocdp", nocdp), ("agg", agg), ("best", best)):
+            e[f"{key}_ms"] = r["time_ms"] if r else None
+            e[f"{key}_variant"] = r["variant"] if r else None
+        for key in ("cdp", "nocdp", "agg"):
+            a, b = e[f"{key}_ms"], e["best_ms"]
+            e[f"x_over_{key}"] = float(a) / float(b) if a and b else None  # type: ignore[arg-type]
+        per[ex] = e
+    geo = {}
+    for key in ("cdp", "nocdp", "agg"):
+        xs = [float(e[f"x_over_{key}"]) for e in per.values() if e[f"x_over_{key}"]]  # type: ignore[arg-type]
+        geo[key] = math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+    return {"examples": per, "geomean": geo, "paper": PAPER}
+
+
+def _f(x: object, fmt: str = "{:.3f}") -> str:
+    return "–" if x is None else fmt.format(x)
+
+
+def table(summary: dict[str, object]) -> str:
+    """Markdown table of the summary (also readable as plain text)."""
+    per: dict[str, dict[str, object]] = summary["examples"]  # type: ignore[assignment]
+    geo: dict[str, float | None] = summary["geomean"]  # type: ignore[assignment]
+    lines = ["| benchmark | CDP ms | no-CDP ms | aggregation only ms | best ms (variant) | × over CDP | "
+             "× over no-CDP | × over aggregation only | failed variants |",
+             "|---|---:|---:|---:|---|---:|---:|---:|---|"]
+    for ex, e in per.items():
+        lines.append(f"| {ex} | {_f(e['cdp_ms'])} | {_f(e['nocdp_ms'])} | {_f(e['agg_ms'])} ({e['agg_variant']}) | "
+                     f"{_f(e['best_ms'])} ({e['best_variant']}) | {_f(e['x_over_cdp'], '{:.2f}×')} | "
+                     f"{_f(e['x_over_nocdp'], '{:.2f}×')} | {_f(e['x_over_agg'], '{:.2f}×')} | "
+                     f"{', '.join(e['failed']) or 'none'} |")  # type: ignore[arg-type]
+    lines.append(f"| **geometric mean** | | | | | **{_f(geo['cdp'], '{:.2f}×')}** | "
+                 f"**{_f(geo['nocdp'], '{:.2f}×')}** | "
+                 f"**{_f(geo['agg'], '{:.2f}×')}** | |")
+    lines.append(f"| CGO'22 paper (geomean) | | | | | {PAPER['cdp']}× | {PAPER['nocdp']}× | {PAPER['agg']}× | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="DP benchmark results")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--manifest", required=True, type=Path)
+    c.add_argument("--raw", required=True, type=Path)
+    c.add_argument("--out", required=True, type=Path)
+    m = sub.add_parser("markdown")
+    m.add_argument("results", type=Path)
+    a = ap.parse_args(argv)
+    if a.cmd == "collect":
+        rows = collect(a.manifest, a.raw, a.out)
+        summary = json.loads((a.out / "results.json").read_text())["summary"]
+        print(f"{sum(1 for r in rows if r['ok'])}/{len(rows)} variants PASS with the original's result")
+        for r in rows:
+            if not r["ok"]:
+                print(f"  NOT OK: {r['example']} {r['variant']}: {r['status']} "
+                      f"launch_errors={r['launch_errors']} same_as_original={r['same_as_original']}")
+        print(table(summary))
+        return 0
+    data = json.loads(a.results.read_text())
+    print(f"GPU: {data.get('gpu') or 'unknown'}\n")
+    print(table(data["summary"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
