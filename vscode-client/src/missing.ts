@@ -11,7 +11,7 @@ export const SHOW_OUTPUT = 'Show Output';
 
 /** The notification's text. */
 export function missingServerMessage(missing: ServerMissing): string {
-  return `${missing.reason} Install it with \`${missing.installCommand}\`, or set warpwise.server.path / warpwise.server.python.`;
+  return `${missing.reason} Install it with: ${missing.installCommand} — or set warpwise.server.path / warpwise.server.python.`;
 }
 
 /**

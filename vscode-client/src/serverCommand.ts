@@ -141,7 +141,7 @@ export function resolveServer(server: { path: string; python: string }, env: Mac
   }
   return {
     ok: false,
-    reason: 'The warpwise language server was not found: warpwise.server.path and warpwise.server.python are not set and there is no `warpwise` on PATH.',
+    reason: 'The warpwise language server was not found: warpwise.server.path and warpwise.server.python are not set and there is no warpwise executable on PATH.',
     installCommand: installCommand('', env),
     tried,
   };

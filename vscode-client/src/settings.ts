@@ -55,7 +55,6 @@ const isShare: Check<number> = (v): v is number =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
 const isNonNegInt: Check<number> = (v): v is number => Number.isInteger(v) && (v as number) >= 0;
 const isPosInt: Check<number> = (v): v is number => Number.isInteger(v) && (v as number) >= 1;
-const isInt: Check<number> = (v): v is number => Number.isInteger(v);
 const isTrace: Check<TraceLevel> = (v): v is TraceLevel => typeof v === 'string' && TRACE_LEVELS.includes(v);
 
 /**
@@ -106,7 +105,7 @@ export function readSettings(cfg: ConfigReader): { settings: WarpwiseSettings; p
     },
     tune: {
       iterations: pick('tune.iterations', isPosInt, d.tune.iterations, 'an integer ≥ 1'),
-      seed: pick('tune.seed', isInt, d.tune.seed, 'an integer'),
+      seed: pick('tune.seed', isNonNegInt, d.tune.seed, 'an integer ≥ 0'),
       verifySamples: pick('tune.verifySamples', isPosInt, d.tune.verifySamples, 'an integer ≥ 1'),
     },
     trace: { server: pick('trace.server', isTrace, d.trace.server, 'off, messages or verbose') },

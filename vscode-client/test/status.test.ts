@@ -1,0 +1,34 @@
+import * as assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseStatusParams, statusView } from '../src/status';
+
+test('warpwise/status notifications are validated', () => {
+  assert.deepEqual(parseStatusParams({ profiles: 2, kernels: 3, message: 'loaded' }), { profiles: 2, kernels: 3, message: 'loaded' });
+  assert.deepEqual(parseStatusParams({ profiles: 1, kernels: 0 }), { profiles: 1, kernels: 0, message: '' });
+  assert.equal(parseStatusParams({ profiles: -1, kernels: 0, message: '' }), undefined);
+  assert.equal(parseStatusParams({ profiles: '2', kernels: 3 }), undefined);
+  assert.equal(parseStatusParams(null), undefined);
+  assert.equal(parseStatusParams([1, 2]), undefined);
+});
+
+test('running: profile and kernel counts with singular/plural', () => {
+  assert.equal(statusView({ kind: 'running', status: { profiles: 2, kernels: 5, message: '' } }).text, '$(pulse) warpwise: 2 profiles · 5 kernels');
+  assert.equal(statusView({ kind: 'running', status: { profiles: 1, kernels: 1, message: '' } }).text, '$(pulse) warpwise: 1 profile · 1 kernel');
+  assert.equal(statusView({ kind: 'running', status: { profiles: 0, kernels: 0, message: '' } }).text, '$(pulse) warpwise: no profile');
+  const v = statusView({ kind: 'running', status: { profiles: 1, kernels: 2, message: 'relax.ncu-rep: 2 kernels' } });
+  assert.match(v.tooltip, /relax\.ncu-rep: 2 kernels/);
+  assert.equal(v.command, 'warpwise.showReport');
+  assert.equal(v.background, undefined);
+});
+
+test('missing and failed servers are visible and clickable', () => {
+  const missing = statusView({ kind: 'missing', reason: 'No warpwise on PATH.' });
+  assert.equal(missing.text, '$(warning) warpwise: server not found');
+  assert.match(missing.tooltip, /No warpwise on PATH\./);
+  assert.equal(missing.background, 'statusBarItem.warningBackground');
+  assert.equal(missing.command, 'warpwise.restartServer');
+  const failed = statusView({ kind: 'failed', reason: 'exit code 1' });
+  assert.equal(failed.background, 'statusBarItem.errorBackground');
+  assert.equal(failed.command, 'warpwise.showOutput');
+  assert.equal(statusView({ kind: 'starting' }).text, '$(sync~spin) warpwise');
+});
