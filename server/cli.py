@@ -50,13 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_rewrite_arguments(rw)
 
     tune = sub.add_parser("tune", help="search a faster SASS schedule for a kernel on the GPU (SIP)")
-    tune.add_argument("binary", help=".cubin (or executable holding it)")
-    tune.add_argument("--kernel", required=True, help="kernel name (mangled or plain)")
-    tune.add_argument("--harness", required=True, help="JSON harness describing the kernel's arguments")
-    tune.add_argument("--iterations", type=int, default=200, help="simulated-annealing steps")
-    tune.add_argument("--seed", type=int, default=0)
-    tune.add_argument("--verify-samples", type=int, default=10000, help="random inputs tested on the result")
-    tune.add_argument("-o", "--output", default="warpwise-tuned", help="folder for the tuned cubin + manifest")
+    from warpwise.server.tune_cmd import add_arguments as add_tune_arguments
+
+    add_tune_arguments(tune)
 
     prof = sub.add_parser("profile", help="run COMMAND under Nsight Compute (needs a GPU)")
     prof.add_argument("-o", "--output", default="warpwise.ncu-rep")

@@ -1,0 +1,237 @@
+"""Search (SIP Alg. 1), harness parsing, the tuning pipeline without a GPU, manifests and the CLI."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from pathlib import Path
+
+import pytest
+from warpwise.analysis.schedule.anneal import AnnealParams, anneal
+from warpwise.analysis.schedule.evaluate import DryRunEvaluator, TestResult, Timing
+from warpwise.analysis.schedule.harness import HarnessError, load_harness, parse_harness
+from warpwise.analysis.schedule.model import Move
+from warpwise.analysis.schedule.tune import (
+    MANIFEST_FORMAT,
+    TuneError,
+    TuneOptions,
+    check_manifest,
+    manifest,
+    tune,
+    write_artifacts,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
+STENCIL = ROOT / "examples/stencil/stencil.sm_90.cubin"
+TILED = Path(__file__).parent / "fixtures/tiled.sm_90.cubin"
+H = parse_harness(
+    {"grid": [1], "block": [32], "args": [{"name": "y", "buffer": {"dtype": "float32", "count": 4, "output": True}}]}
+)
+
+
+# ---- annealing -----------------------------------------------------------------------------------
+def _line_search(params: AnnealParams, energy_of: dict[int, float], **kw: object):
+    """States 0..9 on a line, moves -1/+1; energies from a table."""
+    calls: list[int] = []
+
+    def energy(s: int) -> tuple[float | None, bool]:
+        calls.append(s)
+        return energy_of.get(s), False
+
+    res = anneal(
+        5,
+        energy_of[5],
+        moves=lambda s: [m for m in (-1, 1) if 0 <= s + m <= 9],
+        apply=lambda s, m: s + m,
+        energy=energy,
+        params=params,
+        **kw,
+    )  # type: ignore[arg-type]
+    return res, calls
+
+
+def test_anneal_finds_the_minimum_and_the_path_to_it() -> None:
+    e = {i: abs(i - 2) / 10 + 1 for i in range(10)}
+    res, _ = _line_search(AnnealParams(t_max=0.01, t_min=0.0001, iterations=200, seed=3), e)
+    assert res.best == 2 and res.best_energy == pytest.approx(1.0)
+    assert 5 + sum(res.best_path) == 2
+
+
+def test_anneal_stops_when_no_move_improves_the_best() -> None:
+    e = {i: 1.0 + abs(i - 5) for i in range(10)}  # 5 is already the minimum
+    res, calls = _line_search(AnnealParams(t_max=0.001, t_min=0.0001, iterations=500, seed=0), e)
+    assert res.stopped == "no improving move" and res.best == 5 and res.best_path == []
+    assert sorted(set(calls)) == [4, 6] and len(res.steps) == 2
+
+
+def test_anneal_never_accepts_rejected_states_and_honours_cancel() -> None:
+    e = {i: 0.5 for i in range(10)}
+    e.pop(4), e.pop(6)  # both neighbours of the start fail their tests
+    res, _ = _line_search(AnnealParams(seed=1, iterations=50), {**e, 5: 1.0})
+    assert res.best == 5 and all(not s.accepted for s in res.steps)
+    stop = threading.Event()
+    stop.set()
+    res, calls = _line_search(AnnealParams(seed=1, iterations=50), {i: 1.0 for i in range(10)}, cancel=stop)
+    assert res.stopped == "cancelled" and calls == []
+
+
+def test_anneal_is_seeded_and_cooling_matches_iterations() -> None:
+    e = {i: 1.0 + ((i * 7919) % 13) / 100 for i in range(10)}
+    p = AnnealParams(t_max=0.05, t_min=0.001, iterations=40, seed=11)
+    a, _ = _line_search(p, e)
+    b, _ = _line_search(p, e)
+    assert [s.move for s in a.steps] == [s.move for s in b.steps]
+    assert p.steps() == 40
+    with pytest.raises(ValueError):
+        AnnealParams(t_max=0.001, t_min=0.01).factor()
+
+
+# ---- harness -------------------------------------------------------------------------------------
+def test_harness_round_trips_and_rejects_bad_input(tmp_path: Path) -> None:
+    h = load_harness(ROOT / "bench/tune/harness/gather.json")
+    assert h.grid == (1024, 1, 1) and [a.name for a in h.outputs] == ["y"]
+    assert h.args[0].init.dist == "randint" and h.args[0].nbytes == 4 * 8388608
+    assert parse_harness(h.to_json()) == h
+    for bad, msg in [
+        ({"grid": [1], "block": [1], "args": []}, "no buffer"),
+        ({"grid": [0], "block": [1], "args": []}, "grid"),
+        ({"grid": [1], "block": [1], "args": [{"name": "x", "buffer": {"dtype": "float7", "count": 1}}]}, "dtype"),
+        (
+            {
+                "grid": [1],
+                "block": [1],
+                "args": [{"name": "x", "buffer": {"dtype": "int32", "count": 1, "init": {"dist": "cauchy"}}}],
+            },
+            "distribution",
+        ),
+        (
+            {
+                "grid": [1],
+                "block": [1],
+                "args": [
+                    {"name": "x", "buffer": {"dtype": "int32", "count": 4, "output": True, "tolerance": {"atol": 1}}}
+                ],
+            },
+            "tolerance",
+        ),
+    ]:
+        with pytest.raises(HarnessError, match=msg):
+            parse_harness(bad, "h.json")
+    p = tmp_path / "h.json"
+    p.write_text("{not json")
+    with pytest.raises(HarnessError, match="invalid JSON"):
+        load_harness(p)
+
+
+# ---- pipeline without a GPU ----------------------------------------------------------------------
+def test_tune_dry_run_writes_a_manifest_that_replays(tmp_path: Path) -> None:
+    data = TILED.read_bytes()
+    seen: list[str] = []
+    r = tune(
+        data,
+        "sgemm",
+        H,
+        DryRunEvaluator(),
+        TuneOptions(iterations=60, seed=4, verify_samples=50, movable="all"),
+        str(TILED),
+        progress=lambda p: seen.append(p.stage),
+    )
+    assert {"baseline", "search", "done"} <= set(seen)
+    assert r.evaluated > 0 and r.legal_moves_start > 0
+    cub, man = write_artifacts(r, tmp_path)
+    m = json.loads(man.read_text())
+    assert m["format"] == MANIFEST_FORMAT and m["kernel"] == "_Z11sgemm_tiledPKfS0_Pfi" and m["arch"] == "sm_90"
+    assert m["seed"] == 4 and m["search"]["schedules_evaluated"] == r.evaluated
+    assert check_manifest(m, cub.read_bytes(), data) == []
+    if r.moves:
+        assert m["verification"]["samples"] == 50 and m["verification"]["passed"]
+        assert cub.read_bytes() != data
+    # a tampered tuned cubin or source is detected
+    assert check_manifest(m, data + b"x", data)
+    assert check_manifest(m, cub.read_bytes(), data[:-1] + b"\x01")
+
+
+def test_failing_candidates_are_rejected_and_cached() -> None:
+    data = TILED.read_bytes()
+
+    class AllFail(DryRunEvaluator):
+        def test(self, candidate: bytes, reference: bytes, samples: int, seed: int) -> TestResult:
+            return TestResult(samples, 0 if candidate == reference else samples)
+
+    r = tune(data, "axpy4", H, AllFail(), TuneOptions(iterations=40, verify_samples=10, movable="all"), str(TILED))
+    assert r.moves == [] and r.tuned == data and r.rejected_tests == r.evaluated > 0
+    assert r.stopped == "no improving move"
+
+
+def test_failed_final_verification_keeps_the_original() -> None:
+    data = TILED.read_bytes()
+
+    class FailsLate(DryRunEvaluator):
+        def test(self, candidate: bytes, reference: bytes, samples: int, seed: int) -> TestResult:
+            return TestResult(samples, 3 if samples == 500 and candidate != reference else 0)
+
+    r = tune(data, "sgemm", H, FailsLate(), TuneOptions(iterations=60, verify_samples=500, movable="all"), str(TILED))
+    assert r.verify_samples == 500 and r.verify_failed == 3 and not r.verified
+    assert r.moves == [] and r.tuned == data and r.order == list(range(len(r.order)))
+    m = manifest(r, "x.cubin")
+    assert m["verification"] == {"samples": 500, "failed_samples": 3, "error": "", "passed": False}
+
+
+def test_nondeterministic_original_is_refused() -> None:
+    class Flaky(DryRunEvaluator):
+        def test(self, candidate: bytes, reference: bytes, samples: int, seed: int) -> TestResult:
+            return TestResult(samples, 1)
+
+    with pytest.raises(TuneError, match="different outputs on identical inputs"):
+        tune(TILED.read_bytes(), "axpy4", H, Flaky(), TuneOptions(iterations=5), str(TILED))
+
+
+def test_cancel_keeps_the_original_when_nothing_was_tried() -> None:
+    stop = threading.Event()
+    stop.set()
+    r = tune(STENCIL.read_bytes(), "blur", H, DryRunEvaluator(), TuneOptions(iterations=50), str(STENCIL), cancel=stop)
+    assert r.stopped == "cancelled" and r.evaluated == 0 and r.moves == []
+    m = manifest(r, "x.cubin")
+    assert m["side_by_side"]["speedup"] == pytest.approx(1.0)
+
+
+def test_timing_json() -> None:
+    assert Timing.of([2.0]).to_json()["median_ms"] == 2.0
+    assert Move(3, -1).to_json() == [3, -1]
+
+
+# ---- CLI -----------------------------------------------------------------------------------------
+def test_cli_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from warpwise.server.tune_cmd import add_arguments, main, run_tune
+
+    h = tmp_path / "h.json"
+    h.write_text(json.dumps({**H.to_json(), "kernel": "axpy4"}))
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    rc = run_tune(
+        p.parse_args(
+            [
+                str(TILED),
+                "--harness",
+                str(h),
+                "--dry-run",
+                "-o",
+                str(tmp_path / "o"),
+                "--iterations",
+                "30",
+                "--verify-samples",
+                "20",
+                "--movable",
+                "all",
+                "--no-progress",
+            ]
+        )
+    )
+    out = capsys.readouterr().out
+    assert rc == 0 and "manifest:" in out
+    assert len(list((tmp_path / "o").glob("*.tune.json"))) == 1
+    assert main([str(TILED), "--harness", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read harness" in capsys.readouterr().err
+    assert main([str(TILED), "--harness", str(h), "--kernel", "nope", "--dry-run"]) == 2
+    assert "matches no" in capsys.readouterr().err
