@@ -170,11 +170,11 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
             parts.append(f"{no_line:,} ({no_line / T:.1%}) on instructions without line information")
         ka.notes.append("samples not on any source line: " + "; ".join(parts) +
                         ". They count in the kernel's total.")
-    for recorded, local in local.items():
+    for recorded, here in local.items():
         embedded = profile.source_files.get(recorded)
-        if local is not None and embedded is not None and local.is_file() and \
-                local.read_text(errors="replace").replace("\r\n", "\n") != embedded.replace("\r\n", "\n"):
-            ka.notes.append(f"{local} differs from the source that was profiled: line numbers and text here are "
+        if here is not None and embedded is not None and here.is_file() and \
+                here.read_text(errors="replace").replace("\r\n", "\n") != embedded.replace("\r\n", "\n"):
+            ka.notes.append(f"{here} differs from the source that was profiled: line numbers and text here are "
                             "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
         _blame_and_advise(ka)

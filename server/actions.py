@@ -126,7 +126,8 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
     out: list[lsp.CodeAction] = []
     seen: set[tuple[str, int, str]] = set()
     for d in mine:
-        opt, kernel = d.data["optimizer"], d.data.get("kernel")
+        data: dict[str, Any] = d.data if isinstance(d.data, dict) else {}
+        opt, kernel = data["optimizer"], data.get("kernel")
         for a in list(analyses.values()):
             for ka in a.kernels:
                 if ka.profile.mangled != kernel:
