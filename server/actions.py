@@ -156,3 +156,46 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
                                                          arguments=[fix.explanation or fix.title])
                         out.append(action)
     return out
+
+
+def byte_offset_edits(text: str, edits: Sequence[Any]) -> list[lsp.TextEdit]:
+    """LSP edits for edits given as UTF-8 byte offsets ``start``/``end`` into ``text``."""
+    data = text.encode("utf-8")
+    lines = text.split("\n")
+
+    def pos(off: int) -> lsp.Position:
+        before = data[:off].decode("utf-8", errors="ignore")
+        line = before.count("\n")
+        col_bytes = len(before.rsplit("\n", 1)[-1].encode("utf-8"))
+        return lsp.Position(line, utf8_col_to_units(lines[line] if line < len(lines) else "", col_bytes,
+                                                    render.ENCODING["value"]))
+
+    return [lsp.TextEdit(range=lsp.Range(pos(e.start), pos(e.end)), new_text=e.new_text) for e in edits]
+
+
+def tuned_actions(uri: str, version: int | None, text: str, path: str, first_line: int, last_line: int,
+                  only: Sequence[str] | None, tuned: dict[str, Any]) -> list[lsp.CodeAction]:
+    """"Use the tuned SASS schedule" on host-side launches of kernels that have an accepted tuning result."""
+    if not tuned or not wanted(only, REWRITE_KIND):
+        return []
+    from pathlib import Path
+
+    from warpwise.analysis.schedule.use_tuned import UseTunedError, find_launches, source_name, use_tuned_edits
+    from warpwise.server.tuning import relative_cubin
+
+    out: list[lsp.CodeAction] = []
+    for mangled, t in tuned.items():
+        for ln in find_launches(text, source_name(mangled)):
+            if not (first_line <= ln.line <= last_line):
+                continue
+            try:
+                edits = use_tuned_edits(text, mangled, relative_cubin(t.cubin, Path(path)), line=ln.line)
+            except UseTunedError:
+                continue
+            title = (f"Use the tuned SASS schedule of {source_name(mangled)} ({t.speedup:.3f}×, verified on "
+                     f"{t.verified_samples:,} random inputs) under WARPWISE_TUNED")
+            doc = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
+            change = lsp.TextDocumentEdit(text_document=doc, edits=list(byte_offset_edits(text, edits)))
+            out.append(lsp.CodeAction(title=title, kind=REWRITE_KIND,
+                                      edit=lsp.WorkspaceEdit(document_changes=[change])))
+    return out

@@ -11,7 +11,9 @@ import asyncio
 import fnmatch
 import logging
 import os
+import sys
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +53,7 @@ class State:
     analyses: dict[Path, Analysis] = field(default_factory=dict)
     load_errors: dict[Path, str] = field(default_factory=dict)
     published: set[str] = field(default_factory=set)
+    tuned: dict[str, Any] = field(default_factory=dict)  # kernel (mangled) -> TunedKernel
     generation: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -91,7 +94,10 @@ class WarpwiseServer(LanguageServer):
 
     def load_all(self) -> tuple[dict[Path, Analysis], dict[Path, str]]:
         """Analyse every report in the workspace against every binary found (runs in the pool)."""
+        from warpwise.server.tuning import find_tuned
+
         s = self.state.settings
+        self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
         reports = self.scan(s.profiles)
         binaries = self.scan(s.binaries)
         sources = self.scan([], SOURCE_EXTS)
@@ -344,6 +350,8 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
         if "<<<" in text:
             out += actions.rewrite_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
                                            resolve, disabled_ok)
+            out += actions.tuned_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
+                                         ls.state.tuned)
         return out
 
     return await loop.run_in_executor(ls.pool, work)
@@ -409,7 +417,7 @@ async def cmd_profile(ls: WarpwiseServer, *args: Any) -> str:
         return msg
     roots = ls.roots()
     out = (roots[0] if roots else Path.cwd()) / s.profile_output
-    token = "warpwise-profile"
+    token = f"warpwise-profile-{uuid.uuid4()}"
     await ls.work_done_progress.create_async(token)
     ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="warpwise: profiling", cancellable=False,
                                                                  message=" ".join(s.profile_command)))
@@ -423,6 +431,77 @@ async def cmd_profile(ls: WarpwiseServer, *args: Any) -> str:
     finally:
         ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done"))
     await reload(ls)
+    return msg
+
+
+def _tune_target(ls: WarpwiseServer, args: tuple[Any, ...]) -> tuple[str, Path] | str:
+    """(kernel, cubin) to tune from the command's arguments ({uri, kernel} or a URI), or why not."""
+    arg = args[0] if args else None
+    uri = arg.get("uri") if isinstance(arg, dict) else (arg if isinstance(arg, str) else None)
+    want = arg.get("kernel") if isinstance(arg, dict) else None
+    with ls.state.lock:
+        kernels = [k for a in ls.state.analyses.values() for k in a.kernels]
+    if uri:
+        path = uri_to_path(uri).resolve()
+        kernels = [k for k in kernels if any(p is not None and p.resolve() == path for p in k.local.values())]
+    if want:
+        kernels = [k for k in kernels if want in (k.profile.mangled, k.profile.name)]
+    kernels = [k for k in kernels if k.cubin is not None and str(k.cubin.path).endswith(".cubin")]
+    if not kernels:
+        return "no profiled kernel with a .cubin found for this file (tuning needs the kernel's cubin)"
+    best = max(kernels, key=lambda k: k.profile.total_samples)
+    return best.profile.mangled, Path(str(best.cubin.path)) if best.cubin else Path()
+
+
+@server.command("warpwise.tuneSchedule")
+async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
+    """Tune a kernel's SASS schedule on the GPU (SIP) in a child process, with cancellable $/progress."""
+    from warpwise.server.tuning import find_harness, find_tuned, tune_command
+
+    target = _tune_target(ls, args)
+    if isinstance(target, str):
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {target}"))
+        return target
+    kernel, cubin = target
+    harness = find_harness(ls.scan(["**/*.harness.json"]), kernel)
+    if harness is None:
+        msg = (f"no harness for {kernel}: write <name>.harness.json describing its arguments "
+               "(see docs/tuning.md) in the workspace")
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {msg}"))
+        return msg
+    outdir = cubin.parent / "warpwise-tuned"
+    cmd = tune_command(sys.executable, cubin, kernel, harness, outdir, ls.state.settings)
+    token = f"warpwise-tune-{uuid.uuid4()}"
+    await ls.work_done_progress.create_async(token)
+    ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="warpwise: tuning schedule", cancellable=True,
+                                                                 message=kernel))
+    cancelled = ls.work_done_progress.tokens.get(token)
+    proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
+                                                stderr=asyncio.subprocess.STDOUT)
+    last = ""
+    assert proc.stdout is not None
+    while True:
+        try:
+            raw = await asyncio.wait_for(proc.stdout.readline(), timeout=0.5)
+        except TimeoutError:
+            raw = None
+        if cancelled is not None and cancelled.cancelled():
+            proc.terminate()
+            await proc.wait()
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled"))
+            return "tuning cancelled"
+        if raw is None:
+            continue
+        if not raw:
+            break
+        last = raw.decode(errors="replace").strip() or last
+        ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=last[:120]))
+    rc = await proc.wait()
+    ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done" if rc == 0 else "failed"))
+    msg = f"tuning {kernel}: {last}" if rc == 0 else f"tuning {kernel} failed (exit {rc}): {last}"
+    ls.window_show_message(lsp.ShowMessageParams(
+        type=lsp.MessageType.Info if rc == 0 else lsp.MessageType.Error, message=f"warpwise: {msg}"))
+    ls.state.tuned = find_tuned(ls.scan(["**/*.tune.json"]))
     return msg
 
 

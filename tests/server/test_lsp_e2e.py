@@ -205,3 +205,11 @@ async def test_advice_diagnostic_hover_and_quick_fix(client: LanguageClient) -> 
     b = src_line.encode()  # utf-8 positions were negotiated
     fixed = (b[:e.range.start.character] + e.new_text.encode() + b[e.range.end.character:]).decode()
     assert fixed == src_line.replace("0.1 *", "0.1f *")
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_tune_command_explains_missing_harness(client: LanguageClient) -> None:
+    await open_and_wait(client, "stencil")
+    msg = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
+        command="warpwise.tuneSchedule", arguments=[{"uri": example("stencil", ".cu").resolve().as_uri()}]))
+    assert "no harness for _Z9blur_rowsPKfPfii" in msg and "docs/tuning.md" in msg
