@@ -7,11 +7,11 @@ import shutil
 from pathlib import Path
 
 from lsprotocol import types as lsp
+from warpwise.server import actions
+from warpwise.server.config import Settings
+from warpwise.server.tuning import TunedKernel, find_tuned, read_manifest, tune_command
 
 from tests.conftest import example
-from warpwise.server import actions
-from warpwise.server.tuning import TunedKernel, find_tuned, read_manifest, tune_command
-from warpwise.server.config import Settings
 
 DATA = Path(__file__).parent / "data"
 
