@@ -17,7 +17,7 @@ CATEGORIES: tuple[str, ...] = (
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class BlameEdge:
     """Stall and latency samples of ``use`` blamed on ``def_``.
 
@@ -26,6 +26,10 @@ class BlameEdge:
     ``reason``: Nsight Compute stall reason (long_scoreboard, wait, ...). ``stall_samples``: samples of
     that reason apportioned to this edge; ``latency_samples``: the not-issued part of them.
     ``distance``: instructions on the longest def→use path considered (0 for self).
+    ``section``: ELF section of both instructions (offsets are unique per section; a ``__noinline__``
+    function's PCs, which Nsight Compute files under the kernel's name, keep their own ``function``).
+    ``operands``: registers the dependency flows through (``R2``, ``P0``, ``SB0`` = scoreboard barrier 0).
+    ``path_cycles``: issue cycles (sum of control-code stall counts) on the shortest def→use path.
     """
 
     function: str
@@ -36,6 +40,9 @@ class BlameEdge:
     stall_samples: float
     latency_samples: float
     distance: int = 0
+    section: str = ""
+    operands: tuple[str, ...] = ()
+    path_cycles: int = 0
 
 
 @dataclass
@@ -44,7 +51,10 @@ class BlameGraph:
 
     ``coverage_before``/``coverage_after``: share (0..1) of stalled instructions (weighted by stall
     samples) that have exactly one candidate def before/after pruning (GPA Fig. 7, single-dependency
-    coverage).
+    coverage). ``stats`` (written by ``blame.attribute.attribute``): ``dependency_samples`` (stall samples of
+    dependency reasons), ``apportioned_samples`` / ``self_samples`` (their part blamed on defs / kept),
+    ``unresolved_samples`` (samples at PCs with no instruction in the program, kept by themselves),
+    ``cut_opcode`` / ``cut_barrier`` / ``cut_dominator`` / ``cut_latency`` (edges cut per rule and reason).
     """
 
     kernel: str

@@ -1,0 +1,68 @@
+"""Per-architecture facts (DESIGN.md "arch/"): one :class:`ArchFacts` per SM version.
+
+Every number carries its source in :attr:`ArchFacts.sources` (field name -> citation). Citations:
+``CUDA-CPG`` = CUDA C++ Programming Guide, "Compute Capabilities" / "Technical Specifications per
+Compute Capability" table (CUDA 13.0 edition); ``GPA`` = Zhou et al., CGO 2021; ``H200-bench`` =
+bench/latency/latency_h200.json (bench/latency/latency.cu, H200, driver 580.159.04, nvcc 13.0,
+measured 2026-11-30); ``FACTS`` = /work/shared/FACTS.md (checked on these machines).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class UnknownArchError(KeyError):
+    """The architecture string names no SM version warpwise has facts for."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; show the message plainly
+        return str(self.args[0]) if self.args else "unknown architecture"
+
+
+@dataclass(frozen=True)
+class ArchFacts:
+    """Hardware facts of one SM architecture.
+
+    ``sm``: e.g. 90 for sm_90. ``schedulers_per_sm``: warp schedulers (SM sub-partitions) per SM.
+    ``max_warps_per_sm``/``max_ctas_per_sm``/``max_threads_per_sm``: residency limits.
+    ``registers_per_sm``: 32-bit registers per SM; ``max_registers_per_thread``; ``register_alloc_unit``:
+    registers allocated per warp in units of this many (per warp). ``shared_memory_per_sm``: bytes of
+    shared memory per SM (the carve-out maximum); ``max_shared_memory_per_block``: bytes with opt-in.
+    ``named_barriers``: CTA barriers (bar.sync ids) per CTA. ``scoreboard_barriers``: dependency
+    barriers per warp (SB0..SB5) the control codes name. ``warp_size``: threads per warp.
+    ``default_sm_count``: SMs of the reference product named in ``product`` (a profile's own SM count
+    takes precedence). ``param_base``: constant-bank offset of the first kernel parameter.
+    """
+
+    sm: int
+    name: str
+    product: str
+    schedulers_per_sm: int
+    max_warps_per_sm: int
+    max_ctas_per_sm: int
+    max_threads_per_sm: int
+    registers_per_sm: int
+    max_registers_per_thread: int
+    register_alloc_unit: int
+    shared_memory_per_sm: int
+    max_shared_memory_per_block: int
+    named_barriers: int
+    scoreboard_barriers: int
+    warp_size: int
+    default_sm_count: int
+    param_base: int | None
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def arch(self) -> str:
+        """``sm_XX`` spelling."""
+        return f"sm_{self.sm}"
+
+    @property
+    def max_warps_per_scheduler(self) -> int:
+        """Warps a scheduler can hold: max warps per SM / schedulers per SM."""
+        return self.max_warps_per_sm // self.schedulers_per_sm
+
+    def source(self, fact: str) -> str:
+        """Citation of ``fact`` (a field name). Raises KeyError if the fact has no recorded source."""
+        return self.sources[fact]

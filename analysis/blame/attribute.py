@@ -1,0 +1,186 @@
+"""The instruction blamer's entry point (GPA §4): profile + program -> BlameGraph.
+
+Steps per sampled instruction j and stall reason r (Nsight Compute names):
+1. r not a dependency reason (throttles, fetch, not_selected, ...): j keeps its samples (GPA §4: "caused
+   by instruction samples with the stall").
+2. otherwise slice backwards for j's immediate dependency sources (:mod:`.slice`), prune cold edges for r
+   (:mod:`.prune`), apportion r's samples and their not-issued part over the survivors by GPA eq. 1
+   (:mod:`.apportion`), classify each edge (:mod:`.classify`). No survivor: j keeps them ("self").
+
+Conservation: for every reason, the sum of edge ``stall_samples`` equals the profile's samples of that
+reason (same for ``latency_samples`` and the not-issued counts). Sampled PCs that match no instruction of
+the program — e.g. CDP device-runtime code Nsight Compute files under ``<unattributed>`` or under a
+``kernel$fnN`` name with no symbol in the cubin — are self-kept under their own function name and offset
+with an empty ``section``; ``stats['unresolved_samples']`` counts them.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections import defaultdict
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from warpwise.analysis.arch.facts import arch_facts
+from warpwise.analysis.arch.model import ArchFacts
+from warpwise.analysis.arch.stalls import is_blamed
+from warpwise.analysis.binary.model import Cubin
+from warpwise.analysis.blame.apportion import Source, apportion, efficiency_weight
+from warpwise.analysis.blame.classify import classify_edge, classify_self
+from warpwise.analysis.blame.model import BlameEdge, BlameGraph
+from warpwise.analysis.blame.prune import RULES, cold_by
+from warpwise.analysis.blame.slice import Dep, FunctionIndex
+from warpwise.analysis.profile.model import KernelProfile, PCSample
+from warpwise.analysis.program.build import build_program
+from warpwise.analysis.program.model import Program, ProgramFunction
+
+_CUT_KEY = {r: f"cut_{r}" for r in RULES}
+
+
+def _sorted_operands(dep: Dep) -> tuple[str, ...]:
+    return tuple(sorted(dep.operands))
+
+
+class BlameError(ValueError):
+    """The profile and the program do not belong together (different architecture or kernel)."""
+
+
+def _resolve(program: Program, fname: str, off: int) -> ProgramFunction | None:
+    pf = program.functions.get(fname)
+    if pf is not None:
+        fn = pf.function
+        if fn.start <= off < fn.start + fn.size:
+            return pf
+        return program.function_at(fn.section, off)  # __noinline__ code filed under the kernel's name
+    return None
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: blaming allocates ~10^5 small acyclic objects, and collection
+    passes triggered by them cost a third of the run time on 50k-instruction kernels."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
+              arch: str | ArchFacts | None = None) -> BlameGraph:
+    """Blame every stall sample of ``profile`` on the instruction that caused it.
+
+    ``program_or_cubin``: the kernel's Program (or a Cubin, built on the fly). ``profile``: one kernel
+    launch (samples keyed by (function, section offset)). ``arch``: facts or name (default: the
+    program's architecture). Returns a BlameGraph whose edges carry float samples that sum, per reason,
+    to the profile's integer samples; ``coverage_before``/``coverage_after`` = share of dependency-reason
+    stall samples at instructions with exactly one candidate source before/after pruning (GPA Fig. 7).
+
+    Raises:
+        BlameError: the profile's architecture differs from the program's, or the profile's kernel is
+            not a function of the program.
+        UnknownArchError: ``arch`` is unknown.
+    """
+    with _gc_paused():
+        return _attribute(program_or_cubin, profile, arch)
+
+
+def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
+               arch: str | ArchFacts | None) -> BlameGraph:
+    program = program_or_cubin if isinstance(program_or_cubin, Program) else build_program(program_or_cubin)
+    facts = arch_facts(arch if arch is not None else program.arch)
+    if profile.arch and arch_facts(profile.arch).sm != arch_facts(program.arch).sm:
+        raise BlameError(f"{profile.report or 'profile'}: kernel {profile.name} was profiled on {profile.arch} "
+                         f"but {program.cubin.path} is {program.arch}")
+    if profile.mangled and profile.mangled not in program.functions:
+        raise BlameError(f"{profile.report or 'profile'}: kernel {profile.mangled} is not in {program.cubin.path}")
+
+    graph = BlameGraph(kernel=profile.mangled or profile.name)
+    arch_name = facts.arch
+    stats: dict[str, float] = defaultdict(float)
+    index: dict[str, FunctionIndex] = {}
+    by_section: dict[tuple[str, int], PCSample] = {}
+    resolved: list[tuple[PCSample, ProgramFunction | None]] = []
+    for (fname, off), pc in sorted(profile.pcs.items()):
+        pf = _resolve(program, fname, off)
+        if pf is not None and pf.function.at(off) is None:
+            pf = None
+        resolved.append((pc, pf))
+        if pf is not None:
+            by_section[(pf.function.section, off)] = pc
+
+    cov_total = cov_before = cov_after = 0.0
+    for pc, pf in resolved:
+        if not pc.stalls:
+            continue
+        if pf is None:
+            for reason, s in pc.stalls.items():
+                graph.edges.append(BlameEdge(pc.function, None, pc.offset, reason, classify_self(reason),
+                                             float(s), float(pc.stalls_not_issued.get(reason, 0))))
+                stats["unresolved_samples"] += s
+            continue
+        fx = index.get(pf.name)
+        if fx is None:
+            fx = index[pf.name] = FunctionIndex(pf)
+        j = fx.index[pc.offset]
+        section = pf.function.section
+        deps: dict[int, Dep] | None = None
+        structural: dict[int, str | None] = {}
+        src_cache: dict[int, Source] = {}
+        for reason, s in sorted(pc.stalls.items()):
+            lat = float(pc.stalls_not_issued.get(reason, 0))
+            if s <= 0 and lat <= 0:
+                continue
+            if not is_blamed(reason):
+                graph.edges.append(BlameEdge(pf.name, None, pc.offset, reason, classify_self(reason), float(s),
+                                             lat, section=section))
+                continue
+            if deps is None:
+                deps = fx.slice_use(j)
+            survivors: list[Dep] = []
+            for dep in deps.values():
+                rule = cold_by(fx, dep, reason, arch_name, structural)
+                if rule is None:
+                    survivors.append(dep)
+                else:
+                    stats[_CUT_KEY[rule]] += 1
+            cov_total += s
+            cov_before += s if len(deps) == 1 else 0
+            cov_after += s if len(survivors) == 1 else 0
+            if not survivors:
+                graph.edges.append(BlameEdge(pf.name, None, pc.offset, reason, "self", float(s), lat,
+                                             section=section))
+                stats["self_samples"] += s
+                continue
+            sources = []
+            for dep in survivors:
+                src = src_cache.get(dep.def_index)
+                if src is None:  # reason-independent: computed once per (def, use)
+                    dpc = by_section.get((section, fx.ins[dep.def_index].offset))
+                    src = src_cache[dep.def_index] = Source(
+                        issued=float(dpc.issued) if dpc else 0.0,
+                        path=fx.longest(dep.def_index, j, dep.instructions),
+                        efficiency=efficiency_weight(dpc, facts.warp_size))
+                sources.append(src)
+            if sum(x.issued for x in sources) <= 0:  # no def was sampled issuing: executed counts stand in
+                sources = [Source(float(by_section[(section, fx.ins[d.def_index].offset)].inst_executed)
+                                  if (section, fx.ins[d.def_index].offset) in by_section else 0.0, x.path,
+                                  x.efficiency) for d, x in zip(survivors, sources, strict=True)]
+            shares = apportion(sources)
+            for dep, src, share in zip(survivors, sources, shares, strict=True):
+                di = fx.ins[dep.def_index]
+                graph.edges.append(BlameEdge(
+                    pf.name, di.offset, pc.offset, reason,
+                    classify_edge(reason, di.opcode, dep.war, fx.du[dep.def_index].clobbers_all),
+                    s * share, lat * share, distance=src.path, section=section,
+                    operands=_sorted_operands(dep), path_cycles=dep.cycles))
+            stats["apportioned_samples"] += s
+    graph.coverage_before = cov_before / cov_total if cov_total else 0.0
+    graph.coverage_after = cov_after / cov_total if cov_total else 0.0
+    stats["dependency_samples"] = cov_total
+    for r in RULES:
+        stats.setdefault(f"cut_{r}", 0.0)
+    graph.stats = dict(stats)
+    return graph

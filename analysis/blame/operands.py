@@ -1,0 +1,221 @@
+"""Def/use sets of SASS instructions (GPA §4 "Backward slicing", Table 1).
+
+Register names: general ``R0``..``R254``, uniform ``UR0``..``UR62``, predicates ``P0``..``P6`` and
+``UP0``..``UP6``, and six *virtual barrier registers* ``SB0``..``SB5`` (GPA's B0–B5; named SB here so they
+do not clash with the convergence barriers ``B0``..``B15`` that BSSY/BSYNC name). Setting a write or read
+barrier defines SBi; a wait-mask bit (or a ``DEPBAR ... SBi`` operand) uses SBi. ``RZ``, ``URZ``, ``PT``,
+``UPT`` and special registers (``SR_*``) are not registers.
+
+Widths (GPA Table 1: a 64-bit address is two registers): an explicit vector operand ``R2.64`` covers R2,R3;
+a ``.64``/``.128`` size modifier on a load/store/``LDC``/``ULDC``/``MOV`` widens its data register to 2/4;
+``IMAD.WIDE`` writes 2 and reads a 2-register addend; FP64 ops (``D*``) use 2 per register operand;
+``F2F/F2I/I2F/I2I`` take their dst/src widths from their type modifiers in that order (``F2F.F64.F32``:
+dst 2, src 1); ``CS2R`` writes 2; MMA operands are over-approximated as 4 registers.
+
+A CALL is treated as defining every register and barrier (its callee's effects are unknown), so an
+intra-function slice stops at it (GPA slices within a function).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from warpwise.analysis.binary.model import ControlCode, Instruction
+
+_REG = re.compile(r"(?<![\w.])(U?R)(\d+)(\.64|\.128)?")
+_PRED = re.compile(r"^!?(U?P)([0-6])$")
+_SB = re.compile(r"\bSB([0-5])\b")
+_DESC = re.compile(r"desc\[UR(\d+)\]")
+
+# Opcodes whose operands are all sources (no register destination).
+_NO_DST = frozenset({
+    "ST", "STG", "STS", "STL", "STSM", "RED", "REDG", "SUST", "SURED", "BAR", "BRA", "BRX", "JMP", "JMX",
+    "EXIT", "RET", "CALL", "BSSY", "BSYNC", "WARPSYNC", "NOP", "MEMBAR", "FENCE", "DEPBAR", "ERRBAR",
+    "CCTL", "CCTLL", "YIELD", "BPT", "KILL", "NANOSLEEP", "BREAK", "ARRIVES", "UTMASTG", "UTMAPF",
+    "UTMALDG", "UBLKCP", "LDGSTS", "LDGDEPBAR", "WARPGROUP", "UTMACCTL", "ACQBULK",
+})
+# Set-predicate family: leading predicate operands are the destinations.
+_SETP = frozenset({"ISETP", "FSETP", "DSETP", "HSETP2", "PSETP", "UISETP", "PLOP3", "UPLOP3", "FCHK",
+                   "VOTE", "VOTEU", "UPSETP"})
+_LOADS = frozenset({"LD", "LDG", "LDS", "LDL", "LDC", "ULDC", "LDSM", "ATOM", "ATOMG", "ATOMS", "SULD", "TEX",
+                    "TLD", "TLD4", "MOV", "UMOV", "SHFL", "LDTRAM"})
+_STORES = frozenset({"ST", "STG", "STS", "STL", "RED", "REDG", "SUST", "STSM"})
+_MMA = frozenset({"HMMA", "IMMA", "DMMA", "BMMA", "HGMMA", "IGMMA", "QGMMA"})
+_CONV = frozenset({"F2F", "F2I", "I2F", "I2I", "FRND"})
+_TYPE_WIDTH = {"F64": 2, "S64": 2, "U64": 2}
+_TYPES = re.compile(r"^(F16|F32|F64|S8|U8|S16|U16|S32|U32|S64|U64|BF16|E4M3|E5M2)$")
+
+ALL_BARRIERS = tuple(f"SB{i}" for i in range(6))
+
+
+@dataclass(frozen=True)
+class DefUse:
+    """Registers an instruction writes (``defs``) and reads (``uses``), plus barrier details.
+
+    ``guard``: the predicate condition under which it executes (``P0``, ``!P0``, ``UP1``; None =
+    unpredicated, GPA's ``_``). ``write_barrier``/``read_barrier``: ``SBi`` names it defines (or None).
+    ``clobbers_all``: a CALL (defines everything).
+    """
+
+    defs: frozenset[str]
+    uses: frozenset[str]
+    guard: str | None
+    write_barrier: str | None = None
+    read_barrier: str | None = None
+    clobbers_all: bool = False
+    reg_reads: frozenset[str] = frozenset()  # register (R/UR/P) reads, without barrier uses
+
+    def defines(self, reg: str) -> bool:
+        """Whether the instruction writes ``reg`` (always true for a CALL)."""
+        return self.clobbers_all or reg in self.defs
+
+
+def _expand(kind: str, num: int, width: int) -> list[str]:
+    if (kind == "R" and num == 255) or (kind == "UR" and num == 63):
+        return []  # RZ / URZ spelled numerically
+    return [f"{kind}{num + k}" for k in range(width)]
+
+
+def _regs(opnd: str, default_width: int) -> list[str]:
+    out: list[str] = []
+    for m in _REG.finditer(opnd):
+        w = {".64": 2, ".128": 4}.get(m.group(3) or "", 0)
+        out += _expand(m.group(1), int(m.group(2)), w or default_width)
+    return out
+
+
+def _pred(opnd: str) -> str | None:
+    m = _PRED.match(opnd.strip())
+    return f"{m.group(1)}{m.group(2)}" if m else None
+
+
+def _is_pred_operand(opnd: str) -> bool:
+    s = opnd.strip().lstrip("!")
+    return s in ("PT", "UPT") or _PRED.match(s) is not None
+
+
+def _size_width(mods: list[str]) -> int:
+    for m in mods:
+        if m == "64":
+            return 2
+        if m == "128":
+            return 4
+    return 1
+
+
+_CACHE: dict[tuple[str, ControlCode], DefUse] = {}
+
+
+def def_use(ins: Instruction) -> DefUse:
+    """Def/use sets of ``ins`` (see module doc). Never raises: unknown syntax contributes no registers.
+
+    Results are cached by (SASS text, control code): both fully determine them.
+    """
+    key = (ins.text, ins.control)
+    hit = _CACHE.get(key)
+    if hit is None:
+        hit = _def_use(ins)
+        if len(_CACHE) > 200_000:
+            _CACHE.clear()
+        _CACHE[key] = hit
+    return hit
+
+
+def _def_use(ins: Instruction) -> DefUse:
+    parts = ins.opcode.split(".")
+    base, mods = parts[0], parts[1:]
+    ops = [o.strip() for o in ins.operands]
+    c = ins.control
+    wb = None if c.write_barrier is None else f"SB{c.write_barrier}"
+    rb = None if c.read_barrier is None else f"SB{c.read_barrier}"
+    guard = ins.predicate if ins.predicate not in (None, "PT", "UPT") else None
+    uses: set[str] = {f"SB{i}" for i in c.waits_on}
+    reg_reads: set[str] = set()
+    if guard is not None:
+        g = guard.lstrip("!")
+        if g not in ("PT", "UPT"):
+            reg_reads.add(g)
+    for o in ops:
+        for m in _SB.finditer(o):
+            uses.add(f"SB{m.group(1)}")
+    defs: set[str] = set()
+    if base == "CALL":
+        reg_reads |= {r for o in ops for r in _regs(o, 1)}
+        d = {x for x in (wb, rb) if x}
+        return DefUse(frozenset(d), frozenset(uses | reg_reads), guard, wb, rb, True, frozenset(reg_reads))
+
+    dst_idx: list[int] = []
+    if base not in _NO_DST and ops and not ops[0].lstrip("-|~!").startswith(("[", "desc[", "c[", "cx[")):
+        if base in _SETP:
+            k = 0
+            while k < len(ops) and k < 2 and _is_pred_operand(ops[k]):
+                dst_idx.append(k)
+                k += 1
+            if base in ("VOTE", "VOTEU") and len(ops) >= 2:
+                dst_idx = [0, 1]
+        else:
+            k = 0
+            while k < len(ops) and _is_pred_operand(ops[k]) and k < 2:  # ATOM PT, R0, ... / LOP3 P0, RZ
+                dst_idx.append(k)
+                k += 1
+            if k < len(ops):
+                dst_idx.append(k)
+                k += 1
+            while k < len(ops) and _is_pred_operand(ops[k]) and len(dst_idx) < 4:  # carry-outs
+                if base.endswith(".X") or ("X" in mods and k == len(ops) - 1):
+                    break
+                dst_idx.append(k)
+                k += 1
+
+    # widths
+    dst_w, src_w = 1, 1
+    data_src_w = 1
+    if base in ("DFMA", "DADD", "DMUL", "DMNMX", "DSETP"):
+        dst_w = src_w = 2
+        if base == "DSETP":
+            dst_w = 1
+    elif base in _CONV:
+        tys = [m for m in mods if _TYPES.match(m)]
+        if tys:
+            dst_w = _TYPE_WIDTH.get(tys[0], 1)
+            src_w = _TYPE_WIDTH.get(tys[1] if len(tys) > 1 else tys[0], 1)
+    elif base in _MMA:
+        dst_w = src_w = 4
+    elif base == "CS2R":
+        dst_w = 1 if "32" in mods else 2
+    elif base in _LOADS or (base.startswith("U") and base[1:] in _LOADS):
+        dst_w = _size_width(mods)
+    elif base in _STORES:
+        data_src_w = _size_width(mods)
+    wide_addend = base == "IMAD" and "WIDE" in mods
+    if wide_addend:
+        dst_w = 2
+
+    for k, o in enumerate(ops):
+        if k in dst_idx:
+            p = _pred(o)
+            if p is not None:
+                defs.add(p)
+            elif not _is_pred_operand(o):
+                defs.update(_regs(o, dst_w))
+            continue
+        p = _pred(o.lstrip("!"))
+        if p is not None:
+            reg_reads.add(p)
+            continue
+        w = src_w
+        if base in _STORES and k == len(ops) - 1 and not o.startswith(("[", "desc[")):
+            w = data_src_w
+        if wide_addend and k == len(ops) - 1:
+            w = 2
+        if "[" in o:
+            w = 1  # address registers: explicit .64 says otherwise
+            for m in _DESC.finditer(o):  # desc[URx]: a 64-bit memory descriptor in URx, URx+1
+                reg_reads.update(_expand("UR", int(m.group(1)), 2))
+        reg_reads.update(_regs(o, w))
+    if wb:
+        defs.add(wb)
+    if rb:
+        defs.add(rb)
+    return DefUse(frozenset(defs), frozenset(uses | reg_reads), guard, wb, rb, False, frozenset(reg_reads))

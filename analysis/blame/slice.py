@@ -1,0 +1,366 @@
+"""Backward slicing within a function over the CFG (GPA §4 "Backward slicing").
+
+For each register a stalled instruction *j* uses (general, uniform, predicate, or virtual barrier
+``SBi``), walk backwards along every CFG path until the union P of the guards of the defs found on that
+path covers j's guard (GPA: "P contains p′ iff p′ ∈ P or _ ∈ P"; Pi ∪ !Pi = _). Each def found is an
+immediate dependency source, with the shortest def→use distance in issue cycles.
+
+Walking every path from every use is quadratic on large functions, so for unpredicated uses the walk
+beyond j's own block is answered from a per-register summary computed once per function (a reaching-
+definitions fixpoint where a block stops the walk when its own defs cover an unpredicated use). The
+summary is exact for per-block coverage; a path on which coverage needs defs from two different blocks
+(``@P0`` in one, ``@!P0`` in another) continues past them, so it may report a few more (older) sources
+than the per-path walk. Predicated uses not covered in their own block use the exact per-path walk
+(cheapest-first by cycles; each (block, scan end, P) state once).
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+from dataclasses import dataclass, field
+
+import networkx as nx
+from warpwise.analysis.blame.operands import DefUse, def_use
+from warpwise.analysis.program.model import ProgramFunction
+
+UNPREDICATED = "_"
+
+#: The exact per-path walk (predicated uses) stops a path after this many issue cycles: a def further
+#: away on every path is cut by the latency rule anyway (the largest upper bound in
+#: analysis/arch/latency.py is 2000 cycles). Only CALL defs, which that rule spares, can be missed.
+SEARCH_LIMIT_CYCLES = 2000
+
+
+@dataclass(slots=True)
+class Dep:
+    """One def→use dependency found by slicing.
+
+    ``def_index``/``use_index``: positions in the function's instruction list. ``operands``: registers
+    it flows through. ``cycles``: issue cycles on the shortest path (sum of stall counts from the def up
+    to, not including, the use); ``instructions``: instruction count of that path (def→next = 1).
+    ``war``: flows through a *read* barrier the def set (write-after-read dependency).
+    """
+
+    def_index: int
+    use_index: int
+    operands: set[str] = field(default_factory=set)
+    cycles: int = 0
+    instructions: int = 0
+    war: bool = False
+
+
+def covers(preds: frozenset[str], guard: str | None) -> bool:
+    """Whether the union of def guards ``preds`` covers the use guard (None = unpredicated, GPA's ``_``)."""
+    if UNPREDICATED in preds:
+        return True
+    if guard is not None and guard in preds:
+        return True
+    for p in preds:
+        comp = p[1:] if p.startswith("!") else "!" + p
+        if comp in preds:
+            return True
+    return False
+
+
+class FunctionIndex:
+    """Per-function tables the slicer and pruning rules need (built once per function).
+
+    ``du``: def/use of each instruction; ``block``: block start of each instruction; ``first``/``end``:
+    first index / one-past-last index of each block; ``cum``: prefix sums of issue cycles
+    (max(1, stall) per instruction) so a straight-line distance is ``cum[b] - cum[a]``.
+    """
+
+    def __init__(self, pf: ProgramFunction) -> None:
+        self.pf = pf
+        self.ins = pf.instructions
+        self.index = {i.offset: k for k, i in enumerate(self.ins)}
+        self.du: list[DefUse] = [def_use(i) for i in self.ins]
+        self.block: list[int] = [0] * len(self.ins)
+        self.first: dict[int, int] = {}
+        self.end: dict[int, int] = {}
+        for start, b in pf.blocks.items():
+            a = self.index[b.instructions[0].offset]
+            self.first[start], self.end[start] = a, a + len(b.instructions)
+            for k in range(a, a + len(b.instructions)):
+                self.block[k] = start
+        self.cum = [0]
+        for i in self.ins:
+            self.cum.append(self.cum[-1] + max(1, i.control.stall))
+        self._defs: dict[tuple[int, str], list[int]] = {}
+        self._calls: dict[int, list[int]] = {}
+        self._users: dict[tuple[int, str], list[int]] = {}
+        for k, d in enumerate(self.du):
+            b = self.block[k]
+            if d.clobbers_all:
+                self._calls.setdefault(b, []).append(k)
+            for r in d.defs:
+                self._defs.setdefault((b, r), []).append(k)
+            if d.guard is None:
+                for r in d.uses:
+                    self._users.setdefault((b, r), []).append(k)
+        self.preds = {n: list(pf.cfg.predecessors(n)) for n in pf.cfg.nodes}
+        self.succs = {n: list(pf.cfg.successors(n)) for n in pf.cfg.nodes}
+        self._reach: dict[str, dict[int, dict[int, tuple[int, int]]]] = {}
+        self._dag_order: list[int] | None = None
+        self._dag: nx.DiGraph | None = None
+        self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
+        self._dag_pos: dict[int, int] = {}
+
+    # --- def lookup -------------------------------------------------------------------------------
+    def defs_before(self, block: int, end: int, reg: str) -> list[int]:
+        """Indices in ``block`` below ``end`` that define ``reg`` (CALLs included), nearest first."""
+        a = self._defs.get((block, reg), [])
+        c = self._calls.get(block, [])
+        out = a[: bisect.bisect_left(a, end)] + c[: bisect.bisect_left(c, end)]
+        out.sort(reverse=True)
+        return out
+
+    def unpredicated_users(self, block: int, reg: str, lo: int, hi: int) -> bool:
+        """Whether an unpredicated instruction with index in (lo, hi) of ``block`` uses ``reg``."""
+        u = self._users.get((block, reg), [])
+        k = bisect.bisect_right(u, lo)
+        return k < len(u) and u[k] < hi
+
+    # --- slicing ----------------------------------------------------------------------------------
+    def slice_use(self, j: int) -> dict[int, Dep]:
+        """Immediate dependency sources of instruction ``j`` over all the registers it uses."""
+        out: dict[int, Dep] = {}
+        d = self.du[j]
+        for reg in sorted(d.uses):
+            for k, cyc, n in self._sources(j, reg, d.guard):
+                dep = out.get(k)
+                if dep is None:
+                    dep = out[k] = Dep(k, j, cycles=cyc, instructions=n)
+                elif cyc < dep.cycles:
+                    dep.cycles, dep.instructions = cyc, n
+                dep.operands.add(reg)
+                if reg.startswith("SB") and self.du[k].read_barrier == reg and self.du[k].write_barrier != reg:
+                    dep.war = True
+        return out
+
+    def _sources(self, j: int, reg: str, guard: str | None) -> list[tuple[int, int, int]]:
+        """Defs of ``reg`` reaching ``j``: scan j's block; if that does not cover an unpredicated use, take
+        the block's reaching-def summary; a predicated use with no cover in its block gets the exact
+        per-path search (its guard can stop paths earlier than the summary does)."""
+        b = self.block[j]
+        found: list[tuple[int, int, int]] = []
+        preds: frozenset[str] = frozenset()
+        for k in self.defs_before(b, j, reg):
+            found.append((k, self.cum[j] - self.cum[k], j - k))
+            dk = self.du[k]
+            preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
+            if covers(preds, guard):
+                return found
+        if guard is not None:
+            return self._slice_reg(j, reg, guard)
+        f = self.first[b]
+        c0, n0 = self.cum[j] - self.cum[f], j - f
+        best = {k: (c, n) for k, c, n in found}
+        for k, (c, n) in self._reaching_in(reg).get(b, {}).items():
+            c, n = c + c0, n + n0
+            if k not in best or c < best[k][0]:
+                best[k] = (c, n)
+        return [(k, c, n) for k, (c, n) in best.items()]
+
+    def _reaching_in(self, reg: str) -> dict[int, dict[int, tuple[int, int]]]:
+        """For every block, the defs of ``reg`` that reach its entry along some path on which no def
+        covering an unpredicated use (GPA's predicate union) lies in between, each with the shortest
+        (cycles, instructions) distance to the block entry. Backward slicing for all uses at once, as a
+        forward dataflow fixpoint (distances only shrink, so it terminates)."""
+        cached = self._reach.get(reg)
+        if cached is not None:
+            return cached
+        gen: dict[int, tuple[dict[int, tuple[int, int]], bool]] = {}
+        for b in self.first:
+            e = self.end[b]
+            found: dict[int, tuple[int, int]] = {}
+            preds: frozenset[str] = frozenset()
+            covered = False
+            for k in self.defs_before(b, e, reg):
+                found[k] = (self.cum[e] - self.cum[k], e - k)
+                dk = self.du[k]
+                preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
+                if covers(preds, None):
+                    covered = True
+                    break
+            gen[b] = (found, covered)
+        inn: dict[int, dict[int, tuple[int, int]]] = {}
+        work = list(self.first)
+        queued = set(work)
+        while work:
+            b = work.pop()
+            queued.discard(b)
+            found, covered = gen[b]
+            out = dict(found)
+            if not covered:
+                lc, ln = self.cum[self.end[b]] - self.cum[self.first[b]], self.end[b] - self.first[b]
+                for k, (c, n) in inn.get(b, {}).items():
+                    c, n = c + lc, n + ln
+                    if k not in out or c < out[k][0]:
+                        out[k] = (c, n)
+            if not out:
+                continue
+            for s in self.succs.get(b, ()):
+                tgt = inn.setdefault(s, {})
+                changed = False
+                for k, cn in out.items():
+                    old = tgt.get(k)
+                    if old is None or cn[0] < old[0]:
+                        tgt[k] = cn
+                        changed = True
+                if changed and s not in queued:
+                    work.append(s)
+                    queued.add(s)
+        self._reach[reg] = inn
+        return inn
+
+    def _slice_reg(self, j: int, reg: str, guard: str | None) -> list[tuple[int, int, int]]:
+        found: dict[int, tuple[int, int]] = {}
+        bj = self.block[j]
+        heap: list[tuple[int, int, int, int, frozenset[str]]] = [(0, 0, bj, j, frozenset())]
+        seen: set[tuple[int, int, frozenset[str]]] = set()
+        while heap:
+            c, n, b, e, preds = heapq.heappop(heap)
+            key = (b, e, preds)
+            if key in seen:
+                continue
+            seen.add(key)
+            stop = False
+            for k in self.defs_before(b, e, reg):
+                kc, kn = c + self.cum[e] - self.cum[k], n + e - k
+                if k not in found or kc < found[k][0]:
+                    found[k] = (kc, kn)
+                dk = self.du[k]
+                preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
+                if covers(preds, guard):
+                    stop = True
+                    break
+            if stop:
+                continue
+            f = self.first[b]
+            c2, n2 = c + self.cum[e] - self.cum[f], n + e - f
+            if c2 > SEARCH_LIMIT_CYCLES:
+                continue
+            for p in self.preds.get(b, ()):
+                pe = self.end[p]
+                if (p, pe, preds) not in seen:
+                    heapq.heappush(heap, (c2, n2, p, pe, preds))
+        return [(k, c, n) for k, (c, n) in found.items()]
+
+    # --- paths -------------------------------------------------------------------------------------
+    def _dag_setup(self) -> None:
+        g = self.pf.cfg
+        dag = nx.DiGraph()
+        dag.add_nodes_from(g.nodes)
+        back = _back_edges(g, self.pf.entry)
+        dag.add_edges_from((u, v) for u, v in g.edges if (u, v) not in back)
+        self._dag = dag
+        self._dag_order = list(nx.topological_sort(dag))
+        self._dag_pos = {b: k for k, b in enumerate(self._dag_order)}
+
+    def longest(self, i: int, j: int, fallback: int) -> int:
+        """Instructions on the longest acyclic path from instruction ``i`` to ``j`` (GPA eq. 1 uses the
+        longest path per pair). Straight line in one block: ``j - i``. Otherwise the longest path over
+        the CFG without its DFS back edges; a loop-carried pair (reachable only through a back edge)
+        uses ``fallback`` (the shortest path the slicer found)."""
+        bi, bj = self.block[i], self.block[j]
+        if bi == bj and i < j:
+            return j - i
+        if self._dag is None:
+            self._dag_setup()
+        assert self._dag is not None and self._dag_order is not None
+        pos = self._dag_pos
+        if pos[bj] <= pos[bi]:
+            return fallback  # only reachable through a back edge (loop-carried)
+        st = self._longest_cache.get(bi)
+        if st is None:
+            st = self._longest_cache[bi] = ({s: 0 for s in self._dag.successors(bi)}, pos[bi] + 1)
+        best, nxt = st
+        # extend the single-source longest-path sweep (topological order) lazily up to bj
+        order = self._dag_order
+        while nxt <= pos[bj]:
+            b = order[nxt]
+            nxt += 1
+            if b not in best:
+                continue
+            w = best[b] + self.end[b] - self.first[b]
+            for s in self._dag.successors(b):
+                if best.get(s, -1) < w:
+                    best[s] = w
+        self._longest_cache[bi] = (best, nxt)
+        if bj not in best:
+            return fallback
+        return (self.end[bi] - i) + best[bj] + (j - self.first[bj])
+
+    def on_every_path(self, i: int, j: int, regs: set[str]) -> bool:
+        """GPA's dominator rule test: an unpredicated instruction k ≠ i, j using one of ``regs`` lies on
+        every CFG path from ``i`` to ``j``."""
+        bi, bj = self.block[i], self.block[j]
+        for r in regs:
+            if bi == bj and i < j:
+                if self.unpredicated_users(bi, r, i, j):
+                    return True
+                continue
+            if self.unpredicated_users(bi, r, i, self.end[bi]):
+                return True
+            if self.unpredicated_users(bj, r, self.first[bj] - 1, j):
+                return True
+        if bi == bj and i < j:
+            return False
+        # blocks strictly between: dominate bj, post-dominate bi, and cut every bi->bj path. Walk bj's
+        # dominators up to the first one that also dominates bi (their nearest common dominator): a block
+        # above it cannot lie on every bi->bj path without that path repeating it.
+        pf = self.pf
+        a = pf.idom.get(bj)
+        while a is not None and a != bj:
+            if a != bi and any((a, r) in self._users for r in regs) and pf.postdominates(a, bi):
+                if not self._reaches_avoiding(bi, bj, a):
+                    return True
+            if pf.dominates(a, bi):
+                break
+            nxt = pf.idom.get(a)
+            if nxt == a:
+                break
+            a = nxt
+        return False
+
+    def _reaches_avoiding(self, src: int, dst: int, avoid: int) -> bool:
+        g = self.pf.cfg
+        stack = [s for s in g.successors(src) if s != avoid]
+        seen: set[int] = set()
+        while stack:
+            n = stack.pop()
+            if n == dst:
+                return True
+            if n in seen:
+                continue
+            seen.add(n)
+            stack.extend(s for s in g.successors(n) if s != avoid and s not in seen)
+        return False
+
+
+def _back_edges(g: nx.DiGraph, entry: int) -> set[tuple[int, int]]:
+    """Edges to a node on the DFS stack (from the entry first, then any unvisited node): removing them
+    leaves a DAG."""
+    state: dict[int, int] = {}  # 1 = on stack, 2 = done
+    back: set[tuple[int, int]] = set()
+    for root in [entry, *g.nodes]:
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(g.successors(root)))]
+        while stack:
+            n, it = stack[-1]
+            for s in it:
+                st = state.get(s)
+                if st == 1:
+                    back.add((n, s))
+                elif st is None:
+                    state[s] = 1
+                    stack.append((s, iter(g.successors(s))))
+                    break
+            else:
+                state[n] = 2
+                stack.pop()
+    return back

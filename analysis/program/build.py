@@ -1,0 +1,171 @@
+"""Build the program structure (blocks, CFG, dominators, loop nests) of a cubin's functions.
+
+GPA §3 ("Static Analyzer") splits nvdisasm's super blocks into basic blocks and finds loop nests with
+Dyninst; warpwise does the same on the decoded SASS with networkx: leaders are the function entry, every
+direct branch target and every instruction after a block end (BRA/JMP/BRX/JMX, EXIT/RET/KILL, BPT.TRAP);
+predicated jumps and exits also fall through. CALL does not end a block (the callee returns to the next
+instruction). BSSY/BSYNC/WARPSYNC are ordinary instructions for the CFG (they synchronize threads, they do
+not move the PC of a converged warp). An indirect jump (BRX/JMX) has no known targets and is treated as
+leaving the function (documented limitation). Natural loops (one per header, the union of its back
+edges' bodies) are found over blocks reachable from the entry; irreducible cycles have no loop.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import pairwise
+
+import networkx as nx
+from warpwise.analysis.binary.model import Cubin, Function, Instruction
+from warpwise.analysis.program import cfg as cf
+from warpwise.analysis.program.model import BasicBlock, CallSite, Loop, Program, ProgramFunction
+
+VIRTUAL_EXIT = -1  # node added to the reversed CFG for post-dominators
+
+
+class ProgramError(ValueError):
+    """A function's instructions cannot form a CFG (empty, overlapping or misaligned offsets)."""
+
+
+def build_program(cubin: Cubin) -> Program:
+    """Program structure of every function in ``cubin``.
+
+    Raises ProgramError (naming the cubin and function) for a function whose instruction list is empty
+    or not in increasing offset order.
+    """
+    funcs = {name: build_function(fn, cubin) for name, fn in cubin.functions.items()}
+    return Program(cubin=cubin, functions=funcs)
+
+
+def build_function(fn: Function, cubin: Cubin | None = None) -> ProgramFunction:
+    """Blocks, CFG, (post-)dominators, loops and call sites of one function."""
+    where = f"{cubin.path if cubin else '<cubin>'}: function {fn.name}"
+    ins = fn.instructions
+    if not ins:
+        raise ProgramError(f"{where}: no instructions")
+    for a, b in pairwise(ins):
+        if b.offset <= a.offset:
+            raise ProgramError(f"{where}: instruction offsets not increasing at {b.offset:#x}")
+    lo, hi = ins[0].offset, ins[-1].offset + 16
+    offsets = {i.offset for i in ins}
+
+    targets: dict[int, int | None] = {}
+    leaders = {lo}
+    for k, i in enumerate(ins):
+        if cf.is_branch(i):
+            t = cf.branch_target(i, fn)
+            if t is not None and t in offsets:
+                targets[i.offset] = t
+                leaders.add(t)
+            else:
+                targets[i.offset] = None
+        if cf.ends_block(i) and k + 1 < len(ins):
+            leaders.add(ins[k + 1].offset)
+
+    blocks: dict[int, BasicBlock] = {}
+    cur: list[Instruction] = []
+    for i in ins:
+        if i.offset in leaders and cur:
+            blocks[cur[0].offset] = BasicBlock(fn.name, cur[0].offset, cur[-1].offset + 16, cur)
+            cur = []
+        cur.append(i)
+    blocks[cur[0].offset] = BasicBlock(fn.name, cur[0].offset, cur[-1].offset + 16, cur)
+
+    g: nx.DiGraph = nx.DiGraph()
+    g.add_nodes_from(blocks)
+    exits: list[int] = []
+    for start, b in blocks.items():
+        last = b.last
+        if cf.is_branch(last):
+            t = targets.get(last.offset)
+            if t is not None:
+                g.add_edge(start, t, kind="branch")
+            if cf.is_indirect(last) or t is None:
+                exits.append(start)  # unknown destination: leaves the analysed region
+        elif cf.is_end(last):
+            exits.append(start)
+        if cf.falls_through(last) and b.end < hi:
+            g.add_edge(start, b.end, kind="fall")
+        elif cf.falls_through(last):
+            exits.append(start)
+    pf = ProgramFunction(function=fn, blocks=blocks, cfg=g, entry=lo, exits=sorted(set(exits)))
+    pf.idom = dict(nx.immediate_dominators(g, lo))
+    pf.idom[lo] = lo  # networkx >= 3.6 leaves the start node out
+    rev = g.reverse(copy=True)
+    rev.add_node(VIRTUAL_EXIT)
+    for e in pf.exits:
+        rev.add_edge(VIRTUAL_EXIT, e)
+    pf.ipdom = {n: (d if d != VIRTUAL_EXIT else n) for n, d in nx.immediate_dominators(rev, VIRTUAL_EXIT).items()
+                if n != VIRTUAL_EXIT}
+    _find_loops(pf)
+    pf.calls = _call_sites(fn, cubin)
+    return pf
+
+
+def _find_loops(pf: ProgramFunction) -> None:
+    g, idom = pf.cfg, pf.idom
+    bodies: dict[int, set[int]] = {}
+    backs: dict[int, list[tuple[int, int]]] = {}
+    for u, h in g.edges:
+        if u in idom and h in idom and pf.dominates(h, u):
+            body = bodies.setdefault(h, {h})
+            backs.setdefault(h, []).append((u, h))
+            stack = [u]
+            while stack:
+                n = stack.pop()
+                if n in body:
+                    continue
+                body.add(n)
+                stack.extend(p for p in g.predecessors(n) if p in idom)
+    # parent = smallest other loop whose body holds this header
+    order = sorted(bodies, key=lambda h: len(bodies[h]))
+    parent: dict[int, int | None] = {}
+    for h in order:
+        cands = [o for o in order if o != h and h in bodies[o] and bodies[h] <= bodies[o]]
+        parent[h] = min(cands, key=lambda o: len(bodies[o])) if cands else None
+    children: dict[int, list[int]] = {h: [] for h in bodies}
+    for h, p in parent.items():
+        if p is not None:
+            children[p].append(h)
+
+    def depth(h: int) -> int:
+        d, p = 1, parent[h]
+        while p is not None:
+            d, p = d + 1, parent[p]
+        return d
+
+    for h in bodies:
+        instrs = [i for s in bodies[h] for i in pf.blocks[s].instructions]
+        lines = frozenset((i.loc.file, i.loc.line) for i in instrs if i.loc is not None)
+        files = Counter(f for f, _ in lines)
+        file = files.most_common(1)[0][0] if files else None
+        nums = [ln for f, ln in lines if f == file]
+        pf.loops[h] = Loop(
+            function=pf.name, header=h, blocks=frozenset(bodies[h]), back_edges=tuple(sorted(backs[h])),
+            depth=depth(h), parent=parent[h], children=tuple(sorted(children[h])), file=file,
+            first_line=min(nums) if nums else None, last_line=max(nums) if nums else None, lines=lines,
+            calls=tuple(sorted(i.offset for i in instrs if cf.is_call(i))), num_instructions=len(instrs))
+    # innermost loop per block: the containing loop with the smallest body
+    for h in order:
+        for s in bodies[h]:
+            pf._innermost.setdefault(s, h)
+
+
+def _call_sites(fn: Function, cubin: Cubin | None) -> list[CallSite]:
+    by_start: dict[tuple[str, int], str] = {}
+    names: set[str] = set()
+    if cubin is not None:
+        for other in cubin.functions.values():
+            by_start[(other.section, other.start)] = other.name
+            names.add(other.name)
+    out = []
+    for i in fn.instructions:
+        if not cf.is_call(i):
+            continue
+        lab = cf.label_of(i)
+        t = cf.branch_target(i, fn)
+        callee = lab if lab in names else by_start.get((fn.section, t)) if t is not None else None
+        if callee is None and lab is not None and not lab.startswith(".L"):
+            callee = lab
+        out.append(CallSite(caller=fn.name, offset=i.offset, callee=callee, target=t))
+    return out
