@@ -185,11 +185,16 @@ def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
             key = (e.def_offset, e.reason, e.function)
             s, d = agg.get(key, (0.0, 0))
             agg[key] = (s + e.stall_samples, max(d, e.distance))
-    ranked = sorted(agg.items(), key=lambda kv: -kv[1][0])[:n]
+    from warpwise.analysis.arch.stalls import is_blamed
+
+    # issued ('selected') samples are not stalls; other non-dependency reasons have no producer to blame
+    ranked = sorted(((k, v) for k, v in agg.items() if k[1] != "selected"), key=lambda kv: -kv[1][0])[:n]
     out = []
     for (def_off, reason, func), (samples, dist) in ranked:
         if def_off is None:
-            out.append(f"{reason} {_pct(samples, ls.samples)}: no producer found (kept by the instruction itself)")
+            why = ("no producer survived pruning; kept by the instruction itself" if is_blamed(reason)
+                   else "not a data dependency; stays on this instruction")
+            out.append(f"{reason} {_pct(samples, ls.samples)}: {why}")
             continue
         loc = _loc(ka, func, def_off)
         out.append(f"{reason} {_pct(samples, ls.samples)}: {loc['opcode']} at {loc['pc']} "
