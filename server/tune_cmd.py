@@ -6,12 +6,16 @@ Argparse arguments (added to the ``tune`` sub-parser by :func:`add_arguments`):
 (200), ``--seed S`` (0), ``--verify-samples N`` (10000), ``--test-samples N`` (2), ``--repeats N``
 (30), ``--movable {global,all}`` (global), ``--device N`` (0), ``--dry-run`` (no GPU: fake timings,
 for rehearsals), ``-o/--output OUTDIR`` (``warpwise-tuned``), ``--no-progress``, ``--time-limit S``
-(stop searching after S seconds, then verify the best schedule so far).
+(the search cools over S seconds, then the best schedule is verified and measured side by side),
+``--call-timeout S`` (300: a GPU call running longer counts as a hung worker, which is restarted).
+
+GPU work runs in a worker process (:mod:`warpwise.analysis.schedule.worker`): a candidate that
+faults the GPU is recorded as rejected and the search continues with a fresh worker.
 
 Also runnable alone: ``python -m warpwise.server.tune_cmd BINARY --harness H.json ...``.
 
-Exit codes: 0 tuned (or no better schedule found), 1 verification failed, 2 bad input or no GPU,
-130 cancelled before the search started.
+Exit codes: 0 tuned, or original kept because no schedule was faster beyond noise; 1 verification
+failed, 2 bad input or no GPU, 130 cancelled before the search started.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from __future__ import annotations
 import argparse
 import sys
 import threading
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +52,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--time-limit",
         type=float,
         default=0.0,
-        help="stop the search after this many seconds (0: no limit); the best schedule is still verified",
+        help="search seconds (0: no limit): the annealing temperature cools over this time; "
+        "the best schedule is still verified and measured afterwards",
+    )
+    p.add_argument(
+        "--call-timeout",
+        type=float,
+        default=300.0,
+        help="seconds one GPU call (test/time) may take before its worker is treated as hung and restarted",
     )
 
 
@@ -96,6 +108,7 @@ def run_tune(args: argparse.Namespace) -> int:
     from warpwise.analysis.schedule.evaluate import DriverEvaluator, DryRunEvaluator, Evaluator, EvaluatorError
     from warpwise.analysis.schedule.harness import HarnessError, load_harness
     from warpwise.analysis.schedule.tune import TuneError, TuneOptions, summary_line, tune, write_artifacts
+    from warpwise.analysis.schedule.worker import WorkerEvaluator
 
     try:
         harness = load_harness(args.harness)
@@ -114,6 +127,7 @@ def run_tune(args: argparse.Namespace) -> int:
         test_samples=args.test_samples,
         repeats=args.repeats,
         movable=args.movable,
+        time_limit=max(0.0, args.time_limit),
     )
     cancel = threading.Event()
     bar = _Bar(not args.no_progress)
@@ -124,14 +138,14 @@ def run_tune(args: argparse.Namespace) -> int:
             from warpwise.analysis.schedule.sass import load_kernel
 
             code = load_kernel(data, kernel, args.binary)
-            make = (
-                (lambda: DryRunEvaluator())
-                if args.dry_run
-                else (lambda: DriverEvaluator(harness, code.kernel, args.device))
+            # GPU work runs in a worker process: a candidate that faults (sticky CUDA error) costs
+            # only that worker, which is restarted; the dry run goes through the same path.
+            factory: Any = (
+                DryRunEvaluator if args.dry_run else partial(DriverEvaluator, harness, code.kernel, args.device)
             )
-            ev: Evaluator = make()
+            ev: Evaluator = WorkerEvaluator(factory, call_timeout=args.call_timeout)
             try:
-                box["result"] = tune(data, code.kernel, harness, ev, opts, args.binary, bar, cancel, make)
+                box["result"] = tune(data, code.kernel, harness, ev, opts, args.binary, bar, cancel)
             finally:
                 ev.close()
         except (BinaryError, EvaluatorError, TuneError, ValueError) as e:
@@ -140,7 +154,8 @@ def run_tune(args: argparse.Namespace) -> int:
     th = threading.Thread(target=work, name="warpwise-tune", daemon=True)
     th.start()
     if args.time_limit > 0:
-        timer = threading.Timer(args.time_limit, cancel.set)
+        # the search cools over its time limit by itself; this only stops one that overruns it
+        timer = threading.Timer(args.time_limit + 30.0, cancel.set)
         timer.daemon = True
         timer.start()
     try:
@@ -161,7 +176,7 @@ def run_tune(args: argparse.Namespace) -> int:
     r = box["result"]
     cub, man = write_artifacts(r, args.output)
     print(summary_line(r))
-    print(f"tuned cubin: {cub}")
+    print(f"tuned cubin: {cub}" if cub is not None else "tuned cubin: none written (original kept)")
     print(f"manifest:    {man}")
     failed = (r.verify_samples > 0 or bool(r.verify_error)) and not r.verified
     return 1 if failed else 0

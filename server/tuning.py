@@ -41,7 +41,7 @@ def read_manifest(path: Path) -> TunedKernel | None:
     tuned = (m.get("tuned_cubin") or {}).get("file")
     if not ver.get("passed") or not isinstance(speed, int | float) or speed <= 1.0 or not tuned:
         return None
-    if m.get("accepted") is False:
+    if m.get("accepted") is False or m.get("result", "tuned") != "tuned":
         return None
     cubin = path.parent / tuned
     if not cubin.is_file():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 import random
 import threading
+import time
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar, cast
@@ -24,18 +25,27 @@ S = TypeVar("S")
 M = TypeVar("M", bound=Hashable)
 
 
+# A step whose energy came from the cache costs no GPU time; it advances the iteration-based cooling by
+# this fraction of a step, so ``iterations`` counts (mostly) measured schedules and the search still ends.
+CACHED_STEP = 0.1
+
+
 @dataclass(frozen=True)
 class AnnealParams:
     """Alg. 1's parameters: ``t_max``, ``t_min`` (unitless, energy is a time ratio) and the cooling
     factor ``cooling`` (L > 1). With ``iterations`` set, L = (t_max/t_min)^(1/iterations) so the
-    schedule of temperatures takes exactly that many steps. ``seed`` seeds the move and acceptance
-    draws."""
+    schedule of temperatures takes exactly that many measured steps (a cached step counts
+    :data:`CACHED_STEP`). ``seed`` seeds the move and acceptance
+    draws. With ``time_limit`` (seconds) the temperature also follows the elapsed fraction f of that
+    time, T = t_max·(t_min/t_max)^f, taking the colder of the two: the search cools over its time
+    budget instead of stopping early when steps are fast (cached or rejected candidates)."""
 
     t_max: float = 0.02
     t_min: float = 0.0005
     cooling: float = 1.03
     iterations: int | None = None
     seed: int = 0
+    time_limit: float | None = None
 
     def factor(self) -> float:
         """The cooling factor L actually used.
@@ -73,7 +83,7 @@ class Step:
 @dataclass
 class AnnealResult(Generic[S, M]):
     """Best state, its energy and the moves that lead there from the start; ``stopped``: why it ended
-    (``cooled``, ``no improving move``, ``no legal move``, ``cancelled``)."""
+    (``cooled``, ``time limit``, ``no improving move``, ``no legal move``, ``cancelled``)."""
 
     best: S
     best_energy: float
@@ -92,13 +102,14 @@ def anneal(
     key: Callable[[S], Hashable] = lambda s: cast(Hashable, s),
     on_step: Callable[[Step, int], None] | None = None,
     cancel: threading.Event | None = None,
+    clock: Callable[[], float] = time.monotonic,
 ) -> AnnealResult[S, M]:
     """Run SIP Alg. 1 from ``start`` (energy ``start_energy``).
 
     ``moves(s)``: the legal moves of state s; ``apply(s, m)``: the next state; ``energy(s)``:
     (energy or None when rejected, whether it came from a cache); ``key(s)``: a hashable identity of a
     state; ``on_step(step, total_steps)`` is called after every iteration; setting ``cancel`` stops
-    the search after the current iteration.
+    the search after the current iteration; ``clock`` (seconds) measures ``params.time_limit``.
     """
     rng = random.Random(params.seed)
     factor = params.factor()
@@ -111,6 +122,8 @@ def anneal(
     result: AnnealResult[S, M] = AnnealResult(best, best_e, best_path)
     t = params.t_max
     it = 0
+    t_iter = t
+    t0 = clock()
     while t > params.t_min:
         if cancel is not None and cancel.is_set():
             result.stopped = "cancelled"
@@ -141,6 +154,14 @@ def anneal(
         it += 1
         if on_step is not None:
             on_step(step, total)
-        t /= factor
+        t_iter /= factor if not cached else factor**CACHED_STEP
+        t = t_iter
+        if params.time_limit:
+            frac = (clock() - t0) / params.time_limit
+            t_time = params.t_max * (params.t_min / params.t_max) ** frac
+            if t_time < t:
+                t = t_time
+                if t <= params.t_min:
+                    result.stopped = "time limit"
     result.best, result.best_energy, result.best_path = best, best_e, best_path
     return result

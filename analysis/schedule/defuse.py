@@ -176,6 +176,8 @@ KNOWN_WIDTH = frozenset(
         "DMNMX",
     }
 )
+CONVERSIONS = frozenset({"F2F", "F2I", "I2F", "I2I"})
+_TYPE = re.compile(r"[FSU](8|16|32|64)")
 DOUBLE = frozenset({"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"})
 SETP = frozenset({"ISETP", "FSETP", "DSETP", "HSETP2", "PLOP3", "UISETP", "UPLOP3", "FCHK", "VOTEU"})
 
@@ -227,6 +229,11 @@ def def_use(ins: Instruction) -> DefUse:
     mods = ins.opcode.split(".")[1:]
     known = base in KNOWN_WIDTH
     dw = _data_width(ins) if known else 4
+    src_w = dw
+    types = [m for m in mods if _TYPE.fullmatch(m)]
+    if base in CONVERSIONS and len(types) == 2:
+        # F2F.F64.F32: destination type first, source type second
+        dw, src_w = (2 if "64" in types[0] else 1), (2 if "64" in types[1] else 1)
     defs: set[str] = set()
     uses: set[str] = set()
     if ins.predicate:
@@ -257,7 +264,7 @@ def def_use(ins: Instruction) -> DefUse:
         if o.startswith("c[") and "][" in o and "R" not in o.split("][", 1)[0]:
             uses |= _regs(o.split("][", 1)[1], 1)
             continue
-        w = dw
+        w = src_w
         if "[" in o:
             w = 1  # address operands: widths are written (R2.64) or 32-bit
         elif "WIDE" in mods and k == len(ops) - 1:

@@ -1,5 +1,7 @@
 """Legal-move model of SASS schedule tuning (SIP §3 search space and mutation policy, made static).
 
+Never-executed placeholders (``@!PT LDS RZ, [RZ]``, ptxas padding) are not candidates.
+
 A *schedule* of a kernel section is a permutation ``order`` of its original instruction indices
 (``order[pos] = original index``). A *move* takes one memory instruction (SIP §3.1 prunes the space to
 global loads/stores; LDS/STS/LDSM/LDGSTS are a second tier) and swaps it with its neighbour one slot up
@@ -24,6 +26,13 @@ holds for the adjacent pair (X at ``pos``, Y at ``pos+1``; after the swap Y issu
   guards anywhere in the function (write-barrier defs, read-barrier sources) unless Y waits on k
   itself, and must not be a memory write. Two setters of one barrier swap only if no DEPBAR counts
   that barrier (``DEPBAR.LE SBk, n`` relies on the issue order of its producers).
+* ``barrier`` (in-order coverage): ptxas gives a scoreboard barrier only to the *last* of a run of
+  variable-latency instructions and relies on issue order for the others (operands are read, and
+  results of one pipe return, in order). So X, moving down below Y, must stay covered: every later
+  instruction that overwrites a register X reads, or touches a register X writes, must still be
+  preceded by a wait on a barrier set by X or by a same-opcode instruction after X. Rejected when Y's
+  barrier was that cover (H200: ``LDSM R4,[R14..]`` below the SB2-setting ``LDSM R36,[R14..]`` before
+  ``IMAD.WIDE R14`` waiting on SB2 raised CUDA_ERROR_ILLEGAL_INSTRUCTION).
 * ``latency``: fixed-latency distances. The issue distance from P to C is the sum of the stall counts
   of P..C-1 (control-bit semantics, DESIGN.md "Binary model"). Swapping X,Y shortens exactly two
   kinds of window: those starting at X (they lose Y's stall) and those ending at Y (they lose X's
@@ -356,11 +365,18 @@ class KernelModel:
             return "reads a clock: moving it changes what it measures"
         return ""
 
+    def is_movable(self, idx: int) -> bool:
+        """A move may pick original instruction ``idx``: its opcode is in the movable tier and it is
+        not a never-executed placeholder (``@!PT LDS RZ, [RZ]``, which ptxas pads with; moving it can
+        only shift stall cycles around, never hide latency)."""
+        ins = self.instructions[idx]
+        return ins.base_opcode in self.movable and ins.predicate != "!PT"
+
     def candidates(self, order: Sequence[int]) -> list[Move]:
         """All moves of movable instructions in ``order`` (legal or not; see :meth:`legal`)."""
         out = []
         for pos, idx in enumerate(order):
-            if self.instructions[idx].base_opcode in self.movable:
+            if self.is_movable(idx):
                 if pos > 0:
                     out.append(Move(idx, -1))
                 if pos + 1 < len(order):
@@ -373,7 +389,7 @@ class KernelModel:
         out = []
         n = len(order)
         for pos, idx in enumerate(order):
-            if self.instructions[idx].base_opcode not in self.movable:
+            if not self.is_movable(idx):
                 continue
             if pos > 0 and self.check_swap(order, pos - 1).ok:
                 out.append(Move(idx, -1))
@@ -409,6 +425,9 @@ class KernelModel:
         v = self._barriers(x, y, dy)
         if not v.ok:
             return v
+        v = self._order_coverage(order, pos)
+        if not v.ok:
+            return v
         v = self._latency(order, pos)
         if not v.ok:
             return v
@@ -440,6 +459,91 @@ class KernelModel:
         if shared:
             k = min(shared)
             return Verdict(False, "barrier", f"both set SB{k}, which a DEPBAR counts in issue order")
+        return OK
+
+    def _deferred_reader(self, idx: int) -> bool:
+        """Reads its source registers some time after issue (memory and other variable-latency
+        instructions); fixed-latency ALU instructions without barriers read them at issue."""
+        ins = self.instructions[idx]
+        return _is_mem(ins) or bool(_sets_barriers(ins)) or ins.base_opcode not in FIXED_LATENCY_OPCODES
+
+    @cached_property
+    def waiter_regs(self) -> dict[int, tuple[frozenset[str], frozenset[str]]]:
+        """Per barrier 0..5: (registers written, registers read or written) by the instructions that
+        wait on it anywhere in the section."""
+        g: dict[int, tuple[set[str], set[str]]] = {k: (set(), set()) for k in range(6)}
+        for ins, du in zip(self.instructions, self.du, strict=True):
+            for k in ins.control.waits_on:
+                g[k][0].update(du.defs)
+                g[k][1].update(du.defs | du.uses)
+        return {k: (frozenset(d), frozenset(a)) for k, (d, a) in g.items()}
+
+    def _covered(
+        self, order: Sequence[int], start: int, cov: set[int], reg: str, result: bool, same: str | None
+    ) -> bool | None:
+        """Walk ``order`` from position ``start`` until the deferred access to ``reg`` of the
+        instruction issued just before ``start`` is known safe or not.
+
+        True when an instruction waits on a barrier in ``cov`` first; False when one overwrites ``reg``
+        first (``result``: ``reg`` is the instruction's result, so reading it counts too); None when
+        the block ends first. Barriers set on the way join ``cov`` — operands are read and results of
+        one pipe come back in issue order, which ptxas relies on (it gives the barrier to the last of a
+        run of loads only) — only from setters with base opcode ``same`` when given.
+        """
+        cov = set(cov)
+        for p in range(start, len(order)):
+            if p in self.leader_positions:
+                return None
+            z = self.instructions[order[p]]
+            if cov.intersection(z.control.waits_on):
+                return True
+            du = self.du[order[p]]
+            if reg in du.defs or (result and reg in du.uses):
+                return False
+            if same is None or z.base_opcode == same:
+                cov |= _sets_barriers(z)
+        return None
+
+    def _order_coverage(self, order: Sequence[int], pos: int) -> Verdict:
+        """In-order-coverage rule: X (moving down below Y) keeps every deferred access covered.
+
+        A later instruction W that overwrites a register X reads (WAR), or reads or writes a register
+        X writes (RAW/WAW), must wait on a barrier that covers X: one X sets, or one an instruction
+        issued after X sets (operands are read, and results of one pipe return, in issue order).
+        ptxas gives the barrier to the *last* instruction of such a run only; when that is Y, moving
+        X below Y leaves X uncovered. Seen on the H200: ``LDSM R4, [R14+..]`` moved below the
+        SB2-setting ``LDSM R36, [R14+..]`` ahead of ``IMAD.WIDE R14`` waiting on SB2 →
+        CUDA_ERROR_ILLEGAL_INSTRUCTION; ``LDS R24`` (no barrier) moved below ``LDS.128 R8`` (SB4)
+        ahead of an FFMA reading R24 after waiting on SB4 → wrong results. After the swap only
+        setters of X's own opcode count as later coverage. The swap is rejected when X was covered
+        before and is not after; when the block ends first, when the awaited barrier lay in the block
+        or a waiter on Y's barriers anywhere touches the register.
+        """
+        xi, yi = order[pos], order[pos + 1]
+        sy = _sets_barriers(self.instructions[yi])
+        if not sy or not self._deferred_reader(xi):
+            return OK
+        x = self.instructions[xi]
+        sx = _sets_barriers(x)
+        du = self.du[xi]
+        for result, regs in ((False, du.uses - du.defs), (True, du.defs)):
+            for reg in sorted(regs):
+                after = self._covered(order, pos + 2, sx, reg, result, x.base_opcode)
+                if after is True:
+                    continue
+                before = self._covered(order, pos + 2, sx | sy, reg, result, None)
+                if after is False:
+                    lost = before is not False  # both False: unprotected already, not this swap's doing
+                else:
+                    lost = before is True or any(reg in self.waiter_regs[k][int(result)] for k in sy - sx)
+                if lost:
+                    kind = "result" if result else "operand"
+                    return Verdict(
+                        False,
+                        "barrier",
+                        f"{x.text} would issue after {self.instructions[yi].text}, whose barrier "
+                        f"(SB{','.join(str(k) for k in sorted(sy))}) covers its {kind} {reg} in issue order",
+                    )
         return OK
 
     def _fixed_latency(self, idx: int) -> int | None:

@@ -30,8 +30,10 @@ class TunedCubinMismatch(RuntimeError):
     """The kernel Triton compiled is not the one the manifest's tuned cubin came from."""
 
 
-def _read(manifest: str | Path) -> tuple[dict[str, Any], bytes]:
+def _read(manifest: str | Path) -> tuple[dict[str, Any], bytes | None]:
     m = json.loads(Path(manifest).read_text())
+    if m.get("tuned_cubin") is None:
+        return m, None  # "original kept": no schedule beat the original side by side
     cubin = (Path(manifest).parent / m["tuned_cubin"]["file"]).read_bytes()
     if hashlib.sha256(cubin).hexdigest() != m["tuned_cubin"]["sha256"]:
         raise TunedCubinMismatch(f"{manifest}: the tuned cubin's SHA-256 differs from the manifest")
@@ -69,7 +71,8 @@ class TunedKernel:
     ``kernel[grid](*args, **kwargs)`` behaves like the JIT function's launch; on the first launch of a
     specialization it compiles it (``warmup``), swaps in the tuned cubin when its name and source hash
     match the manifest, and otherwise (another specialization) leaves Triton's own cubin in place.
-    ``swapped`` counts specializations that run the tuned code.
+    ``swapped`` counts specializations that run the tuned code. A manifest whose ``tuned_cubin`` is null
+    (the tuner kept the original) swaps nothing.
     """
 
     def __init__(self, fn: Any, manifest: str | Path, strict: bool = True) -> None:
@@ -85,7 +88,9 @@ class TunedKernel:
             if id(compiled) not in self._done:
                 self._done.add(id(compiled))
                 name = getattr(compiled, "name", None) or compiled.metadata.name
-                if name == self.manifest["kernel"]:
+                if self.cubin is None:
+                    pass  # the manifest kept the original: Triton's own cubin runs
+                elif name == self.manifest["kernel"]:
                     load_into(compiled, self.cubin, self.manifest["source_cubin"]["sha256"])
                     self.swapped += 1
                 elif self.strict:

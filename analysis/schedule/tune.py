@@ -32,6 +32,29 @@ from .target import Target, load_target
 
 MANIFEST_FORMAT = "warpwise-tune/1"
 
+TUNED = "tuned"
+KEPT_NO_BETTER = "original kept (no better schedule found)"
+KEPT_UNVERIFIED = "original kept (the best schedule failed verification)"
+KEPT_UNMEASURED = "original kept (side-by-side measurement failed)"
+
+
+def side_by_side_decision(original: Timing | None, tuned: Timing | None) -> str:
+    """Accept the tuned schedule only if it is faster by more than the noise of the final measurement.
+
+    Rule: the tuned median must lie below the original's first quartile, both from the side-by-side
+    measurement (same inputs, alternating rounds, ``final_rounds`` × ``repeats`` launches each), i.e.
+    the tuned kernel's typical launch is faster than three quarters of the original's launches. The
+    search's own energies are single, unrepeated measurements of many candidates, so the best of them
+    is biased low (winner's curse); only this fresh, interleaved measurement decides. Returns
+    :data:`TUNED` or a ``original kept (...)`` reason. (H200 run 1: stencil 70.83 µs vs 71.07 µs,
+    0.9966× — kept under this rule; sgemm_tiled 318.7 µs, IQR 1.6, vs 316.5 µs — tuned.)
+    """
+    if original is None or tuned is None:
+        return KEPT_UNMEASURED
+    if tuned.median_ms < original.q1_ms:
+        return TUNED
+    return KEPT_NO_BETTER
+
 
 @dataclass(frozen=True)
 class TuneOptions:
@@ -42,7 +65,8 @@ class TuneOptions:
     for the final schedule (SIP tested with 10 million; 10,000 by default here); ``warmup``/``repeats``:
     launches before/while timing a candidate; ``final_rounds`` × ``repeats``: launches of each of
     original and tuned in the side-by-side measurement; ``movable``: ``global`` (LDG/STG, SIP §3.1)
-    or ``all`` (adds LDS/STS/LDSM/LDGSTS).
+    or ``all`` (adds LDS/STS/LDSM/LDGSTS); ``time_limit``: search seconds (0 = none) — the temperature
+    follows whichever of iterations and time is further along, so the search uses its whole budget.
     """
 
     iterations: int = 200
@@ -55,6 +79,7 @@ class TuneOptions:
     t_max: float = 0.02
     t_min: float = 0.0005
     movable: str = "global"
+    time_limit: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -97,6 +122,15 @@ class TuneResult:
     options: TuneOptions
     device: dict[str, str] = field(default_factory=dict)
     history: list[dict[str, Any]] = field(default_factory=list)
+    decision: str = KEPT_NO_BETTER
+    candidate_moves: list[Move] = field(default_factory=list)
+    best_ratio: float = 1.0
+
+    @property
+    def accepted(self) -> bool:
+        """The tuned schedule was verified and beat the original side by side (see
+        :func:`side_by_side_decision`); otherwise ``tuned`` is the original."""
+        return self.decision == TUNED
 
     @property
     def verified(self) -> bool:
@@ -176,8 +210,27 @@ def tune(
     history: list[dict[str, Any]] = []
     lost = {"flag": False}
 
-    def energy(order: list[int]) -> tuple[float | None, bool]:
+    def recover(err: EvaluatorError) -> None:
+        """After a sticky error: a new worker process (WorkerEvaluator.restart), else ``rebuild``;
+        the search ends ("context lost") only when neither works."""
         nonlocal ev
+        restart = getattr(ev, "restart", None)
+        try:
+            if restart is not None:
+                restart()
+                return
+            reset = getattr(ev, "reset_after_sticky_error", None)
+            if reset is not None:
+                reset()
+            if rebuild is None:
+                lost["flag"] = True
+                return
+            ev = rebuild()
+        except EvaluatorError as again:
+            history.append({"error": f"restart failed after {err}: {again}"})
+            lost["flag"] = True
+
+    def energy(order: list[int]) -> tuple[float | None, bool]:
         cubin = target.build(order)
         key = hashlib.sha256(
             cubin[target.layout.text_pos : target.layout.text_pos + target.layout.text_size]
@@ -200,21 +253,17 @@ def tune(
             e = None
             history.append({"error": str(err), "sticky": err.sticky})
             if err.sticky:
-                reset = getattr(ev, "reset_after_sticky_error", None)
-                if reset is not None:
-                    reset()
-                if rebuild is None:
-                    lost["flag"] = True
-                else:
-                    try:
-                        ev = rebuild()
-                    except EvaluatorError as again:
-                        history.append({"error": f"rebuild failed: {again}"})
-                        lost["flag"] = True
+                recover(err)
         cache[key] = e
         return e, False
 
-    params = AnnealParams(options.t_max, options.t_min, iterations=options.iterations, seed=options.seed)
+    params = AnnealParams(
+        options.t_max,
+        options.t_min,
+        iterations=options.iterations,
+        seed=options.seed,
+        time_limit=options.time_limit or None,
+    )
     cancel_ev = cancel or threading.Event()
     best_seen = {"e": 1.0}
 
@@ -282,9 +331,10 @@ def tune(
         )
         try:
             vr = ev.test(tuned, data, options.verify_samples, options.seed + 1_000_003)
-        except EvaluatorError as err:  # context lost while testing the final schedule
+        except EvaluatorError as err:  # the final schedule faulted (or the device is gone)
             vr = TestResult(0, 0, str(err))
-            lost["flag"] = lost["flag"] or err.sticky
+            if err.sticky:
+                recover(err)
         v_samples, v_failed, v_error = vr.samples, vr.failed, vr.error
         report(
             Progress(
@@ -295,21 +345,35 @@ def tune(
                 "passed" if vr.passed else f"FAILED ({vr.error or f'{vr.failed} samples differ'})",
             )
         )
-        if not vr.passed:
-            best_order, tuned = start, data
-    if not lost["flag"]:
+    verified = best_order != start and v_samples > 0 and v_failed == 0 and not v_error
+    if verified and not lost["flag"]:
         report(Progress("measure", 0, 1, result.best_energy, "original vs tuned, side by side"))
         try:
             side_a, side_b = ev.time_pair(data, tuned, options.final_rounds, options.repeats, options.warmup)
         except EvaluatorError as err:
             history.append({"error": f"side-by-side measurement failed: {err}"})
+            if err.sticky:
+                recover(err)
+    if best_order == start:
+        decision = KEPT_NO_BETTER
+    elif not verified:
+        decision = KEPT_UNVERIFIED
+    else:
+        decision = side_by_side_decision(side_a, side_b)
+    candidate = list(result.best_path) if best_order != start else []
+    if decision != TUNED:
+        best_order, tuned = start, data
+    try:
+        device = ev.describe()
+    except EvaluatorError as err:
+        device = {"error": str(err)}
     res = TuneResult(
         kernel=target.code.kernel,
         section=target.code.section,
         arch=target.code.arch,
         source=path,
         source_sha256=hashlib.sha256(data).hexdigest(),
-        moves=list(result.best_path) if best_order != start or not result.best_path else [],
+        moves=candidate if decision == TUNED else [],
         order=list(best_order),
         tuned=tuned,
         baseline=baseline,
@@ -326,50 +390,62 @@ def tune(
         stopped=stopped,
         seconds=time.monotonic() - t0,
         options=options,
-        device=ev.describe(),
+        device=device,
         history=history,
+        decision=decision,
+        candidate_moves=candidate,
+        best_ratio=result.best_energy,
     )
-    if best_order == start:
-        res.moves = []
     report(Progress("done", 1, 1, result.best_energy, summary_line(res)))
     return res
 
 
 def summary_line(r: TuneResult) -> str:
-    """One line: times, speedup, schedules evaluated, verification."""
+    """One line: the decision, side-by-side times and speedup of the best candidate, search counts."""
     sp = r.speedup
-    a = f"{r.baseline_side.median_ms:.4f}" if r.baseline_side else "?"
-    b = f"{r.tuned_side.median_ms:.4f}" if r.tuned_side else "?"
-    ver = (
-        f"verified on {r.verify_samples} samples"
-        if r.verified
-        else f"verification FAILED ({r.verify_error or f'{r.verify_failed} samples differ'}), original kept"
-        if r.verify_samples or r.verify_error
-        else "original kept (no better schedule)"
+    times = (
+        f"{r.baseline_side.median_ms:.4f} ms -> {r.tuned_side.median_ms:.4f} ms ({sp:.3f}x)"
+        if r.baseline_side is not None and r.tuned_side is not None and sp
+        else ""
     )
-    return (
-        f"{r.kernel}: {a} ms -> {b} ms ({sp:.3f}x), {len(r.moves)} moves, {r.evaluated} schedules evaluated, {ver}"
-        if sp
-        else f"{r.kernel}: {r.evaluated} schedules evaluated, {ver}"
-    )
+    search = f"{r.evaluated} schedules evaluated, {r.rejected_tests + r.rejected_errors} rejected, stopped: {r.stopped}"
+    if r.accepted:
+        return f"{r.kernel}: tuned: {times}, {len(r.moves)} moves, verified on {r.verify_samples} samples; {search}"
+    if r.decision == KEPT_UNVERIFIED:
+        why = r.verify_error or f"{r.verify_failed} samples differ"
+        return f"{r.kernel}: {r.decision}: {why}; {search}"
+    cand = f"best candidate {times}, {len(r.candidate_moves)} moves, not faster beyond noise; " if times else ""
+    return f"{r.kernel}: {r.decision}; {cand}{search}"
 
 
-def manifest(r: TuneResult, tuned_name: str) -> dict[str, Any]:
-    """The manifest JSON object (format :data:`MANIFEST_FORMAT`)."""
+def manifest(r: TuneResult, tuned_name: str | None) -> dict[str, Any]:
+    """The manifest JSON object (format :data:`MANIFEST_FORMAT`).
+
+    ``result``: :data:`TUNED` or why the original was kept; ``tuned_cubin`` is null when it was kept
+    (no tuned cubin is written then). ``side_by_side`` always describes the best candidate that was
+    measured (``accepted`` says whether it passed :func:`side_by_side_decision`); ``candidate_moves``
+    are its moves even when it was rejected.
+    """
     return {
         "format": MANIFEST_FORMAT,
         "kernel": r.kernel,
         "section": r.section,
         "arch": r.arch,
+        "result": r.decision,
         "source_cubin": {"path": r.source, "sha256": r.source_sha256},
-        "tuned_cubin": {"file": tuned_name, "sha256": hashlib.sha256(r.tuned).hexdigest()},
+        "tuned_cubin": (
+            {"file": tuned_name, "sha256": hashlib.sha256(r.tuned).hexdigest()} if r.accepted and tuned_name else None
+        ),
         "moves": [m.to_json() for m in r.moves],
+        "candidate_moves": [m.to_json() for m in r.candidate_moves],
         "displaced": [[pos, idx] for pos, idx in enumerate(r.order) if pos != idx],
         "baseline": r.baseline.to_json(),
         "side_by_side": {
             "original": r.baseline_side.to_json() if r.baseline_side else None,
             "tuned": r.tuned_side.to_json() if r.tuned_side else None,
             "speedup": r.speedup,
+            "rule": "accept only if the tuned median < the original's first quartile",
+            "accepted": r.accepted,
         },
         "search": {
             "schedules_evaluated": r.evaluated,
@@ -379,6 +455,7 @@ def manifest(r: TuneResult, tuned_name: str) -> dict[str, Any]:
             "legal_moves_at_start": r.legal_moves_start,
             "stopped": r.stopped,
             "seconds": round(r.seconds, 3),
+            "best_search_ratio": r.best_ratio,
         },
         "verification": {
             "samples": r.verify_samples,
@@ -394,20 +471,29 @@ def manifest(r: TuneResult, tuned_name: str) -> dict[str, Any]:
     }
 
 
-def write_artifacts(r: TuneResult, outdir: str | Path) -> tuple[Path, Path]:
-    """Write ``<kernel>.tuned.cubin`` and ``<kernel>.tune.json`` into ``outdir``; return both paths.
+def artifact_paths(kernel: str, outdir: str | Path) -> tuple[Path, Path]:
+    """(``<kernel>.tuned.cubin``, ``<kernel>.tune.json``) in ``outdir``; long names are shortened."""
+    out = Path(outdir)
+    short = kernel if len(kernel) <= 80 else kernel[:60] + "_" + hashlib.sha1(kernel.encode()).hexdigest()[:8]
+    return out / f"{short}.tuned.cubin", out / f"{short}.tune.json"
+
+
+def write_artifacts(r: TuneResult, outdir: str | Path) -> tuple[Path | None, Path]:
+    """Write the manifest into ``outdir`` and, only when the tuned schedule was accepted, the tuned
+    cubin; return (cubin path or None, manifest path). When the original is kept, a tuned cubin left
+    there by an earlier run is removed, so that a launch rewrite cannot pick it up.
 
     Raises:
         OSError: the folder cannot be created or written.
     """
-    out = Path(outdir)
-    out.mkdir(parents=True, exist_ok=True)
-    short = r.kernel if len(r.kernel) <= 80 else r.kernel[:60] + "_" + hashlib.sha1(r.kernel.encode()).hexdigest()[:8]
-    cub = out / f"{short}.tuned.cubin"
-    man = out / f"{short}.tune.json"
-    cub.write_bytes(r.tuned)
-    man.write_text(json.dumps(manifest(r, cub.name), indent=1) + "\n")
-    return cub, man
+    cub, man = artifact_paths(r.kernel, outdir)
+    cub.parent.mkdir(parents=True, exist_ok=True)
+    if r.accepted:
+        cub.write_bytes(r.tuned)
+    else:
+        cub.unlink(missing_ok=True)
+    man.write_text(json.dumps(manifest(r, cub.name if r.accepted else None), indent=1) + "\n")
+    return (cub if r.accepted else None), man
 
 
 def check_manifest(man: dict[str, Any], tuned: bytes, source: bytes | None = None) -> list[str]:
@@ -416,7 +502,9 @@ def check_manifest(man: dict[str, Any], tuned: bytes, source: bytes | None = Non
     problems = []
     if man.get("format") != MANIFEST_FORMAT:
         problems.append(f"format is {man.get('format')!r}, expected {MANIFEST_FORMAT}")
-    if hashlib.sha256(tuned).hexdigest() != man.get("tuned_cubin", {}).get("sha256"):
+    if man.get("tuned_cubin") is None:
+        problems.append(f"no tuned cubin: {man.get('result', 'original kept')}")
+    elif hashlib.sha256(tuned).hexdigest() != man["tuned_cubin"].get("sha256"):
         problems.append("tuned cubin's sha256 differs from the manifest")
     if source is not None:
         if hashlib.sha256(source).hexdigest() != man.get("source_cubin", {}).get("sha256"):
