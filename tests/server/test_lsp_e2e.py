@@ -52,6 +52,10 @@ async def client(lsp_client: LanguageClient) -> Any:
 async def open_and_wait(client: LanguageClient, name: str) -> tuple[str, list[lsp.Diagnostic]]:
     path = example(name, ".cu")
     uri = path.resolve().as_uri()
+    # a fresh document each time: close any earlier (possibly edited) copy and forget its diagnostics
+    client.text_document_did_close(lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri)))
+    await asyncio.sleep(0.2)
+    client.diagnostics.pop(uri, None)
     client.text_document_did_open(lsp.DidOpenTextDocumentParams(
         text_document=lsp.TextDocumentItem(uri=uri, language_id="cuda-cpp", version=1, text=path.read_text())))
     for _ in range(300):  # analysis runs in the server's worker; wait up to 30 s
@@ -213,3 +217,37 @@ async def test_tune_command_explains_missing_harness(client: LanguageClient) -> 
     msg = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command="warpwise.tuneSchedule", arguments=[{"uri": example("stencil", ".cu").resolve().as_uri()}]))
     assert "no harness for _Z9blur_rowsPKfPfii" in msg and "docs/tuning.md" in msg
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_blame_related_information_and_def_line(client: LanguageClient) -> None:
+    _, diags = await open_and_wait(client, "gather")
+    (hot,) = [d for d in diags if d.code == "hot_line" and d.range.start.line == 16]
+    assert hot.related_information
+    targets = {(r.location.range.start.line, r.message.split(" blamed on ")[-1].split(" ")[0])
+               for r in hot.related_information}
+    assert (15, "LDG.E.CONSTANT") in targets  # the index load on gather.cu:16 feeds the hot line
+    # the def line gets its own diagnostic with the stalls it causes
+    causes = [d for d in diags if d.code == "stall_cause" and d.range.start.line == 15]
+    assert causes and "line 17" in causes[0].message
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_settings_change_severity_and_hints(client: LanguageClient) -> None:
+    uri, _ = await open_and_wait(client, "stencil")
+    client.set_configuration({"minShare": 0.01, "severity": {"strength_reduction": "warning"},
+                              "inlayHints": {"enabled": False}}, section="warpwise")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    sev = None
+    for _ in range(100):
+        await asyncio.sleep(0.1)
+        sev = {d.severity for d in client.diagnostics.get(uri, []) if d.code == "strength_reduction"}
+        if sev == {lsp.DiagnosticSeverity.Warning}:
+            break
+    assert sev == {lsp.DiagnosticSeverity.Warning}
+    hints = await client.text_document_inlay_hint_async(lsp.InlayHintParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), range=lsp.Range(lsp.Position(0, 0), lsp.Position(40, 0))))
+    assert not hints
+    client.set_configuration(SETTINGS, section="warpwise")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    await asyncio.sleep(1.0)
