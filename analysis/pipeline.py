@@ -50,6 +50,29 @@ class KernelAnalysis:
     program: Any = None
     advice_report: Any = None
     notes: list[str] = field(default_factory=list)
+    _sections: Any = field(default=None, repr=False)
+
+    def instruction(self, function: str, offset: int, section: str = "") -> tuple[Any, Any, str | None, int | None]:
+        """(Instruction or None, PCSample or None, recorded file, line) at ``offset`` of ``function``.
+
+        ``function`` may be a device function inside a kernel's section (blame edges name it; profile
+        PCs are keyed by the section's owner), so the lookup goes through ``section`` when given.
+        """
+        owner = section.removeprefix(".text.") if section else function
+        s = self.profile.pcs.get((owner, offset)) or self.profile.pcs.get((function, offset))
+        ins = None
+        if self.cubin is not None:
+            from warpwise.analysis.profile.join import sections
+
+            secs = self._sections if self._sections is not None else sections(self.cubin)
+            self._sections = secs
+            sec = secs.get(owner) or secs.get(function)
+            ins = sec.by_offset.get(offset) if sec else None
+        file = s.file if s is not None else None
+        line = s.line if s is not None else None
+        if file is None and ins is not None and ins.loc is not None:
+            file, line = ins.loc.file, ins.loc.line
+        return ins, s, file, line
 
     def local_path(self, recorded: str | None) -> str | None:
         """Local path for a recorded path (the recorded one when none matched)."""

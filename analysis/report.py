@@ -15,24 +15,17 @@ from warpwise.analysis.profile.lines import LineStats
 JSON_VERSION = 1
 
 
-def _loc(ka: KernelAnalysis, function: str, offset: int | None) -> dict[str, Any]:
-    """A JSON location {pc, file, line, opcode} for an instruction of ``ka``'s cubin/profile."""
-    if offset is None:
-        return {"pc": None, "file": None, "line": None, "opcode": None}
-    s = ka.profile.pcs.get((function, offset))
-    file = s.file if s else None
-    line = s.line if s else None
-    opcode = None
-    if ka.cubin is not None:
-        from warpwise.analysis.profile.join import sections
+def _loc(ka: KernelAnalysis, function: str, offset: int | None, section: str = "") -> dict[str, Any]:
+    """A JSON location {function, pc, file, line, opcode} of an instruction of ``ka``.
 
-        ins = sections(ka.cubin).get(function, None)
-        i = ins.by_offset.get(offset) if ins else None
-        if i is not None:
-            opcode = i.opcode
-            if file is None and i.loc is not None:
-                file, line = i.loc.file, i.loc.line
-    return {"pc": hex(offset), "file": ka.local_path(file), "line": line, "opcode": opcode}
+    ``pc`` is the offset in the function's code section; for samples outside the module
+    (``function`` = ``<unattributed>``) it is the absolute address Nsight Compute recorded.
+    """
+    if offset is None:
+        return {"function": None, "pc": None, "file": None, "line": None, "opcode": None}
+    ins, s, file, line = ka.instruction(function, offset, section)
+    opcode = ins.opcode if ins is not None else (s.sass.split()[0] if s is not None and s.sass else None)
+    return {"function": function, "pc": hex(offset), "file": ka.local_path(file), "line": line, "opcode": opcode}
 
 
 def line_json(ka: KernelAnalysis, ls: LineStats) -> dict[str, Any]:
@@ -47,7 +40,8 @@ def blame_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
     if ka.blame is None:
         return []
     edges = sorted(ka.blame.edges, key=lambda e: (-e.stall_samples, e.use_offset, e.def_offset or -1, e.reason))
-    return [{"use": _loc(ka, e.function, e.use_offset), "def": _loc(ka, e.function, e.def_offset),
+    return [{"use": _loc(ka, e.function, e.use_offset, e.section),
+             "def": _loc(ka, e.function, e.def_offset, e.section),
              "reason": e.reason, "category": e.category, "stall_samples": round(e.stall_samples, 3),
              "latency_samples": round(e.latency_samples, 3), "distance": e.distance}
             for e in edges if e.stall_samples > 0]
@@ -179,10 +173,11 @@ def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
     if ka.blame is None:
         return []
     pcs = set(ls.pcs)
-    agg: dict[tuple[int | None, str, str], tuple[float, int]] = {}
+    agg: dict[tuple[int | None, str, str, str], tuple[float, int]] = {}
     for e in ka.blame.edges:
-        if (e.function, e.use_offset) in pcs and e.stall_samples > 0:
-            key = (e.def_offset, e.reason, e.function)
+        owner = e.section.removeprefix(".text.") if e.section else e.function
+        if (owner, e.use_offset) in pcs and e.stall_samples > 0:
+            key = (e.def_offset, e.reason, e.function, e.section)
             s, d = agg.get(key, (0.0, 0))
             agg[key] = (s + e.stall_samples, max(d, e.distance))
     from warpwise.analysis.arch.stalls import is_blamed
@@ -190,13 +185,13 @@ def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
     # issued ('selected') samples are not stalls; other non-dependency reasons have no producer to blame
     ranked = sorted(((k, v) for k, v in agg.items() if k[1] != "selected"), key=lambda kv: -kv[1][0])[:n]
     out = []
-    for (def_off, reason, func), (samples, dist) in ranked:
+    for (def_off, reason, func, sec), (samples, dist) in ranked:
         if def_off is None:
             why = ("no producer survived pruning; kept by the instruction itself" if is_blamed(reason)
                    else "not a data dependency; stays on this instruction")
             out.append(f"{reason} {_pct(samples, ls.samples)}: {why}")
             continue
-        loc = _loc(ka, func, def_off)
+        loc = _loc(ka, func, def_off, sec)
         out.append(f"{reason} {_pct(samples, ls.samples)}: {loc['opcode']} at {loc['pc']} "
                    f"({Path(loc['file']).name if loc['file'] else '?'}:{loc['line']}), {dist} instructions earlier")
     return out

@@ -60,21 +60,11 @@ def _same(a: Path | None, b: Path) -> bool:
     return a is not None and a.resolve() == b.resolve()
 
 
-def _instruction_text(ka: KernelAnalysis, function: str, offset: int) -> tuple[str, Path | None, int | None]:
-    s = ka.profile.pcs.get((function, offset))
-    file = ka.local.get(s.file) if s is not None and s.file else None
-    line = s.line if s is not None else None
-    text = s.sass if s is not None else ""
-    if ka.cubin is not None:
-        from warpwise.analysis.profile.join import sections
-
-        sec = sections(ka.cubin).get(function)
-        ins = sec.by_offset.get(offset) if sec else None
-        if ins is not None:
-            text = ins.text
-            if line is None and ins.loc is not None:
-                file, line = ka.local.get(ins.loc.file), ins.loc.line
-    return text, file, line
+def _instruction_text(ka: KernelAnalysis, function: str, offset: int,
+                      section: str = "") -> tuple[str, Path | None, int | None]:
+    ins, s, file, line = ka.instruction(function, offset, section)
+    text = ins.text if ins is not None else (s.sass if s is not None else "")
+    return text, (ka.local.get(file) if file else None), line
 
 
 def _blame_links(ka: KernelAnalysis, pcs: set[tuple[str, int]], as_use: bool) -> list[BlameLink]:
@@ -84,11 +74,12 @@ def _blame_links(ka: KernelAnalysis, pcs: set[tuple[str, int]], as_use: bool) ->
     for e in ka.blame.edges:
         if e.stall_samples <= 0 or e.def_offset is None:
             continue
-        here = (e.function, e.use_offset if as_use else e.def_offset)
+        owner = e.section.removeprefix(".text.") if e.section else e.function
+        here = (owner, e.use_offset if as_use else e.def_offset)
         if here not in pcs:
             continue
         other = e.def_offset if as_use else e.use_offset
-        text, file, line = _instruction_text(ka, e.function, other)
+        text, file, line = _instruction_text(ka, e.function, other, e.section)
         opcode = text.split()[0] if text and not text.startswith("@") else (text.split()[1] if text else "?")
         key = (str(file) if file else None, line, opcode, e.reason)
         slot = agg.setdefault(key, [0.0, 0.0])
@@ -145,9 +136,10 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
                 for e in ka.blame.edges:
                     if e.def_offset is None or e.stall_samples <= 0:
                         continue
-                    _, file, line = _instruction_text(ka, e.function, e.def_offset)
+                    _, file, line = _instruction_text(ka, e.function, e.def_offset, e.section)
                     if line is not None and _same(file, path):
-                        def_pcs.setdefault(line, set()).add((e.function, e.def_offset))
+                        owner = e.section.removeprefix(".text.") if e.section else e.function
+                        def_pcs.setdefault(line, set()).add((owner, e.def_offset))
                 for line, pcs in def_pcs.items():
                     f = by_line.get(line) or LineFinding(line, ka, None, 0.0)
                     f.causes = _blame_links(ka, pcs, as_use=False)
