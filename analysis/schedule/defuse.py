@@ -269,5 +269,5 @@ def def_use(ins: Instruction) -> DefUse:
             w = 1  # address operands: widths are written (R2.64) or 32-bit
         elif "WIDE" in mods and k == len(ops) - 1:
             w = 2
-        uses |= _regs(o, w if known else 4)
+        uses |= _regs(o, w if known or "[" in o else 4)
     return DefUse(frozenset(defs), frozenset(uses))

@@ -40,6 +40,17 @@ holds for the adjacent pair (X at ``pos``, Y at ``pos+1``; after the swap Y issu
   windows the new distance must be >= min(old distance, latency of the producer); a window that
   leaves the block before reaching the largest fixed latency (``KernelModel.max_fixed``) is rejected (its far end is
   unknown).
+* ``distance`` (scoreboard set latency): a barrier counts its setter only from the cycle after issue,
+  so an instruction waiting on it must issue >= ``SB_SET_CYCLES`` (2) cycles after the setter; checked
+  for the windows the swap shortens (H200: ``FFMA R26`` waiting on SB3 one cycle after the SB3-setting
+  ``LDS R25`` in sgemm_tiled, and ``FFMA R13`` one cycle after ``LDG R6`` in gather, failed the output
+  tests; ptxas never emits less than 2 in the benchmark kernels).
+* ``distance`` (uncovered WAR): a memory instruction D reads its (non-predicate) operands
+  after issue; when a later W overwrites one without waiting on a barrier covering D (D's own, or a
+  later same-opcode setter's, as in the in-order coverage rule; a wait on D's write barrier covers the
+  read too), ptxas relies on the issue distance D→W, which must then not shrink unless it stays >=
+  ``DEFERRED_READ_HORIZON`` cycles. Windows leaving the block are rejected when the read is uncovered
+  at the block's end.
 * ``reuse``: the instruction before X, X and Y carry no operand-reuse flags (the reuse cache is tied
   to the next instruction, which changes for all three).
 """
@@ -48,7 +59,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -181,6 +192,18 @@ FIXED_LATENCY_OPCODES = frozenset({
     "UPLOP3", "ULDC", "UP2UR", "UR2UP", "UBMSK", "USGXT", "DADD", "DMUL", "DFMA", "DSETP", "DMNMX",
 })  # fmt: skip
 UNBOUNDED = 1 << 30
+
+# A scoreboard barrier counts its setter only from the cycle after issue: a waiter on it must issue at
+# least this many cycles after the setter (maxas wiki "Control Codes"; ptxas 13.0 never emits less in
+# any of the five benchmark kernels; on the H200 the sgemm_tiled and gather candidates that put a
+# waiter 1 cycle after its setter failed their output tests).
+SB_SET_CYCLES = 2
+# Memory instructions read their register operands some cycles after issue. Where no barrier wait
+# covers the read before an overwrite, ptxas relies on the issue distance. The read delay is
+# undocumented; distances of at least this many cycles are taken as safe: the shortest such distance
+# ptxas 13.0 itself relied on in the five benchmark kernels (attn_fwd: STS.128 [..], R28 → LDSM R28,
+# 40 cycles; matmul_leaky: 42). Everywhere else it sets a read barrier.
+DEFERRED_READ_HORIZON = 40
 
 
 def fixed_latency_bound(opcode: str, arch: str) -> int:
@@ -431,6 +454,12 @@ class KernelModel:
         v = self._latency(order, pos)
         if not v.ok:
             return v
+        v = self._barrier_set_distance(order, pos)
+        if not v.ok:
+            return v
+        v = self._deferred_distance(order, pos)
+        if not v.ok:
+            return v
         for p in (pos - 1, pos, pos + 1):
             if p >= 0 and self.instructions[order[p]].control.reuse:
                 return Verdict(False, "reuse", f"{self.instructions[order[p]].text} sets operand-reuse flags")
@@ -546,6 +575,183 @@ class KernelModel:
                     )
         return OK
 
+    def _barrier_set_distance(self, order: Sequence[int], pos: int) -> Verdict:
+        """Scoreboard set latency: a waiter must issue >= ``SB_SET_CYCLES`` after the barrier's setter.
+
+        The swap shortens windows starting at X (by Y's stall) and ending at Y (by X's stall); each
+        setter→first-waiter window among them must stay >= min(old distance, ``SB_SET_CYCLES``). A
+        window that leaves the block within that distance is rejected (its far end is unknown).
+        """
+        ins = self.instructions
+        stall = _stall_at(ins, order)
+        xi, yi = order[pos], order[pos + 1]
+        sx, wy = _sets_barriers(ins[xi]), set(ins[yi].control.waits_on)
+        if sx and stall(pos + 1):
+            old = stall(pos) + stall(pos + 1)
+            for p in range(pos + 2, len(order) + 1):
+                new = old - stall(pos + 1)
+                if new >= SB_SET_CYCLES:
+                    break
+                if p >= len(order):
+                    break  # the section ends: nothing waits
+                if p in self.leader_positions:
+                    return Verdict(
+                        False, "distance", f"{ins[xi].text} sets SB{min(sx)} and the block ends {new} cycle(s) later"
+                    )
+                if sx.intersection(ins[order[p]].control.waits_on):
+                    return Verdict(
+                        False,
+                        "distance",
+                        f"{ins[order[p]].text} would wait {new} cycle(s) after {ins[xi].text} sets the barrier "
+                        f"(was {old}; a barrier counts from {SB_SET_CYCLES} cycles)",
+                    )
+                old += stall(p)
+        if wy and stall(pos):
+            new = 0
+            for p in range(pos - 1, -2, -1):
+                if new >= SB_SET_CYCLES:
+                    break
+                if p < 0:
+                    break  # the section starts: nothing set a barrier
+                if p + 1 in self.leader_positions:
+                    return Verdict(
+                        False,
+                        "distance",
+                        f"{ins[yi].text} waits on a barrier and the block starts {new} cycle(s) before",
+                    )
+                new += stall(p)
+                if wy & _sets_barriers(ins[order[p]]) and new < SB_SET_CYCLES:
+                    return Verdict(
+                        False,
+                        "distance",
+                        f"{ins[yi].text} would wait {new} cycle(s) after {ins[order[p]].text} sets the barrier "
+                        f"(was {new + stall(pos)}; a barrier counts from {SB_SET_CYCLES} cycles)",
+                    )
+        return OK
+
+    def _late(self, idx: int) -> bool:
+        """Reads its operands late: a memory instruction or one that sets a barrier, except barrier-less
+        fixed-latency opcodes (ULDC: the ``latency`` rule). Other barrier-less instructions read at
+        issue: ptxas overwrites the sources of F2FP, F2F, ... 1 cycle later in attn_fwd/matmul_leaky."""
+        ins = self.instructions[idx]
+        if ins.base_opcode in FIXED_LATENCY_OPCODES and not _sets_barriers(ins):
+            return False
+        return _is_mem(ins) or bool(_sets_barriers(ins))
+
+    def _uncovered_war(
+        self, order: Sequence[int], d: int, reg: str, stop: int | None = None, reader: int | None = None
+    ) -> tuple[str, int]:
+        """Follow the deferred read of ``reg`` by the instruction at position ``d`` (original index
+        ``reader`` when given: the reader issued just before position ``d + 1``) forward.
+
+        Returns ("covered", p) when the instruction at p waits on a barrier the reader sets, or one a
+        later same-opcode instruction sets (a wait on a write barrier means the reader completed, so
+        its operands were read long before); ("writer", p) when the instruction at p overwrites ``reg``
+        first; ("end", p) when the block ends at p first, ("exit", p) when the section does (nothing
+        executes after it). ``stop``: treat position ``stop`` as the end.
+        """
+        ins = self.instructions
+        x = ins[order[d] if reader is None else reader]
+        cov = set(_sets_barriers(x))
+        p = d + 1
+        while p < len(order) and p not in self.leader_positions and p != stop:
+            z = ins[order[p]]
+            if cov.intersection(z.control.waits_on):
+                return "covered", p
+            if reg in self.du[order[p]].defs:
+                return "writer", p
+            if z.base_opcode == x.base_opcode:
+                cov |= _sets_barriers(z)
+            p += 1
+        return ("exit" if p >= len(order) else "end"), p
+
+    @cached_property
+    def escaping_reads(self) -> frozenset[str]:
+        """Registers some variable-latency instruction reads without a wait covering the read before
+        its basic block ends (original order): an overwrite of one near a block start may race."""
+        order = list(range(len(self.instructions)))
+        out: set[str] = set()
+        for d, du in enumerate(self.du):
+            if self._late(d):
+                out |= {r for r in _late_read(du) if self._uncovered_war(order, d, r)[0] == "end"}
+        return frozenset(out)
+
+    def _deferred_distance(self, order: Sequence[int], pos: int) -> Verdict:
+        """WAR distance of variable-latency operand reads that no barrier covers.
+
+        A memory instruction D (or one that sets a barrier, :meth:`_late`) reads its operands some
+        cycles after issue. When a later instruction W overwrites a register D reads and
+        W does not wait on a barrier covering D (one D sets, or one a later same-opcode instruction
+        sets, as in :meth:`_order_coverage`), ptxas relies on the issue distance D→W (sum of the stall
+        counts of D..W-1). The swap must not shorten such a window: D = X loses Y's stall, W = Y loses
+        X's stall. Windows of at least ``DEFERRED_READ_HORIZON`` cycles after the swap are safe. A
+        window that leaves the block is rejected when the read is uncovered at the block's end
+        (:attr:`escaping_reads`, computed on the original order). Results (RAW/WAW) of variable-latency
+        instructions have unbounded latency, so ptxas always waits for them: the in-order coverage rule
+        and :meth:`_barrier_set_distance` cover those.
+        """
+        ins = self.instructions
+        stall = _stall_at(ins, order)
+        xi, yi = order[pos], order[pos + 1]
+        sy = stall(pos + 1)
+        # (1) D = X: windows X..W lose Y's stall. Y neither writes X's operands (register rule) nor,
+        # after the swap, issues between them, so follow X's reads from pos+2.
+        if sy and self._late(xi):
+            x, du = ins[xi], self.du[xi]
+            for reg in sorted(_late_read(du)):
+                how, p = self._uncovered_war(order, pos + 1, reg, reader=xi)
+                if how in ("covered", "exit"):
+                    continue
+                old = sum(stall(q) for q in range(pos, p))
+                if old - sy >= DEFERRED_READ_HORIZON:
+                    continue
+                if how == "end":
+                    return Verdict(
+                        False,
+                        "distance",
+                        f"{x.text}: its read of {reg} is not covered by a wait and the block ends "
+                        f"{old - sy} cycles later (< {DEFERRED_READ_HORIZON})",
+                    )
+                return Verdict(
+                    False,
+                    "distance",
+                    f"{ins[order[p]].text} would overwrite {reg} {old - sy} cycles after {x.text} (was {old}), "
+                    "which reads it late with no barrier covering the read",
+                )
+        # (2) W = Y: windows D..Y lose X's stall.
+        if not stall(pos):
+            return OK
+        swapped = [*order[:pos], yi, xi]
+        war = set(self.du[yi].defs)
+        new = 0
+        for p in range(pos - 1, -2, -1):
+            if not war or new >= DEFERRED_READ_HORIZON or p < 0:
+                break  # (p < 0: the section starts, nothing read before)
+            if p + 1 in self.leader_positions:
+                esc = war & self.escaping_reads
+                if esc:
+                    return Verdict(
+                        False,
+                        "distance",
+                        f"{ins[yi].text}: the block starts {new} cycles before it (< {DEFERRED_READ_HORIZON}) "
+                        f"and a read of {','.join(sorted(esc))} that no wait covers may still be pending",
+                    )
+                break
+            new += stall(p)
+            di, dd = order[p], self.du[order[p]]
+            if self._late(di):
+                for reg in sorted(war & _late_read(dd)):
+                    how, q = self._uncovered_war(swapped, p, reg, stop=pos + 1)
+                    if how == "writer" and q == pos:
+                        return Verdict(
+                            False,
+                            "distance",
+                            f"{ins[yi].text} would overwrite {reg} {new} cycles after {ins[di].text} "
+                            f"(was {new + stall(pos)}), which reads it late with no barrier covering the read",
+                        )
+            war -= dd.defs  # older reads precede this earlier overwrite
+        return OK
+
     def _fixed_latency(self, idx: int) -> int | None:
         """Latency bound of a fixed-latency producer; None when a write barrier guards its results."""
         ins = self.instructions[idx]
@@ -613,6 +819,20 @@ class KernelModel:
                 horizon = max((self.reg_latency.get(r, 0) for r in need), default=0)
             p -= 1
         return OK
+
+
+_PREDICATE = re.compile(r"U?P\d$")
+
+
+def _late_read(du: DefUse) -> frozenset[str]:
+    """Registers a variable-latency instruction may read after issue: its sources that it does not
+    also write, less predicates (guard and operand predicates are read at issue: ptxas overwrites
+    them 3-5 cycles after a barrier-less ``@!P0 LDGSTS`` in sgemm_tiled and matmul_leaky)."""
+    return frozenset(r for r in du.uses - du.defs if not _PREDICATE.match(r))
+
+
+def _stall_at(ins: Sequence[Instruction], order: Sequence[int]) -> Callable[[int], int]:
+    return lambda p: ins[order[p]].control.stall
 
 
 def apply_move(order: Sequence[int], move: Move) -> list[int]:

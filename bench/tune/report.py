@@ -108,6 +108,14 @@ def markdown(res: dict[str, Any]) -> str:
             "12.27 % (GEMM+LeakyReLU) lower duration on an A100 with 33–100 search runs per kernel; this is one "
             "run per kernel on another GPU."
         )
+        small = [r for r in ok if r.get("stopped") == "cooled" and r.get("cache_hits", 0) > 10 * max(1, r["evaluated"])]
+        if small:
+            s.append(
+                "Searches that stopped `cooled` with far more cache hits than measured schedules ("
+                + ", ".join(f"{r['name']}: {r['evaluated']} measured, {r['cache_hits']} hits" for r in small)
+                + ") exhausted a small legal space: cached steps count a tenth of a step, so the temperature "
+                "runs down in seconds once the reachable schedules are measured (see docs/tuning.md)."
+            )
     for n in res.get("notes", []):
         s.append(f"\nNote: {n}")
     return "\n".join(s) + "\n"

@@ -166,9 +166,12 @@ def test_fixed_latency_windows_move_with_the_control_codes() -> None:
     assert swap_rule(lines, 8) == "ok"
     # producer results guarded by a write barrier are not fixed-latency
     lines = (
-        [PAD] * 8 + ["S2R R6, SR_TID.X ; S1 W3", "MOV R20, R21 ; S4", "LDG.E R2, desc[UR4][R6.64] ; S1 M3"] + [PAD] * 8
+        [PAD] * 8 + ["S2R R6, SR_TID.X ; S2 W3", "MOV R20, R21 ; S4", "LDG.E R2, desc[UR4][R6.64] ; S1 M3"] + [PAD] * 8
     )
     assert swap_rule(lines, 9) == "ok"
+    # ... but the wait must stay 2 cycles after the barrier's setter (rule ``distance``)
+    lines[8] = "S2R R6, SR_TID.X ; S1 W3"
+    assert swap_rule(lines, 9) == "distance"
     # a window that reaches the block start before the largest fixed latency of the operands is unknown
     lines = ["IADD3 R6, R1, 0x1, RZ ; S6", "MOV R20, R21 ; S2", "LDG.E R2, desc[UR4][R6.64] ; S1"] + [PAD] * 8
     assert swap_rule(lines, 1, leaders={0, 1}) == "latency"
