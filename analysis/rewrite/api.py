@@ -7,7 +7,7 @@ from .coarsen import coarsen_edits
 from .kernel import find_child
 from .launches import site_at_line
 from .model import TRANSFORMS, RewriteError, TextEdit, Transform
-from .parse import parse
+from .parse import parse, require_parses
 from .threshold import threshold_edits
 
 
@@ -21,8 +21,8 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
     (Fig. 7 / KLAP; ``granularity`` warp | block | multiblock | grid, ``threshold`` = default
     _AGG_THRESHOLD parents for warp/block, ``group_blocks`` = default _AGG_GRANULARITY for multiblock).
     Apply the result with apply_edits(); edits never overlap. Raises RewriteError naming the file and
-    line when the file does not parse around the launch, no launch starts on that line, or the
-    transform does not apply (with the reason).
+    line when the file has a parse error (``file:line:col`` and clang's message; parse.blocking_errors),
+    no launch starts on that line, or the transform does not apply (with the reason).
     """
     if transform not in TRANSFORMS:
         raise RewriteError(f"{path}: unknown transform `{transform}` (expected threshold, coarsen or aggregate)")
@@ -30,13 +30,9 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
         if v is not None and v < 1:
             raise RewriteError(f"{path}: {name} must be a positive integer, got {v}")
     p = parse(source, path)
+    require_parses(p)
     site = site_at_line(p, launch_line)
     child = find_child(p, site.child_name)
-    if child is not None:
-        cs, ce = child.start, child.end
-        errs = [m for off, m in p.errors if cs <= off < ce]
-        if errs:
-            raise RewriteError(f"{path}:{launch_line}: child kernel `{child.name}` does not parse: {errs[0]}")
     if transform == "threshold":
         return threshold_edits(p, site, child, threshold)
     if transform == "coarsen":

@@ -13,7 +13,7 @@ import re
 from .cursors import K, binop, operands, strip
 from .launches import Site, find_sites
 from .model import LaunchDiagnostic
-from .parse import Parsed, parse, walk
+from .parse import Parsed, parse, require_parses, walk
 
 PENDING_LAUNCH_DEFAULT = 2048
 _CHECKS = {"cudaGetLastError", "cudaPeekAtLastError"}
@@ -84,6 +84,9 @@ def diagnostics_of(p: Parsed) -> list[LaunchDiagnostic]:
 def launch_diagnostics(source: str, path: str) -> list[LaunchDiagnostic]:
     """Diagnostics for the device-side launches of ``source`` (the text of ``path``).
 
-    Raises RewriteError when libclang cannot parse the file at all.
+    Raises RewriteError naming ``file:line:col`` and clang's message when the file has a parse error
+    (parse.blocking_errors), rather than reporting on a partial AST.
     """
-    return diagnostics_of(parse(source, path))
+    p = parse(source, path)
+    require_parses(p)
+    return diagnostics_of(p)

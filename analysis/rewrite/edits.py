@@ -7,6 +7,8 @@ import re
 from .model import RewriteError, TextEdit
 from .parse import Parsed
 
+# [[maybe_unused]]: a program that never calls _ww_launch_error_count() gets no nvcc warning #177
+# ("declared but never referenced"); nvcc 13 accepts it silently with -std=c++11 to c++20.
 PRELUDE = """\
 #ifndef _WW_PRELUDE
 #define _WW_PRELUDE 1
@@ -17,7 +19,7 @@ static __device__ unsigned int _ww_launch_errors = 0;
 static unsigned int _ww_host_launch_errors = 0;
 #define _WW_COUNT_LAUNCH_ERROR(err) \\
   do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-static inline unsigned int _ww_launch_error_count(void) {
+[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
   unsigned int n = 0;
   cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
   return n + _ww_host_launch_errors;

@@ -13,6 +13,7 @@ import clang.cindex as ci
 from .cursors import K, body_of, expr_children, has_attr, strip
 from .parse import Parsed, walk, walk_with_parents
 
+_LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 SYNC = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "sync", "this_thread_block",
         "__barrier_sync"}
@@ -58,6 +59,9 @@ class Child:
     shared_vars: list[str] = field(default_factory=list)
     helpers_with_builtins: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    sync_offsets: list[int] = field(default_factory=list)  # byte offsets of the sync_calls
+    return_loops: list[list[tuple[int, int]]] = field(default_factory=list)  # per return: enclosing loops
+    has_goto: bool = False
 
     @property
     def start(self) -> int:
@@ -66,6 +70,24 @@ class Child:
     @property
     def end(self) -> int:
         return int(self.cursor.extent.end.offset)
+
+    def early_exit_before_barrier(self) -> tuple[int, int] | None:
+        """(return offset, barrier offset) of a ``return`` that a block barrier can follow, else None.
+
+        Such a return, turned into a jump to the end of an iteration (coarsening), makes the thread
+        wait at a different barrier than the threads that went on: a barrier textually after the
+        return, or one in a loop around it, can still be reached after it. A ``goto`` with barriers
+        is reported too (control flow not checked). Returns after every barrier are fine.
+        """
+        if not self.sync_offsets:
+            return None
+        if self.has_goto and self.returns:
+            return self.returns[0][0], self.sync_offsets[0]
+        for (rs, _re), loops in zip(self.returns, self.return_loops, strict=True):
+            for b in self.sync_offsets:
+                if b > rs or any(ls <= b < le for ls, le in loops):
+                    return rs, b
+        return None
 
 
 def _field_type(t: ci.Type) -> str:
@@ -151,10 +173,14 @@ def analyse_child(p: Parsed, fn: ci.Cursor) -> Child:
             if expr_children(c):
                 ch.problems.append("a return statement returns a value")
             ch.returns.append((c.extent.start.offset, c.extent.end.offset))
+            ch.return_loops.append([(a.extent.start.offset, a.extent.end.offset) for a in ps if a.kind in _LOOPS])
+        elif c.kind in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT) and not in_lambda:
+            ch.has_goto = True
         elif c.kind == K.CALL_EXPR:
             n = c.spelling
             if n in SYNC or n.startswith("__syncthreads"):
                 ch.sync_calls.append(n)
+                ch.sync_offsets.append(c.extent.start.offset)
             elif n in WARP or n.startswith("__shfl") or n.startswith("__reduce_") or n.startswith("__match"):
                 ch.warp_calls.append(n)
             elif c.referenced is not None and c.referenced.kind == K.FUNCTION_DECL:

@@ -14,7 +14,7 @@ import clang.cindex as ci
 from .cursors import K, body_of, expr_children, is_device_function, is_launch
 from .kernel import Child, find_child, statement_end
 from .model import Launch, RewriteError, Span
-from .parse import Parsed, parse, walk_with_parents
+from .parse import Parsed, parse, require_parses, walk_with_parents
 from .threads import ThreadCount, recover_thread_count
 
 _LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
@@ -117,6 +117,13 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
         what = f"`{child.shared_vars[0]}`" if child.shared_vars else "dynamic shared memory"
         out["threshold"] = (f"child kernel `{child.name}` uses shared memory ({what}): each parent thread "
                             "would need a whole child block's shared memory (CGO'22 §III-C)")
+    bad = child.early_exit_before_barrier()
+    if bad is not None:
+        out["coarsen"] = (f"child kernel `{child.name}` returns early (line {p.line_col(bad[0])[0]}) and a "
+                          f"block barrier can follow (line {p.line_col(bad[1])[0]}): in the coarsening loop the "
+                          "returning thread would wait at the end-of-block barrier while the others wait at "
+                          "that one, pairing the wrong barriers (CGO'22 §IV); move the return after the last "
+                          "barrier or guard the work with `if` instead")
     if site.child_name == site.func.spelling:
         out["aggregate"] = "recursive launch (the child is the parent kernel itself)"
     elif not any(a.kind == K.CUDAGLOBAL_ATTR for a in site.func.get_children()):
@@ -151,9 +158,11 @@ def to_launch(p: Parsed, site: Site, child: Child | None) -> Launch:
 def find_launches(source: str, path: str) -> list[Launch]:
     """Device-side launches of ``source`` (the text of ``path``), in source order.
 
-    Raises RewriteError when libclang cannot parse the file at all.
+    Raises RewriteError naming ``file:line:col`` and clang's message when the file has a parse error
+    (parse.blocking_errors): a broken AST can hide launches, so "no launch" would be a wrong answer.
     """
     p = parse(source, path)
+    require_parses(p)
     out = []
     children: dict[str, Child | None] = {}
     for s in find_sites(p):
@@ -166,7 +175,10 @@ def find_launches(source: str, path: str) -> list[Launch]:
 
 
 def site_at_line(p: Parsed, line: int) -> Site:
-    """The device-side launch starting on 1-based ``line``; RewriteError naming the file otherwise."""
+    """The device-side launch starting on 1-based ``line``; RewriteError naming the file otherwise.
+
+    Call parse.require_parses first: on a file with parse errors "no launch here" may be wrong.
+    """
     sites = [s for s in find_sites(p) if s.device_side]
     hits = [s for s in sites if p.line_col(s.stmt_start)[0] == line]
     if not hits:
@@ -177,9 +189,4 @@ def site_at_line(p: Parsed, line: int) -> Site:
                            f"(device-side launches are on lines: {lines})")
     if len(hits) > 1:
         raise RewriteError(f"{p.path}:{line}: {len(hits)} launches start on this line; put each on its own line")
-    site = hits[0]
-    fs, fe = site.func.extent.start.offset, site.func.extent.end.offset
-    errs = [m for off, m in p.errors if fs <= off < fe]
-    if errs:
-        raise RewriteError(f"{p.path}:{line}: the parent function `{site.func.spelling}` does not parse: {errs[0]}")
-    return site
+    return hits[0]

@@ -17,13 +17,35 @@ from pathlib import Path
 
 import clang.cindex as ci
 
+from .cursors import is_device_function
 from .model import RewriteError
 
 SHIM = Path(__file__).with_name("cuda_shim.h")
 _ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-nostdinc", "-std=c++17",
          "-Wno-unknown-cuda-version", "-include", str(SHIM)]
 _SYS_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*<[^>\n]*>", re.M)
+# Errors that a name missing from the shim causes (the system headers are not read): in host-only code
+# they say nothing about the device-side launches (a host `std::vector<int> v;` gives these, then
+# follow-on parse errors in the same declaration).
+_LOOKUP = re.compile(r"use of undeclared identifier|unknown type name|no (template|type|member) named|"
+                     r"expected namespace name|undeclared identifier")
 _index: ci.Index | None = None
+
+
+@dataclass(frozen=True)
+class ClangError:
+    """An error/fatal libclang diagnostic located in the main file: byte offset, 1-based line and byte
+    column, clang's message."""
+
+    offset: int
+    line: int
+    column: int
+    message: str
+
+    @property
+    def lookup(self) -> bool:
+        """True for a name-lookup error (a name the shim or an unread system header would declare)."""
+        return _LOOKUP.search(self.message) is not None
 
 
 @dataclass
@@ -33,7 +55,7 @@ class Parsed:
     tu: ci.TranslationUnit
     data: bytes
     path: str
-    errors: list[tuple[int, str]]  # (byte offset, message) of error diagnostics in the main file
+    errors: list[ClangError]  # error/fatal diagnostics located in the main file, in source order
 
     def text(self, start: int, end: int) -> str:
         """Source text of bytes [start, end)."""
@@ -90,9 +112,42 @@ def parse(source: str, path: str) -> Parsed:
         raise RewriteError(f"{name}: libclang could not parse the file: {e}") from e
     errors = []
     for d in tu.diagnostics:
+        # only the user's file: the shim or a user header may not parse without the real CUDA headers
         if d.severity >= ci.Diagnostic.Error and d.location.file is not None and d.location.file.name == name:
-            errors.append((d.location.offset, d.spelling))
-    return Parsed(tu=tu, data=data, path=name, errors=errors)
+            errors.append(ClangError(d.location.offset, d.location.line, d.location.column, d.spelling))
+    return Parsed(tu=tu, data=data, path=name, errors=sorted(errors, key=lambda e: e.offset))
+
+
+def blocking_errors(p: Parsed) -> list[ClangError]:
+    """The errors of ``p`` that make its AST untrustworthy for the rewrites, in source order.
+
+    All errors count except those in a host-only declaration (not ``__global__``/``__device__``) that
+    also has a name-lookup error: a host ``std::vector`` or thrust call fails to resolve because
+    system headers are not read, and clang's recovery adds follow-on errors there; such code holds no
+    device-side launch. A syntax error in host code alone (no lookup error) still counts.
+    """
+    if not p.errors:
+        return []
+    decls = [(int(c.extent.start.offset), int(c.extent.end.offset), c) for c in p.top_level()]
+    tolerated: set[int] = set()
+    for s, e, c in decls:
+        mine = [err for err in p.errors if s <= err.offset < e]
+        if mine and any(err.lookup for err in mine) and not is_device_function(c):
+            tolerated.update(err.offset for err in mine)
+    return [err for err in p.errors if err.offset not in tolerated]
+
+
+def require_parses(p: Parsed) -> None:
+    """Raise RewriteError ``file:line:col: clang's message`` for the first blocking error (see
+    blocking_errors); a broken AST would hide launches or misplace edits."""
+    errs = blocking_errors(p)
+    if not errs:
+        return
+    e = errs[0]
+    more = f" (and {len(errs) - 1} more error{'s' if len(errs) > 2 else ''})" if len(errs) > 1 else ""
+    hint = (" (warpwise parses with a small CUDA shim header instead of the CUDA headers: if this name is "
+            "a CUDA API or intrinsic, the shim lacks it)") if e.lookup else ""
+    raise RewriteError(f"{p.path}:{e.line}:{e.column}: the file does not parse: {e.message}{hint}{more}")
 
 
 def walk(c: ci.Cursor) -> Iterator[ci.Cursor]:

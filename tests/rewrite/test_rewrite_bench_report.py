@@ -13,7 +13,7 @@ collect, table = _report.collect, _report.table
 
 
 def test_collect_checks_hashes_and_takes_geomeans(tmp_path: Path) -> None:
-    manifest = [
+    manifest: list[dict[str, object]] = [
         {"example": ex, "variant": v, "kind": k, "granularity": None, "threshold": None, "factor": None,
          "source": "x", "defines": []}
         for ex in ("a", "b")

@@ -51,3 +51,16 @@ def test_group_blocks_sets_the_multiblock_group(capsys: pytest.CaptureFixture[st
     assert run_rewrite(_args(*argv)) == 0
     assert "#define _AGG_GRANULARITY 4 " in capsys.readouterr().out
     assert run_rewrite(_args("aggregate", str(example_path("tree")), "--launch", "51", "--group-blocks", "4")) == 2
+
+
+def test_syntax_error_in_main_exits_2_with_its_position(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = example_path("spmv").read_text()
+    assert "int main" in src
+    broken = src.replace("int main(", "int main(int x = ,", 1)  # a syntax error in host code only
+    f = tmp_path / "syn.cu"
+    f.write_text(broken)
+    line = broken[:broken.index("int main(")].count("\n") + 1
+    assert run_rewrite(_args("threshold", str(f), "--launch", "47")) == 2
+    out = capsys.readouterr()
+    assert out.out == ""
+    assert out.err.startswith(f"warpwise rewrite: {f}:{line}:") and "the file does not parse: expected" in out.err

@@ -43,3 +43,21 @@ def test_originals_compile(nvcc: str, tmp_path: Path, name: str) -> None:
     r = subprocess.run([nvcc, "-rdc=true", "-arch=sm_90", "-c", str(example_path(name)), "-o",
                         str(tmp_path / f"{name}.o")], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
+
+
+def test_unused_prelude_helper_does_not_warn(nvcc: str, tmp_path: Path) -> None:
+    """A program that never calls _ww_launch_error_count() compiles without nvcc warning #177."""
+    from warpwise.analysis.rewrite import apply_edits, rewrite
+
+    src = ("__global__ void child(int *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;"
+           " if (i < n) a[i] = 1; }\n"
+           "__global__ void parent(int *a, const int *n) { int m = n[threadIdx.x];\n"
+           "  child<<<(m + 31) / 32, 32>>>(a + threadIdx.x * 64, m);\n}\n"
+           "int main() { parent<<<1, 32>>>(nullptr, nullptr); return cudaDeviceSynchronize() != cudaSuccess; }\n")
+    f = tmp_path / "unused.cu"
+    f.write_text(apply_edits(src, rewrite(src, str(f), "coarsen", 3)))
+    assert "_ww_launch_error_count(void)" in f.read_text()
+    r = subprocess.run([nvcc, "-rdc=true", "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "unused.o")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "warning" not in r.stderr, r.stderr

@@ -15,7 +15,7 @@ from warpwise.analysis.rewrite.parse import parse
 apply_pipeline = load_bench_module("generate").apply_pipeline
 variants = load_bench_module("sweep").variants
 
-COMBOS = [(("threshold", None),), (("coarsen", None),)]
+COMBOS: list[tuple[tuple[str, str | None], ...]] = [(("threshold", None),), (("coarsen", None),)]
 COMBOS += [(("aggregate", g),) for g in ("warp", "block", "multiblock", "grid")]
 COMBOS += [(("threshold", None), ("coarsen", None), ("aggregate", g)) for g in ("warp", "block", "multiblock", "grid")]
 

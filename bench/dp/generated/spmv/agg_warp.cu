@@ -29,7 +29,7 @@ static __device__ unsigned int _ww_launch_errors = 0;
 static unsigned int _ww_host_launch_errors = 0;
 #define _WW_COUNT_LAUNCH_ERROR(err) \
   do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-static inline unsigned int _ww_launch_error_count(void) {
+[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
   unsigned int n = 0;
   cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
   return n + _ww_host_launch_errors;
