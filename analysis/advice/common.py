@@ -317,3 +317,56 @@ def lines_text(locs: Iterable[tuple[str | None, int | None]]) -> str:
     if len(nums) == 1:
         return f"line {nums[0]}"
     return "lines " + ", ".join(str(n) for n in nums[:-1]) + f" and {nums[-1]}"
+
+
+def plural(n: float, word: str, many: str | None = None) -> str:
+    """``1 instruction`` / ``3 instructions`` (``many`` overrides the plural form)."""
+    return f"{n:g} {word if n == 1 else (many or word + 's')}"
+
+
+def unique(items: Iterable[str]) -> list[str]:
+    """``items`` without repeats, first occurrence kept (hint phrases of distinct PCs can read the same)."""
+    return list(dict.fromkeys(items))
+
+
+# ---- loop unrolling in the binary ----------------------------------------------------------------------
+
+#: A loop body counts as unrolled when the median (line, opcode) pair occurs at least this often in it:
+#: unrolling by N repeats the body's instructions of each source line about N times, while a rolled body has
+#: each pair about once (two different loads on one line still give a median of 1). A warpwise heuristic.
+UNROLLED_MEDIAN_COPIES = 2
+
+
+def unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
+    """Estimated unroll factor of ``loop`` in the binary: the median number of copies of the (source line,
+    opcode) pairs of its body, branches and NOPs left out (1 = rolled). Needs line info; 1 without it."""
+    counts: dict[tuple[int, str], int] = defaultdict(int)
+    for b in loop.blocks:
+        for ins in pf.blocks[b].instructions:
+            if ins.loc is not None and ins.base_opcode not in BRANCH_OPS | {"NOP"}:
+                counts[(ins.loc.line, ins.opcode)] += 1
+    if not counts:
+        return 1
+    vals = sorted(counts.values())
+    mid = len(vals) // 2
+    med = vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
+    return max(1, round(med))
+
+
+def unrolled_loop(pf: ProgramFunction, loop: Loop) -> Loop | None:
+    """The unrolled copy of ``loop`` in the binary: the loop itself when its body repeats
+    (:func:`unroll_factor` ≥ UNROLLED_MEDIAN_COPIES), else a sibling loop of the same function over the same
+    source lines that does (the main loop of which ``loop`` is the remainder). None when the compiler kept
+    the loop rolled."""
+    if unroll_factor(pf, loop) >= UNROLLED_MEDIAN_COPIES:
+        return loop
+    for other in pf.loops.values():
+        if other is not loop and other.lines & loop.lines and unroll_factor(pf, other) >= UNROLLED_MEDIAN_COPIES:
+            return other
+    return None
+
+
+def same_loop(a: Scope, b: Scope) -> bool:
+    """Whether two loop scopes name the same source loop (an unrolled loop and its remainder share one)."""
+    return a.kind == b.kind == "loop" and (a.function, a.file, a.line, a.end_line) == \
+        (b.function, b.file, b.line, b.end_line)

@@ -67,7 +67,9 @@ class KernelView:
     ``edges``: blame edges joined with instructions; ``program`` may be None (then loop- and
     function-scoped optimizers report the missing structure); ``sources``: recorded path -> source text;
     ``launches``: how many launches of this kernel the run made (None when unknown: one profiled launch);
-    ``outside``: stall samples of PCs the program does not hold (left out of every optimizer).
+    ``outside``: stall samples of PCs the program does not hold (left out of every optimizer);
+    ``runtime``: stall samples at PCs inside CUDA device-runtime functions (:func:`is_runtime_function`),
+    also left out: the user cannot change that code.
     """
 
     profile: KernelProfile
@@ -77,6 +79,7 @@ class KernelView:
     sources: dict[str, str] = field(default_factory=dict)
     launches: int | None = None
     outside: float = 0.0
+    runtime: float = 0.0
     edges: list[EdgeView] = field(default_factory=list)
     total: int = 0
     latency: int = 0
@@ -244,6 +247,46 @@ class KernelView:
                      name=f"line {loc.line}" if loc.line else f"pc {loc.pc:#x}")
 
 
+#: Name fragments of CUDA device-runtime code linked into -rdc programs (CDP2 launch/parameter-buffer/error
+#: entry points ``__cudaCDP2*``, their ``__cuda_syscall_*`` targets, the runtime's helpers and memset/memcpy
+#: kernels from ``cuda_device_runtime.cu``). The program calls it but cannot change it.
+RUNTIME_PREFIXES = ("__cuda",)
+RUNTIME_FRAGMENTS = ("cuda_device_runtime", "cnprt")
+#: Prefixes of the compiler-emitted CUDA math routines (``__cuda_sm3x_div_rn_noftz_f32_slowpath``, named
+#: ``$__internal_0_$__cuda_sm3x_...`` by nvcc 13): also not user code, but fast math replaces them, and their
+#: cost belongs to the user line that calls them.
+MATH_PREFIXES = ("__cuda_sm", "__internal_", "__nv_")
+
+
+def _innermost(name: str) -> str:
+    return name.rsplit("$", 1)[-1] if "$" in name else name
+
+
+def is_math_routine(name: str) -> bool:
+    """Whether ``name`` (a program symbol) is a compiler-emitted CUDA math routine (e.g. the IEEE division
+    slow path); local symbols ``$kernel$callee`` / ``$__internal_0_$__cuda_sm3x_...`` are matched on their parts."""
+    if any(f in name for f in RUNTIME_FRAGMENTS):  # __nv_static_..._cuda_device_runtime_cu_... kernels
+        return False
+    parts = [p for p in name.split("$") if p] or [name]
+    return any(p.startswith(MATH_PREFIXES) for p in parts)
+
+
+def is_runtime_function(name: str | None) -> bool:
+    """Whether ``name`` is CUDA device-runtime code (``__cudaCDP2LaunchDeviceV2``, ``__cuda_syscall_*``,
+    ``cnprt*``, the runtime's memset/memcpy kernels): names starting ``__cuda`` that are not math routines
+    (:func:`is_math_routine`), or holding a device-runtime fragment. None is not runtime code."""
+    if not name:
+        return False
+    if any(f in name for f in RUNTIME_FRAGMENTS):
+        return True
+    return not is_math_routine(name) and _innermost(name).startswith(RUNTIME_PREFIXES)
+
+
+def is_user_function(name: str | None) -> bool:
+    """Neither device-runtime code nor a compiler-emitted math routine (None counts as not user code)."""
+    return bool(name) and not is_runtime_function(name) and not is_math_routine(name or "")
+
+
 def demangle_short(name: str) -> str:
     """A readable short name of a (possibly local, ``$kernel$callee``) mangled symbol: the Itanium
     identifier of the innermost function (``$_Z7advancePfPKfiif$_Z4dampfff`` -> ``damp``)."""
@@ -278,6 +321,9 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
         use_fn = view.resolve(e.function, e.use_offset)
         if use_fn is None and program is not None:
             view.outside += e.stall_samples  # e.g. CDP device-runtime code: no SASS, no source, not the user's
+            continue
+        if use_fn is not None and is_runtime_function(use_fn.name):
+            view.runtime += e.stall_samples  # __cudaCDP2* etc.: stalls inside code the user cannot change
             continue
         ev = EdgeView(edge=e, use_fn=use_fn,
                       use_ins=None if use_fn is None else use_fn.function.at(e.use_offset),

@@ -6,8 +6,7 @@ gain by the active samples available in the scope, and Theorem 5.1 bounds it by 
 from __future__ import annotations
 
 from warpwise.analysis.advice import common as cm
-from warpwise.analysis.advice.code import MATH_ROUTINE_MARKERS
-from warpwise.analysis.advice.context import EdgeView, KernelView, demangle_short
+from warpwise.analysis.advice.context import EdgeView, KernelView, demangle_short, is_math_routine, is_runtime_function
 from warpwise.analysis.advice.model import Advice, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, forceinline_fix, unroll_fix
 from warpwise.analysis.advice.registry import register
@@ -34,8 +33,8 @@ def _dependency(e: EdgeView) -> bool:
 # ---- loop_unrolling ---------------------------------------------------------------------------------
 
 @register("loop_unrolling", "Loop unrolling", "latency_hiding",
-          "Global-memory and execution-dependency stalls whose def and use are in the same loop that the "
-          "binary runs rolled.",
+          "Global-memory and execution-dependency stalls whose def and use are in the same loop, which the "
+          "binary runs rolled (or unrolled too little to hide them).",
           "Unroll the loop (#pragma unroll N, or by hand) so several iterations' loads are in flight at once; "
           "vector loads (float4) help the same way.")
 def loop_unrolling(view: KernelView) -> Advice | Skipped:
@@ -50,19 +49,25 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     def hint(r: cm.Region) -> str:
         loop = r.loop
         hs = cm.hotspots(view, r.edges, cm.latency_weight, 3)
-        pairs = "; ".join(f"line {h.use.line} waits {h.distance} instructions after line "
-                          f"{h.def_.line if h.def_ else '?'}" for h in hs)
+        pairs = "; ".join(cm.unique(f"line {h.use.line} waits {cm.plural(h.distance, 'instruction')} after line "
+                                    f"{h.def_.line if h.def_ else '?'}" for h in hs))
+        main = cm.unrolled_loop(r.fn, loop) if (r.fn is not None and loop is not None) else None
+        factor = cm.unroll_factor(r.fn, main) if (r.fn is not None and main is not None) else 1
+        how = "runs rolled in the binary and" if factor < cm.UNROLLED_MEDIAN_COPIES else \
+            f"is unrolled about {factor}x in the binary, yet"
+        more = "unroll it" if factor < cm.UNROLLED_MEDIAN_COPIES else "unroll it further"
         fix = ""
         src = view.source(loop.file) if loop is not None else None
         if loop is not None and src is not None and loop.first_line is not None:
             try:
-                q = unroll_fix(src, loop.file or "", loop.first_line, loop.last_line)
+                q = unroll_fix(src, loop.file or "", loop.first_line, loop.last_line,
+                               factor=2 * factor if factor >= cm.UNROLLED_MEDIAN_COPIES else None)
             except QuickFixError:
                 q = None
             if q is not None:
                 fix = f" ({q.title.lower()})"
-        return (f"the {r.scope.name} runs rolled in the binary and each iteration waits for its own loads ({pairs}): "
-                f"unroll it{fix} so the loads of several iterations are issued before their first use")
+        return (f"the {r.scope.name} {how} each iteration waits for its own loads ({pairs}): "
+                f"{more}{fix} so the loads of several iterations are issued before their first use")
 
     return cm.latency_hiding_advice(view, "loop_unrolling", rows, hint,
                                     nothing="no dependency stalls inside rolled loops")
@@ -92,9 +97,10 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
                 rows.append((r, view.active_in_function(r.fn)))
 
     def hint(r: cm.Region) -> str:
-        hs = cm.hotspots(view, r.edges, cm.latency_weight, 3)
-        parts = [f"line {h.use.line} ({h.use.opcode}) uses the result of line {h.def_.line if h.def_ else '?'} "
-                 f"({h.def_.opcode if h.def_ else '?'}) {h.distance} instructions later" for h in hs]
+        hs = cm.hotspots(view, r.edges, cm.latency_weight, cm.TOP_HOTSPOTS)
+        parts = cm.unique(f"line {h.use.line} ({h.use.opcode}) uses the result of line "
+                          f"{h.def_.line if h.def_ else '?'} ({h.def_.opcode if h.def_ else '?'}) "
+                          f"{cm.plural(h.distance, 'instruction')} later" for h in hs)[:3]
         return ("; ".join(parts) + ": start these loads or long operations earlier, with independent work between "
                 "them and their first use") if parts else ""
 
@@ -104,13 +110,50 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
 # ---- function_inlining ------------------------------------------------------------------------------
 
 def _is_math(pf: ProgramFunction) -> bool:
-    return any(m in pf.name for m in MATH_ROUTINE_MARKERS)
+    return is_math_routine(pf.name)
+
+
+#: Opcodes the call machinery adds (NVIDIA CUDA Binary Utilities, instruction set reference): CALL/RET
+#: branch out and back, BSSY/BSYNC set up and wait at the convergence barrier around the call, BMOV saves a
+#: barrier register. Local memory (STL/LDL) appears only when the ABI saves registers on the stack.
+CALL_OPS = frozenset({"CALL", "RET"})
+BARRIER_OPS = frozenset({"BSSY", "BSYNC", "BMOV", "WARPSYNC"})
+STACK_OPS = frozenset({"STL", "LDL"})
+
+
+def _stack_traffic(callee: ProgramFunction, sites: list[tuple[ProgramFunction, int]]) -> bool:
+    """Whether the call saves/restores through local memory: STL/LDL in the callee, or in the caller's
+    basic block around a call site."""
+    if any(i.base_opcode in STACK_OPS for i in callee.instructions):
+        return True
+    for caller, off in sites:
+        b = caller.block_of(off)
+        if b is not None and any(i.base_opcode in STACK_OPS for i in b.instructions):
+            return True
+    return False
+
+
+def _call_cost_text(r: cm.Region, stack: bool) -> str:
+    """What the blame of a call shows, from the opcodes of its matched edges: call/return, convergence
+    barriers, stack saves (only when STL/LDL exist, see :func:`_stack_traffic`)."""
+    ops = {cm.base(i) for e in r.edges for i in (e.use_ins, e.def_ins) if i is not None}
+    parts = []
+    if ops & CALL_OPS:
+        parts.append("the call and return (CALL/RET)")
+    bar = sorted(ops & BARRIER_OPS)
+    if bar:
+        parts.append(f"the convergence barrier around the call ({'/'.join(bar)})")
+    if stack:
+        parts.append("register saves and restores through the stack (STL/LDL)")
+    shown = f"stalls at {', '.join(parts[:-1]) + ' and ' + parts[-1] if len(parts) > 1 else parts[0]}" \
+        if parts else "stalls inside the callee"
+    return f"{shown}, and the compiler cannot schedule across the call"
 
 
 @register("function_inlining", "Function inlining", "latency_hiding",
           "Stalls inside device functions called with CALL (not inlined) and at their call sites.",
           "Inline the callee (__forceinline__ instead of __noinline__) so caller and callee are scheduled together "
-          "and the call's register saves disappear.")
+          "and the call, its convergence barrier and any register saves disappear.")
 def function_inlining(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 function inlining: per-callee eq. 5 with A = callee + caller loop around the calls."""
     prog = view.program
@@ -121,8 +164,10 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
     if all_stall > 0 and icache / all_stall > IFETCH_UPPER:
         return Skipped("function_inlining",
                        f"instruction-fetch stalls are {icache / all_stall:.0%} of all stalls: more code would hurt")
+    # Device-runtime entry points (__cudaCDP2*) are called out of line too, but the user cannot inline them.
     callees = {pf.name: pf for pf in prog.functions.values()
-               if not pf.is_kernel and not _is_math(pf) and len(pf.instructions) < FUNCTION_SIZE_LIMIT}
+               if not pf.is_kernel and not _is_math(pf) and not is_runtime_function(pf.name)
+               and len(pf.instructions) < FUNCTION_SIZE_LIMIT}
     sites: dict[str, list[tuple[ProgramFunction, int]]] = {n: [] for n in callees}
     for pf in prog.functions.values():
         for cs in pf.calls:
@@ -179,8 +224,8 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
                 q = None
             if q is not None:
                 fix = f": {q.title[0].lower()}{q.title[1:]}"
-        return (f"{name} is called{at} as a real function (CALL/RET, registers saved through the stack, no "
-                f"scheduling across the call); inline it{fix}")
+        stack = r.fn is not None and _stack_traffic(r.fn, sites.get(r.fn.name, []))
+        return f"{name} is called{at} as a real function: the blame shows {_call_cost_text(r, stack)}; inline it{fix}"
 
     return cm.latency_hiding_advice(view, "function_inlining", rows, hint, nothing="no stalls in called functions")
 

@@ -124,7 +124,10 @@ class Skipped:
 @dataclass
 class AdviceReport:
     """All optimizers' results for one kernel: ``advice`` ranked by estimated speedup (best first) and the
-    optimizers that were ``skipped`` with their reasons. ``total``/``latency``/``active``: T, L, A."""
+    optimizers that were ``skipped`` with their reasons. ``total``/``latency``/``active``: T, L, A.
+    ``notes``: plain-words remarks on the whole kernel (debug build, device-runtime samples, device-side
+    launches); ``kernel_scope``: the kernel function's source range when the binary has line info for it
+    (SARIF places advice without a line of its own there)."""
 
     kernel: str
     mangled: str
@@ -135,3 +138,4 @@ class AdviceReport:
     advice: list[Advice] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    kernel_scope: Scope | None = None

@@ -171,12 +171,14 @@ def _constant_trip(loop: ci.Cursor) -> bool:
     return False
 
 
-def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = None) -> QuickFix | None:
+def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = None,
+               factor: int | None = None) -> QuickFix | None:
     """``#pragma unroll`` for the innermost loop statement of a device function that spans the SASS
     loop's source lines [first_line, last_line]. An existing ``#pragma unroll N`` on the line before is
     replaced; otherwise the pragma is inserted on its own line before the loop, at its indentation. Loops
     with a run-time trip count get ``#pragma unroll DEFAULT_UNROLL`` (plain ``#pragma unroll`` would not
-    unroll them). None when no loop statement covers the lines.
+    unroll them); ``factor`` asks for ``#pragma unroll factor`` instead (e.g. twice what the compiler already
+    did). None when no loop statement covers the lines.
     """
     p = _parse(source, path)
     last = last_line if last_line is not None else first_line
@@ -184,7 +186,10 @@ def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = 
     if not cands:
         return None
     loop = max(cands, key=lambda c: c.extent.start.offset)  # innermost: starts last
-    pragma = "#pragma unroll" if _constant_trip(loop) else f"#pragma unroll {DEFAULT_UNROLL}"
+    if factor is not None:
+        pragma = f"#pragma unroll {factor}"
+    else:
+        pragma = "#pragma unroll" if _constant_trip(loop) else f"#pragma unroll {DEFAULT_UNROLL}"
     start = loop.extent.start.offset
     line_start = p.data.rfind(b"\n", 0, start) + 1
     indent = p.data[line_start:start].decode("utf-8")

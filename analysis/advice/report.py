@@ -157,6 +157,20 @@ def _physical(file: str, line: int) -> dict[str, Any]:
     return {"artifactLocation": {"uri": _uri(file)}, "region": {"startLine": line}}
 
 
+def _kernel_line(rep: AdviceReport) -> tuple[str | None, int | None]:
+    ks = rep.kernel_scope
+    return (None, None) if ks is None else (ks.file, ks.line)
+
+
+def _sarif_location(map_file: FileMap | None, *cands: tuple[str | None, int | None]) -> dict[str, Any] | None:
+    """The first candidate (recorded file, line) that has both, as a SARIF location; None if none has."""
+    for file, line in cands:
+        f = _file(file, map_file)
+        if f and line:
+            return {"physicalLocation": _physical(f, line)}
+    return None
+
+
 def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
     """One SARIF reportingDescriptor per registered optimizer, in contract order (rule index = position)."""
     rules = []
@@ -179,8 +193,10 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
              top: int | None = None, tool_version: str = "0.1.0", docs_base: str = "") -> dict[str, Any]:
     """A SARIF 2.1.0 log: one run, one rule per optimizer id, one result per hotspot (ruleId = optimizer)
     located at the stalled use's line, with the blamed def as a related location. Advice without hotspots
-    (parallel optimizers) gives one result at its scope. ``docs_base`` prefixes the docs links (e.g. a
-    repository URL ending in ``/``)."""
+    (parallel optimizers) gives one result at its scope. A result without a line of its own is placed at the
+    advice's scope, else at the kernel's first line (``AdviceReport.kernel_scope``), else left out: PR
+    annotations need a location (JSON and text keep such advice). ``docs_base`` prefixes the docs links
+    (e.g. a repository URL ending in ``/``)."""
     reps = [reports] if isinstance(reports, AdviceReport) else list(reports)
     rules = sarif_rules(docs_base)
     index = {r["id"]: i for i, r in enumerate(rules)}
@@ -201,9 +217,11 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                         "properties": {**base_props, "samples": _num(h.samples), "distance": h.distance,
                                        "reason": h.reason, "pc": f"{h.use.pc:#x}"},
                     }
-                    f = _file(h.use.file, map_file)
-                    if f and h.use.line:
-                        res["locations"] = [{"physicalLocation": _physical(f, h.use.line)}]
+                    loc = _sarif_location(map_file, (h.use.file, h.use.line), (a.scope.file, a.scope.line),
+                                          _kernel_line(rep))
+                    if loc is None:
+                        continue
+                    res["locations"] = [loc]
                     if h.def_ is not None:
                         df = _file(h.def_.file, map_file)
                         if df and h.def_.line:
@@ -214,9 +232,10 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
             else:
                 res = {"ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
                        "message": {"text": f"{head} {a.hint}".strip()}, "properties": base_props}
-                f = _file(a.scope.file, map_file)
-                if f and a.scope.line:
-                    res["locations"] = [{"physicalLocation": _physical(f, a.scope.line)}]
+                loc = _sarif_location(map_file, (a.scope.file, a.scope.line), _kernel_line(rep))
+                if loc is None:
+                    continue
+                res["locations"] = [loc]
                 results.append(res)
     return {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION,
             "runs": [{"tool": {"driver": {"name": "warpwise", "version": tool_version, "rules": rules}},

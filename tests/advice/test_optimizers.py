@@ -7,8 +7,9 @@ from synth_sass import cubin, function, profile
 from warpwise.analysis.advice import Advice, Skipped, evaluate
 from warpwise.analysis.advice.quickfix import fixes_for_advice
 from warpwise.analysis.blame.model import BlameEdge, BlameGraph
-from warpwise.analysis.profile.model import LaunchConfig
+from warpwise.analysis.profile.model import KernelProfile, LaunchConfig
 from warpwise.analysis.program.build import build_program
+from warpwise.analysis.program.model import Program
 
 LOOP = """
 S2R R0, SR_TID.X ; L5
@@ -19,7 +20,7 @@ EXIT ; L9
 """
 
 
-def run(opt: str, prof, prog, edges: list[BlameEdge]) -> Advice | Skipped:
+def run(opt: str, prof: KernelProfile, prog: Program | None, edges: list[BlameEdge]) -> Advice | Skipped:
     rep = evaluate(prof, prog, BlameGraph(kernel=prof.mangled, edges=edges), "sm_90", only=(opt,))
     return (rep.advice or rep.skipped)[0]
 
@@ -71,7 +72,7 @@ def test_warp_balance_ignores_selected_samples() -> None:
     assert "barrier at line 4" in a.hint
 
 
-def _launch_profile(launch: LaunchConfig, selected: int = 100, total: int = 1000):
+def _launch_profile(launch: LaunchConfig, selected: int = 100, total: int = 1000) -> KernelProfile:
     fn = function("FADD R0, R0, R0 ; L2\nEXIT ; L3")
     prof = profile(fn, {0x0: {"selected": selected, "long_scoreboard": total - selected}}, not_issued_share=0.0)
     prof.launch = launch
