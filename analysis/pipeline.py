@@ -20,6 +20,7 @@ from warpwise.analysis.profile.lines import LineStats, line_stats
 from warpwise.analysis.profile.model import KernelProfile
 from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
 from warpwise.analysis.profile.paths import map_path
+from warpwise.analysis.profile.source import same_code
 
 log = logging.getLogger("warpwise")
 
@@ -196,7 +197,7 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
     for recorded, here in local.items():
         embedded = profile.source_files.get(recorded)
         if here is not None and embedded is not None and here.is_file() and \
-                here.read_text(errors="replace").replace("\r\n", "\n") != embedded.replace("\r\n", "\n"):
+                not same_code(here.read_text(errors="replace"), embedded):
             ka.notes.append(f"{here} differs from the source that was profiled: line numbers and text here are "
                             "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
@@ -231,7 +232,9 @@ def _blame_and_advise(ka: KernelAnalysis) -> None:
         return
     ka.advice_report = report
     ka.advice = list(report.advice)
-    ka.notes.extend(n for n in report.notes if n not in ka.notes and "outside" not in n)
+    # the pipeline already states these two facts (with exact counts) before any advice runs
+    said = ("the binary is a -G debug build", "samples lie in code outside the binary's functions")
+    ka.notes.extend(n for n in report.notes if n not in ka.notes and not any(p in n for p in said))
 
 
 def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None) -> Analysis:

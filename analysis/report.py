@@ -164,7 +164,8 @@ def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = No
         out.append("")
         out.append("   Advice (GPA optimizers, ranked by estimated speedup)")
         body = advice_text(ka.advice_report, map_file=rel_map, top=min(top, 5))
-        out.extend("   " + ln if ln else "" for ln in body.splitlines()[1:])
+        # its header line and notes are already in the kernel's header above
+        out.extend("   " + ln if ln else "" for ln in body.splitlines()[1:] if not ln.startswith("  note:"))
     return "\n".join(out)
 
 
@@ -193,7 +194,8 @@ def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
             continue
         loc = _loc(ka, func, def_off, sec)
         out.append(f"{reason} {_pct(samples, ls.samples)}: {loc['opcode']} at {loc['pc']} "
-                   f"({Path(loc['file']).name if loc['file'] else '?'}:{loc['line']}), {dist} instructions earlier")
+                   f"({Path(loc['file']).name if loc['file'] else '?'}:{loc['line']}), {dist} instruction"
+                   f"{'' if dist == 1 else 's'} earlier")
     return out
 
 

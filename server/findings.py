@@ -13,6 +13,7 @@ from typing import Any
 
 from warpwise.analysis.pipeline import Analysis, KernelAnalysis
 from warpwise.analysis.profile.lines import LineStats
+from warpwise.analysis.profile.source import same_code
 
 
 @dataclass
@@ -152,8 +153,7 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
             findings.extend(by_line.values())
     if disk_text is None and path.is_file():
         disk_text = path.read_text(errors="replace")
-    stale = baseline is not None and disk_text is not None and \
-        baseline.replace("\r\n", "\n") != disk_text.replace("\r\n", "\n")
+    stale = baseline is not None and disk_text is not None and not same_code(baseline, disk_text)
     findings.sort(key=lambda f: (-(f.stats.samples if f.stats else 0), f.line))
     return FileFindings(path=path, baseline=baseline if baseline is not None else (disk_text or ""),
                         findings=findings, stale=stale)

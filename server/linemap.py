@@ -10,31 +10,12 @@ from __future__ import annotations
 import difflib
 import hashlib
 
+from warpwise.analysis.profile.source import code_lines
+
 
 def text_hash(text: str) -> str:
     """SHA-1 of the text with normalised line endings (what 'unchanged' means here)."""
     return hashlib.sha1(text.replace("\r\n", "\n").encode("utf-8")).hexdigest()
-
-
-def _code(line: str) -> str:
-    """The line without a trailing ``//`` comment and without white space (string literals kept as-is)."""
-    out, quote, i = [], "", 0
-    while i < len(line):
-        c = line[i]
-        if quote:
-            if c == "\\":
-                out.append(line[i:i + 2])
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-        elif c in "\"'":
-            quote = c
-        elif line.startswith("//", i):
-            break
-        out.append(c)
-        i += 1
-    return "".join("".join(out).split())
 
 
 class LineMap:
@@ -46,8 +27,7 @@ class LineMap:
         if self.identical:
             return
         # compare code only: a line whose comment or indentation changed keeps its results
-        a = [_code(x) for x in baseline.replace("\r\n", "\n").split("\n")]
-        b = [_code(x) for x in current.replace("\r\n", "\n").split("\n")]
+        a, b = code_lines(baseline), code_lines(current)
         sm = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
         for tag, i1, i2, j1, _j2 in sm.get_opcodes():
             if tag == "equal":

@@ -41,6 +41,10 @@ def _reasons(f: LineFinding, n: int = 3) -> str:
     return ", ".join(f"{r} {_pct(v / f.stats.samples)}" for r, v in f.stats.top_reasons(n))
 
 
+def _instructions(n: int) -> str:
+    return f"{n} instruction" + ("" if n == 1 else "s")
+
+
 def _num(v: Any) -> str:
     """Sample counts with thousands separators, ratios with 4 significant digits, never exponents."""
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -86,8 +90,8 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         related = [lsp.DiagnosticRelatedInformation(
             location=lsp.Location(uri=Path(b.file).resolve().as_uri(), range=_related_range(b.file, b.line, ff, lmap,
                                                                                                lines, uri)),
-            message=f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} (line {b.line}, {b.distance} "
-                    f"instructions earlier)")
+            message=f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} (line {b.line}, "
+                    f"{_instructions(b.distance)} earlier)")
             for b in f.blamed_on[:5] if b.file is not None and b.line is not None]
         if f.advice:
             for adv in f.advice:
@@ -162,7 +166,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             parts.append("\n**Blamed on** (GPA instruction blamer):")
             for b in f.blamed_on[:6]:
                 parts.append(f"- {b.reason}: {b.samples:,.1f} samples ← `{b.opcode}` at line {b.line}, "
-                             f"{b.distance} instructions earlier")
+                             f"{_instructions(b.distance)} earlier")
         if f.causes:
             parts.append("\n**Stalls caused here** (this line defines what others wait for):")
             for b in f.causes[:6]:
