@@ -66,7 +66,8 @@ __global__ void arith(float fb, float fc, double db, double dc, unsigned m, unsi
   fout[0] = f + g + x + h; dout[0] = d + e; uout[0] = u + q;
 }
 
-__global__ void chase(void** p_l1, void** p_l2, void** p_dram, unsigned n_shared, long long* cyc, void** sink) {
+__global__ void chase(void** p_l1, void** p_l2, void** p_dram, void** p_far, unsigned n_shared, long long* cyc,
+                      void** sink) {
   __shared__ unsigned s[1024];
   for (unsigned i = 0; i < 1024; ++i) s[i] = (i * 97 + 13) % n_shared;
   __syncwarp();
@@ -97,16 +98,25 @@ __global__ void chase(void** p_l1, void** p_l2, void** p_dram, unsigned n_shared
 #pragma unroll 16
   for (int i = 0; i < CHASE; ++i) r = (void**)__ldcg((unsigned long long*)r);
   t1 = clock64(); cyc[3] = t1 - t0;
+  // LDG chase over a 4 GiB random ring, 32 KiB apart: DRAM, many pages
+  void** f = p_far;
+  t0 = clock64();
+#pragma unroll 16
+  for (int i = 0; i < CHASE; ++i) f = (void**)__ldcg((unsigned long long*)f);
+  t1 = clock64(); cyc[5] = t1 - t0;
   // LDC chase through constant memory
   unsigned long long c = 0;
   t0 = clock64();
 #pragma unroll 16
   for (int i = 0; i < CHASE; ++i) c = c_chain[c & 63];
   t1 = clock64(); cyc[4] = t1 - t0;
-  sink[0] = (void*)((unsigned long long)p + (unsigned long long)q + (unsigned long long)r + j + c);
+  sink[0] = (void*)((unsigned long long)p + (unsigned long long)q + (unsigned long long)r + j + c +
+                    (unsigned long long)f);
 }
 
-static void** ring(size_t bytes, size_t stride_elems, bool random) {
+// A ring of pointers `stride_elems` apart over `bytes`; returns its start and, in *mid, the node halfway
+// round, so a second (measured) pass can start where the warm-up pass left no lines in the caches.
+static void** ring(size_t bytes, size_t stride_elems, bool random, void*** mid = nullptr) {
   size_t n = bytes / sizeof(void*);
   void** d;
   CK(cudaMalloc(&d, bytes));
@@ -123,6 +133,7 @@ static void** ring(size_t bytes, size_t stride_elems, bool random) {
     h[from] = (unsigned long long)(d + to);
   }
   CK(cudaMemcpy(d, h.data(), bytes, cudaMemcpyHostToDevice));
+  if (mid) *mid = d + order[m / 2] * stride_elems;
   return d;
 }
 
@@ -144,14 +155,18 @@ int main() {
   for (int i = 0; i < 8; ++i) printf("  \"%s\": %.2f,\n", an[i], (double)hc[i] / N);
   void** l1 = ring(8 << 10, 16, false);        // 8 KiB, 128 B stride: fits L1
   void** l2 = ring(4 << 20, 16, false);        // 4 MiB: fits L2, not L1 (loads bypass L1 anyway)
-  void** dram = ring(1ull << 30, 64, true);    // 1 GiB random ring, 512 B stride: DRAM + TLB misses
-  const char* cn[5] = {"LDS", "LDG_L1_hit", "LDG_L2_hit", "LDG_DRAM", "LDC"};
-  for (int rep = 0; rep < 2; ++rep) {
-    chase<<<1, 1>>>(l1, l2, dram, 1024, cyc, sink);
-    CK(cudaDeviceSynchronize());
-  }
-  CK(cudaMemcpy(hc, cyc, 5 * sizeof(long long), cudaMemcpyDeviceToHost));
-  for (int i = 0; i < 5; ++i) printf("  \"%s\": %.2f%s\n", cn[i], (double)hc[i] / CHASE, i == 4 ? "" : ",");
+  void **dram_mid, **far_mid;
+  void** dram = ring(1ull << 30, 64, true, &dram_mid);    // 1 GiB random ring, 512 B stride
+  void** far = ring(4ull << 30, 4096, true, &far_mid);    // 4 GiB random ring, 32 KiB stride
+  const char* cn[6] = {"LDS", "LDG_L1_hit", "LDG_L2_hit", "LDG_DRAM", "LDC", "LDG_DRAM_4GiB_32KiB"};
+  // pass 0 warms the instruction cache and the L1/L2 rings; pass 1 is measured. The DRAM rings start
+  // pass 1 halfway round, so none of its nodes were touched by pass 0 (which would leave them in L2).
+  chase<<<1, 1>>>(l1, l2, dram, far, 1024, cyc, sink);
+  CK(cudaDeviceSynchronize());
+  chase<<<1, 1>>>(l1, l2, dram_mid, far_mid, 1024, cyc, sink);
+  CK(cudaDeviceSynchronize());
+  CK(cudaMemcpy(hc, cyc, 6 * sizeof(long long), cudaMemcpyDeviceToHost));
+  for (int i = 0; i < 6; ++i) printf("  \"%s\": %.2f%s\n", cn[i], (double)hc[i] / CHASE, i == 5 ? "" : ",");
   printf("}\n");
   return 0;
 }
