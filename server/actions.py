@@ -175,25 +175,42 @@ def byte_offset_edits(text: str, edits: Sequence[Any]) -> list[lsp.TextEdit]:
 
 def tuned_actions(uri: str, version: int | None, text: str, path: str, first_line: int, last_line: int,
                   only: Sequence[str] | None, tuned: dict[str, Any]) -> list[lsp.CodeAction]:
-    """"Use the tuned SASS schedule" on host-side launches of kernels that have an accepted tuning result."""
+    """"Use the tuned SASS schedule" on host-side launches of kernels that have an accepted tuning result.
+
+    The cubin path is written absolute (the helper's cuModuleLoad resolves relative paths against the
+    program's working directory). A launch that already loads that cubin gets no action; one that loads
+    another path gets "Update the tuned SASS schedule ..." (its guard is replaced, never doubled).
+    """
     if not tuned or not wanted(only, REWRITE_KIND):
         return []
-    from pathlib import Path
-
-    from warpwise.analysis.schedule.use_tuned import UseTunedError, find_launches, source_name, use_tuned_edits
-    from warpwise.server.tuning import relative_cubin
+    from warpwise.analysis.schedule.use_tuned import (
+        UseTunedError,
+        existing_guard,
+        find_launches,
+        source_name,
+        use_tuned_edits,
+    )
+    from warpwise.server.tuning import launch_cubin_path
 
     out: list[lsp.CodeAction] = []
     for mangled, t in tuned.items():
+        cubin = launch_cubin_path(t.cubin)
         for ln in find_launches(text, source_name(mangled)):
             if not (first_line <= ln.line <= last_line):
                 continue
+            guard = existing_guard(text, ln)
+            if guard is not None and guard.cubin == cubin:
+                continue
             try:
-                edits = use_tuned_edits(text, mangled, relative_cubin(t.cubin, Path(path)), line=ln.line)
+                edits = use_tuned_edits(text, mangled, cubin, line=ln.line)
             except UseTunedError:
                 continue
-            title = (f"Use the tuned SASS schedule of {source_name(mangled)} ({t.speedup:.3f}×, verified on "
-                     f"{t.verified_samples:,} random inputs) under WARPWISE_TUNED")
+            gain = f"{t.speedup:.3f}×, verified on {t.verified_samples:,} random inputs"
+            if guard is None:
+                title = (f"Use the tuned SASS schedule of {source_name(mangled)} ({gain}) under WARPWISE_TUNED, "
+                         f"loaded from {cubin}")
+            else:
+                title = f"Update the tuned SASS schedule of {source_name(mangled)} to {cubin} ({gain})"
             doc = lsp.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version)
             change = lsp.TextDocumentEdit(text_document=doc, edits=list(byte_offset_edits(text, edits)))
             out.append(lsp.CodeAction(title=title, kind=REWRITE_KIND,

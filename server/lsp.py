@@ -456,17 +456,17 @@ def _tune_target(ls: WarpwiseServer, args: tuple[Any, ...]) -> tuple[str, Path] 
 @server.command("warpwise.tuneSchedule")
 async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     """Tune a kernel's SASS schedule on the GPU (SIP) in a child process, with cancellable $/progress."""
-    from warpwise.server.tuning import find_harness, find_tuned, tune_command
+    from warpwise.server.tuning import HARNESS_GLOBS, find_harness, find_tuned, tune_command
 
     target = _tune_target(ls, args)
     if isinstance(target, str):
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {target}"))
         return target
     kernel, cubin = target
-    harness = find_harness(ls.scan(["**/*.harness.json"]), kernel)
+    harness = find_harness(ls.scan(list(HARNESS_GLOBS)), kernel)
     if harness is None:
-        msg = (f"no harness for {kernel}: write <name>.harness.json describing its arguments "
-               "(see docs/tuning.md) in the workspace")
+        msg = (f"no harness for {kernel}: write {kernel}.harness.json (or any .json in a harness/ folder) "
+               "describing its arguments (see docs/tuning.md) in the workspace")
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {msg}"))
         return msg
     outdir = cubin.parent / "warpwise-tuned"

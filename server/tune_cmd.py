@@ -4,18 +4,24 @@ Argparse arguments (added to the ``tune`` sub-parser by :func:`add_arguments`):
 ``binary`` (a .cubin), ``--kernel`` (mangled name or unique substring; default: the harness's
 ``kernel``), ``--harness`` (JSON, see :mod:`warpwise.analysis.schedule.harness`), ``--iterations N``
 (200), ``--seed S`` (0), ``--verify-samples N`` (10000), ``--test-samples N`` (2), ``--repeats N``
-(30), ``--movable {global,all}`` (global), ``--device N`` (0), ``--dry-run`` (no GPU: fake timings,
-for rehearsals), ``-o/--output OUTDIR`` (``warpwise-tuned``), ``--no-progress``, ``--time-limit S``
+(30), ``--movable {global,all}`` (global), ``--device N`` (0), ``--dry-run`` (no GPU: a stand-in
+evaluator rehearses the search; nothing is measured, the manifest says so (``"dry_run": true``), and no
+tuned cubin is written), ``-o/--output OUTDIR`` (``warpwise-tuned``), ``--no-progress``, ``--time-limit S``
 (the search cools over S seconds, then the best schedule is verified and measured side by side),
 ``--call-timeout S`` (300: a GPU call running longer counts as a hung worker, which is restarted).
+
+Before any GPU work (also in a dry run) the harness is checked against the kernel's parameter table in
+the cubin (:func:`warpwise.analysis.schedule.params.check_harness`): argument count, each argument's
+byte size, and the harness's ``kernel`` field.
 
 GPU work runs in a worker process (:mod:`warpwise.analysis.schedule.worker`): a candidate that
 faults the GPU is recorded as rejected and the search continues with a fresh worker.
 
 Also runnable alone: ``python -m warpwise.server.tune_cmd BINARY --harness H.json ...``.
 
-Exit codes: 0 tuned, or original kept because no schedule was faster beyond noise; 1 verification
-failed, 2 bad input or no GPU, 130 cancelled before the search started.
+Exit codes: 0 tuned, original kept because no schedule was faster beyond noise, or a dry run finished;
+1 verification failed; 2 bad input (unreadable cubin or harness, unknown kernel, a harness that does not
+match the kernel's parameters) or no GPU / cuda-python; 130 cancelled before the search started.
 """
 
 from __future__ import annotations
@@ -45,7 +51,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="global: LDG/STG only (SIP); all: also LDS/STS/LDSM/LDGSTS",
     )
     p.add_argument("--device", type=int, default=0, help="CUDA device ordinal")
-    p.add_argument("--dry-run", action="store_true", help="no GPU: fake timings (rehearsal)")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="no GPU: rehearse the search with fake timings; measures nothing and writes no tuned cubin",
+    )
     p.add_argument("-o", "--output", default="warpwise-tuned", help="folder for the tuned cubin + manifest")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument(
@@ -66,8 +76,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 class _Bar:
     """tqdm bar if tqdm is installed, else one line per stage on stderr."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, dry_run: bool = False) -> None:
         self.enabled = enabled
+        self.unit = "x stand-in time (dry run)" if dry_run else "x time"
         self.bar: Any = None
         self.stage = ""
         try:
@@ -93,9 +104,9 @@ class _Bar:
                 print(f"[{pr.stage}] {pr.message}", file=sys.stderr)
         if self.bar is not None:
             self.bar.n = pr.done
-            self.bar.set_postfix_str(f"best {pr.best_ratio:.4f}x time", refresh=True)
+            self.bar.set_postfix_str(f"best {pr.best_ratio:.4f}{self.unit}", refresh=True)
         elif self.enabled and pr.stage == "search" and pr.done % 25 == 0:
-            print(f"[search] {pr.done}/{pr.total} best {pr.best_ratio:.4f}x time; {pr.message}", file=sys.stderr)
+            print(f"[search] {pr.done}/{pr.total} best {pr.best_ratio:.4f}{self.unit}; {pr.message}", file=sys.stderr)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -107,6 +118,7 @@ def run_tune(args: argparse.Namespace) -> int:
     from warpwise.analysis.binary.errors import BinaryError
     from warpwise.analysis.schedule.evaluate import DriverEvaluator, DryRunEvaluator, Evaluator, EvaluatorError
     from warpwise.analysis.schedule.harness import HarnessError, load_harness
+    from warpwise.analysis.schedule.params import check_harness
     from warpwise.analysis.schedule.tune import TuneError, TuneOptions, summary_line, tune, write_artifacts
     from warpwise.analysis.schedule.worker import WorkerEvaluator
 
@@ -120,6 +132,11 @@ def run_tune(args: argparse.Namespace) -> int:
     if not kernel:
         print('warpwise tune: name the kernel with --kernel (or "kernel" in the harness)', file=sys.stderr)
         return 2
+    try:  # before any GPU work: a harness that does not fit the kernel would launch it with garbage
+        kernel = check_harness(harness, data, kernel, str(args.binary), str(args.harness))
+    except (HarnessError, BinaryError) as e:
+        print(f"warpwise tune: {e}", file=sys.stderr)
+        return 2
     opts = TuneOptions(
         iterations=args.iterations,
         seed=args.seed,
@@ -128,9 +145,10 @@ def run_tune(args: argparse.Namespace) -> int:
         repeats=args.repeats,
         movable=args.movable,
         time_limit=max(0.0, args.time_limit),
+        dry_run=bool(args.dry_run),
     )
     cancel = threading.Event()
-    bar = _Bar(not args.no_progress)
+    bar = _Bar(not args.no_progress, bool(args.dry_run))
     box: dict[str, Any] = {}
 
     def work() -> None:
@@ -176,9 +194,12 @@ def run_tune(args: argparse.Namespace) -> int:
     r = box["result"]
     cub, man = write_artifacts(r, args.output)
     print(summary_line(r))
-    print(f"tuned cubin: {cub}" if cub is not None else "tuned cubin: none written (original kept)")
+    if cub is not None:
+        print(f"tuned cubin: {cub}")
+    else:
+        print(f"tuned cubin: none written ({'dry run: nothing was measured' if r.dry_run else 'original kept'})")
     print(f"manifest:    {man}")
-    failed = (r.verify_samples > 0 or bool(r.verify_error)) and not r.verified
+    failed = not r.dry_run and (r.verify_samples > 0 or bool(r.verify_error)) and not r.verified
     return 1 if failed else 0
 
 

@@ -8,12 +8,17 @@ cancel; the server only reads its output.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 MANIFEST_FORMAT_PREFIX = "warpwise-tune/"
+DRY_RUN_DEVICE = "dry-run (no GPU)"  # DryRunEvaluator.describe(); marks dry runs written before "dry_run"
+
+# Harness files: <anything>.harness.json anywhere, or any .json inside a folder named harness/harnesses
+# (docs/tuning.md "The harness"). Globs for the workspace scan; is_harness_file() is the rule itself.
+HARNESS_GLOBS = ("**/*.harness.json", "**/harness/*.json", "**/harnesses/*.json")
+HARNESS_FOLDERS = ("harness", "harnesses")
 
 
 @dataclass(frozen=True)
@@ -27,14 +32,25 @@ class TunedKernel:
     verified_samples: int
 
 
+def is_dry_run(m: dict[str, Any]) -> bool:
+    """Whether manifest ``m`` comes from ``warpwise tune --dry-run`` (nothing was measured): its
+    ``dry_run`` flag or option, or (manifests written before the flag existed) the stand-in device."""
+    opts, dev = m.get("options"), m.get("device")
+    opt_flag = isinstance(opts, dict) and bool(opts.get("dry_run"))
+    stand_in = isinstance(dev, dict) and dev.get("device") == DRY_RUN_DEVICE
+    return bool(m.get("dry_run")) or opt_flag or stand_in
+
+
 def read_manifest(path: Path) -> TunedKernel | None:
-    """The accepted result a manifest describes, or None (not a manifest, not verified, not faster,
-    or its tuned cubin is missing)."""
+    """The accepted result a manifest describes, or None (not a manifest, a dry run, not verified,
+    not faster, or its tuned cubin is missing)."""
     try:
         m = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
     if not isinstance(m, dict) or not str(m.get("format", "")).startswith(MANIFEST_FORMAT_PREFIX):
+        return None
+    if is_dry_run(m):
         return None
     ver = m.get("verification") or {}
     speed = (m.get("side_by_side") or {}).get("speedup")
@@ -60,12 +76,12 @@ def find_tuned(manifests: list[Path]) -> dict[str, TunedKernel]:
     return out
 
 
-def relative_cubin(cubin: Path, source: Path) -> str:
-    """Path of the tuned cubin as written into the source: relative to the source's folder when possible."""
-    try:
-        return os.path.relpath(cubin, source.parent)
-    except ValueError:
-        return str(cubin)
+def launch_cubin_path(cubin: Path) -> str:
+    """Path of the tuned cubin as written into the launch rewrite: absolute. The helper passes it to
+    cuModuleLoad, which resolves a relative path against the program's working directory at run time,
+    not against the source file; an absolute path works from any directory (move the cubin, rerun the
+    action: it updates the path)."""
+    return str(cubin.resolve())
 
 
 def tune_command(python: str, binary: Path, kernel: str, harness: Path, outdir: Path, settings: Any) -> list[str]:
@@ -75,12 +91,21 @@ def tune_command(python: str, binary: Path, kernel: str, harness: Path, outdir: 
             "--verify-samples", str(settings.tune_verify_samples), "-o", str(outdir), "--no-progress"]
 
 
+def is_harness_file(path: Path) -> bool:
+    """The naming rule for harness files: ``*.harness.json``, or any ``*.json`` directly inside a folder
+    named ``harness`` or ``harnesses``."""
+    return path.name.endswith(".harness.json") or (path.suffix == ".json" and path.parent.name in HARNESS_FOLDERS)
+
+
 def find_harness(candidates: list[Path], kernel: str) -> Path | None:
-    """A harness JSON whose ``kernel`` names ``kernel`` (mangled or its plain name)."""
+    """The first of ``candidates`` that follows the harness naming rule (:func:`is_harness_file`) and
+    whose ``kernel`` names ``kernel`` (mangled or its plain name)."""
     from warpwise.analysis.schedule.use_tuned import source_name
 
     plain = source_name(kernel)
     for p in candidates:
+        if not is_harness_file(p):
+            continue
         try:
             h = json.loads(p.read_text())
         except (OSError, ValueError):

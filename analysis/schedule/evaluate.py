@@ -180,7 +180,10 @@ class DriverEvaluator:
                     from cuda import cuda as cuda_driver
                 driver = cuda_driver
         except ImportError as e:  # depends on the machine
-            raise EvaluatorError(f"the GPU evaluator needs cuda-python and numpy: {e}") from e
+            raise EvaluatorError(
+                f"the GPU evaluator needs cuda-python and numpy ({e}): install warpwise's tune extra, "
+                "pip install -e '.[tune]' in a checkout (pip install 'warpwise[tune]' otherwise)"
+            ) from e
         cu = driver
         self.np: Any = np
         self.cu: Any = cu

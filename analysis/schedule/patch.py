@@ -98,8 +98,13 @@ class Layout:
     attributes: list[str] = field(default_factory=list)
 
 
-def _nv_info_records(raw: bytes, name: str, path: str) -> list[tuple[int, int, int, int]]:
-    """(position, format, attribute, payload size) of each record; SVAL payload starts at position+4."""
+def nv_info_records(raw: bytes, name: str, path: str) -> list[tuple[int, int, int, int]]:
+    """(position, format, attribute, payload size) of each record of a ``.nv.info*`` section's bytes
+    ``raw``; an SVAL payload starts at position+4, an NVAL/BVAL/HVAL value at position+2.
+
+    Raises:
+        PatchError: a record header or payload runs past the section end, or an unknown format byte.
+    """
     out = []
     i = 0
     while i < len(raw):
@@ -150,7 +155,7 @@ def layout(data: bytes, kernel: str, path: str = "<memory>") -> Layout:
     if info is not None:
         raw = info.data()
         ipos = int(info["sh_offset"])
-        for pos, fmt, attr, size in _nv_info_records(raw, info.name, path):
+        for pos, fmt, attr, size in nv_info_records(raw, info.name, path):
             if attr in NON_OFFSET_ATTRIBUTES:
                 continue
             if attr in OFFSET_ATTRIBUTES and fmt == EIFMT_SVAL:

@@ -5,7 +5,8 @@ Pipeline: load the kernel (:mod:`.target`), time the original (baseline), run si
 against the original on fresh random inputs before timing it (SIP §4.2; a mismatch rejects it),
 caching evaluated schedules by the SHA-256 of their ``.text`` words; then test the best schedule with
 ``verify_samples`` input sets (10,000 by default), measure original and tuned side by side, and write
-``<kernel>.tuned.cubin`` and ``<kernel>.tune.json``.
+``<kernel>.tuned.cubin`` (only when accepted) and ``<kernel>.tune.json``. A dry run (stand-in evaluator,
+no GPU) writes only ``<kernel>.dry-run.tune.json``, whose result is :data:`DRY_RUN`.
 
 Energy = median time of the candidate / median time of the original (both CUDA-event timed after
 warm-up). Progress is reported through a callback and the run can be cancelled with a
@@ -36,6 +37,11 @@ TUNED = "tuned"
 KEPT_NO_BETTER = "original kept (no better schedule found)"
 KEPT_UNVERIFIED = "original kept (the best schedule failed verification)"
 KEPT_UNMEASURED = "original kept (side-by-side measurement failed)"
+DRY_RUN = "dry run: nothing measured"
+DRY_RUN_NOTE = (
+    "dry run: timings and tests came from a stand-in without a GPU; no schedule was run, so nothing "
+    "was measured or verified and no tuned cubin was written"
+)
 
 
 def side_by_side_decision(original: Timing | None, tuned: Timing | None) -> str:
@@ -67,6 +73,8 @@ class TuneOptions:
     original and tuned in the side-by-side measurement; ``movable``: ``global`` (LDG/STG, SIP §3.1)
     or ``all`` (adds LDS/STS/LDSM/LDGSTS); ``time_limit``: search seconds (0 = none) — the temperature
     follows whichever of iterations and time is further along, so the search uses its whole budget.
+    ``dry_run``: the evaluator is a stand-in without a GPU (``--dry-run``): the pipeline is rehearsed,
+    but the result is :data:`DRY_RUN` whatever the stand-in reports, and no tuned cubin is written.
     """
 
     iterations: int = 200
@@ -80,6 +88,7 @@ class TuneOptions:
     t_min: float = 0.0005
     movable: str = "global"
     time_limit: float = 0.0
+    dry_run: bool = False
 
 
 @dataclass(frozen=True)
@@ -125,6 +134,11 @@ class TuneResult:
     decision: str = KEPT_NO_BETTER
     candidate_moves: list[Move] = field(default_factory=list)
     best_ratio: float = 1.0
+
+    @property
+    def dry_run(self) -> bool:
+        """The run used a stand-in evaluator (no GPU): nothing it reports was measured."""
+        return self.options.dry_run
 
     @property
     def accepted(self) -> bool:
@@ -191,7 +205,16 @@ def tune(
     t0 = time.monotonic()
     movable = MOVABLE_GLOBAL if options.movable == "global" else MOVABLE_ALL
     target: Target = load_target(data, kernel, path, movable)
-    report = progress or (lambda p: None)
+    reporter = progress or (lambda p: None)
+    stand_in = "dry run, stand-in (nothing measured): " if options.dry_run else ""
+
+    def report(p: Progress) -> None:
+        reporter(
+            p
+            if p.stage in ("search", "done")
+            else Progress(p.stage, p.done, p.total, p.best_ratio, stand_in + p.message)
+        )
+
     ev = evaluator
 
     report(Progress("baseline", 0, 1, 1.0, "testing and timing the original"))
@@ -361,6 +384,8 @@ def tune(
     else:
         decision = side_by_side_decision(side_a, side_b)
     candidate = list(result.best_path) if best_order != start else []
+    if options.dry_run:  # the stand-in's timings and tests mean nothing: never a tuned result
+        decision = DRY_RUN
     if decision != TUNED:
         best_order, tuned = start, data
     try:
@@ -409,6 +434,12 @@ def summary_line(r: TuneResult) -> str:
         else ""
     )
     search = f"{r.evaluated} schedules evaluated, {r.rejected_tests + r.rejected_errors} rejected, stopped: {r.stopped}"
+    if r.dry_run:
+        return (
+            f"{r.kernel}: {DRY_RUN} (no GPU: timings and tests were stand-ins, no tuned cubin written); "
+            f"search rehearsed: {r.evaluated} schedules, best candidate {len(r.candidate_moves)} moves, "
+            f"stopped: {r.stopped}"
+        )
     if r.accepted:
         return f"{r.kernel}: tuned: {times}, {len(r.moves)} moves, verified on {r.verify_samples} samples; {search}"
     if r.decision == KEPT_UNVERIFIED:
@@ -425,10 +456,14 @@ def manifest(r: TuneResult, tuned_name: str | None) -> dict[str, Any]:
     (no tuned cubin is written then). ``side_by_side`` always describes the best candidate that was
     measured (``accepted`` says whether it passed :func:`side_by_side_decision`); ``candidate_moves``
     are its moves even when it was rejected.
+
+    A dry run (``"dry_run": true``, ``result`` :data:`DRY_RUN`) records the rehearsed search and its
+    candidate's moves, but no baseline, side-by-side measurement or verification: none took place.
     """
-    return {
+    out: dict[str, Any] = {
         "format": MANIFEST_FORMAT,
         "kernel": r.kernel,
+        "dry_run": r.dry_run,
         "section": r.section,
         "arch": r.arch,
         "result": r.decision,
@@ -469,25 +504,34 @@ def manifest(r: TuneResult, tuned_name: str | None) -> dict[str, Any]:
         "tool_versions": _versions(),
         "history": r.history,
     }
+    if r.dry_run:
+        out.update(note=DRY_RUN_NOTE, baseline=None, side_by_side=None, verification=None, tuned_cubin=None)
+        out["search"].pop("best_search_ratio")
+    return out
 
 
-def artifact_paths(kernel: str, outdir: str | Path) -> tuple[Path, Path]:
-    """(``<kernel>.tuned.cubin``, ``<kernel>.tune.json``) in ``outdir``; long names are shortened."""
+def artifact_paths(kernel: str, outdir: str | Path, dry_run: bool = False) -> tuple[Path, Path]:
+    """(``<kernel>.tuned.cubin``, ``<kernel>.tune.json``) in ``outdir``; long names are shortened.
+    A dry run's manifest is ``<kernel>.dry-run.tune.json``, so it never replaces a real result's."""
     out = Path(outdir)
     short = kernel if len(kernel) <= 80 else kernel[:60] + "_" + hashlib.sha1(kernel.encode()).hexdigest()[:8]
-    return out / f"{short}.tuned.cubin", out / f"{short}.tune.json"
+    return out / f"{short}.tuned.cubin", out / f"{short}{'.dry-run' if dry_run else ''}.tune.json"
 
 
 def write_artifacts(r: TuneResult, outdir: str | Path) -> tuple[Path | None, Path]:
     """Write the manifest into ``outdir`` and, only when the tuned schedule was accepted, the tuned
     cubin; return (cubin path or None, manifest path). When the original is kept, a tuned cubin left
-    there by an earlier run is removed, so that a launch rewrite cannot pick it up.
+    there by an earlier run is removed, so that a launch rewrite cannot pick it up. A dry run writes
+    only its own manifest (``<kernel>.dry-run.tune.json``) and leaves any earlier real result alone.
 
     Raises:
         OSError: the folder cannot be created or written.
     """
-    cub, man = artifact_paths(r.kernel, outdir)
+    cub, man = artifact_paths(r.kernel, outdir, r.dry_run)
     cub.parent.mkdir(parents=True, exist_ok=True)
+    if r.dry_run:
+        man.write_text(json.dumps(manifest(r, None), indent=1) + "\n")
+        return None, man
     if r.accepted:
         cub.write_bytes(r.tuned)
     else:

@@ -15,6 +15,12 @@ the tuned cubin cannot be used (missing file, other GPU architecture, ...) the h
 the original launch runs instead. A small helper header block is inserted once after the last
 ``#include``, also inside ``#ifdef WARPWISE_TUNED``.
 
+The rewrite is idempotent: a launch already preceded by a warpwise guard (:func:`existing_guard`) gets
+that guard replaced (new cubin path, current launch arguments), never a second one; a guard that is
+already up to date is refused with the reason. cuModuleLoad resolves a relative cubin path against the
+program's working directory at run time (not the source file's folder), so the editor writes an
+absolute path.
+
 Launch sites are found by a scanner that skips comments, string and character literals and matches
 ``name<<<...>>>(...)`` with balanced brackets (template arguments after the name are allowed).
 Edits are returned, never applied (DESIGN.md: rewrites return text edits); offsets are UTF-8 bytes.
@@ -85,7 +91,8 @@ CUresult launch(void (*k)(P...), const char* cubin, const char* mangled, dim3 gr
 
 
 class UseTunedError(ValueError):
-    """No launch of the kernel was found (or not on the requested line)."""
+    """No launch of the kernel was found (or not on the requested line), the launch is part of a larger
+    statement, or it already loads the requested cubin."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +114,18 @@ class Launch:
     name: str
     config: list[str]
     args: list[str]
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A warpwise guard written before a launch by :func:`use_tuned_edits`: UTF-8 byte range
+    ``[start, end)`` of its three lines (``#ifdef WARPWISE_TUNED``, ``if (warpwise_tuned::launch(...))``,
+    ``#endif``), the cubin path and the mangled kernel name it loads."""
+
+    start: int
+    end: int
+    cubin: str
+    mangled: str
 
 
 def source_name(mangled: str) -> str:
@@ -233,13 +252,40 @@ def _c_string(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+_IFDEF = re.compile(r"[ \t]*#[ \t]*ifdef[ \t]+WARPWISE_TUNED\b[^\n]*\n")
+_ENDIF = re.compile(r"[ \t]*#[ \t]*endif\b[^\n]*\n")
+_CALL = re.compile(r"[ \t]*if[ \t]*\([ \t]*" + re.escape(HELPER_MARK) + r"[ \t]*\([^\n]*\n")
+_C_STRING = re.compile(r'"((?:[^"\\\n]|\\.)*)"')
+
+
+def existing_guard(src: str, launch: Launch) -> Guard | None:
+    """The warpwise guard directly above ``launch`` (the three lines :func:`use_tuned_edits` writes),
+    or None."""
+    data = src.encode()
+    starts = [data.rfind(b"\n", 0, launch.start) + 1]  # the launch's line, then the three above it
+    for _ in range(3):
+        if starts[-1] == 0:
+            return None
+        starts.append(data.rfind(b"\n", 0, starts[-1] - 1) + 1)
+    ifdef, call, endif = (data[a:b].decode() for a, b in zip(starts[3:0:-1], starts[2::-1], strict=True))
+    if not (_IFDEF.fullmatch(ifdef) and _CALL.fullmatch(call) and _ENDIF.fullmatch(endif)):
+        return None
+    strings = [re.sub(r"\\(.)", r"\1", m.group(1)) for m in _C_STRING.finditer(call)]
+    if len(strings) < 2:
+        return None
+    return Guard(starts[3], starts[0], strings[0], strings[1])
+
+
 def use_tuned_edits(src: str, mangled: str, cubin_path: str, line: int | None = None) -> list[TextEdit]:
     """Edits that make the launches of kernel ``mangled`` in ``src`` use ``cubin_path`` under
     ``WARPWISE_TUNED`` (only the launch on 1-based ``line`` if given). The cubin path is written as
-    given (make it relative to where the program runs, or absolute).
+    given: cuModuleLoad opens a relative path from the program's working directory at run time, so
+    pass an absolute path unless the program always runs from one folder. A launch that already has a
+    warpwise guard gets it replaced (see :func:`existing_guard`), not a second one.
 
     Raises:
-        UseTunedError: no launch of that kernel (on that line).
+        UseTunedError: no launch of that kernel (on that line), a launch inside a larger statement, or
+            every launch already loads ``cubin_path`` with its current arguments.
     """
     kernel = source_name(mangled)
     launches = [x for x in find_launches(src, kernel) if line is None or x.line == line]
@@ -247,10 +293,7 @@ def use_tuned_edits(src: str, mangled: str, cubin_path: str, line: int | None = 
         where = f" on line {line}" if line else ""
         raise UseTunedError(f"no <<<>>> launch of {kernel}{where}")
     edits: list[TextEdit] = []
-    if HELPER_MARK + "(" not in src or "namespace warpwise_tuned" not in src:
-        incs = list(re.finditer(r"^[ \t]*#[ \t]*include[^\n]*\n", _mask(src), re.M))
-        at = incs[-1].end() if incs else 0
-        edits.append(TextEdit(len(src[:at].encode()), len(src[:at].encode()), HELPER.lstrip("\n")))
+    up_to_date: list[Launch] = []
     data = src.encode()
     masked = _mask(src)
     for x in launches:
@@ -278,7 +321,21 @@ def use_tuned_edits(src: str, mangled: str, cubin_path: str, line: int | None = 
             )
         indent = data[line_start : x.start].decode()
         new = f"#ifdef WARPWISE_TUNED\n{indent}if ({HELPER_MARK}({call_args}) != CUDA_SUCCESS)\n#endif\n"
-        edits.append(TextEdit(line_start, line_start, new))
+        guard = existing_guard(src, x)
+        if guard is None:
+            edits.append(TextEdit(line_start, line_start, new))
+        elif data[guard.start : guard.end].decode() != new:
+            edits.append(TextEdit(guard.start, guard.end, new))
+        else:
+            up_to_date.append(x)
+    helper_missing = "namespace warpwise_tuned" not in src
+    if not edits and not helper_missing:
+        lines = ", ".join(str(x.line) for x in up_to_date)
+        raise UseTunedError(f"line {lines}: the launch of {kernel} already loads {cubin_path} under WARPWISE_TUNED")
+    if helper_missing:
+        incs = list(re.finditer(r"^[ \t]*#[ \t]*include[^\n]*\n", _mask(src), re.M))
+        at = incs[-1].end() if incs else 0
+        edits.insert(0, TextEdit(len(src[:at].encode()), len(src[:at].encode()), HELPER.lstrip("\n")))
     return edits
 
 

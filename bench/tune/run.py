@@ -66,7 +66,8 @@ def tail(log: Path, n: int = 6) -> str:
 
 def row(name: str, kind: str, man: dict[str, Any], seconds: float) -> dict[str, Any]:
     """One result row from a manifest."""
-    side = man["side_by_side"]
+    side = man["side_by_side"] or {}  # null in a dry run's manifest
+    ver = man["verification"] or {}
     o, t = side.get("original") or {}, side.get("tuned") or {}
     return {
         "name": name,
@@ -93,8 +94,8 @@ def row(name: str, kind: str, man: dict[str, Any], seconds: float) -> dict[str, 
         "stopped": man["search"]["stopped"],
         "tune_seconds": man["search"]["seconds"],
         "wall_seconds": round(seconds, 1),
-        "verify_samples": man["verification"]["samples"],
-        "verified": man["verification"]["passed"],
+        "verify_samples": ver.get("samples"),
+        "verified": ver.get("passed", False),
         "device": man["device"].get("device"),
     }
 

@@ -101,11 +101,11 @@ def test_bad_orders_and_inputs_are_refused() -> None:
 
 
 def test_nv_info_records_parse_to_the_section_end() -> None:
-    from warpwise.analysis.schedule.patch import _nv_info_records
+    from warpwise.analysis.schedule.patch import nv_info_records
 
     raw = bytes([4, 0x1C, 8, 0]) + struct.pack("<II", 0x70, 0x210) + bytes([3, 0x1B, 0xFF, 0])
-    assert _nv_info_records(raw, "s", "p") == [(0, 4, 0x1C, 8), (12, 3, 0x1B, 2)]
+    assert nv_info_records(raw, "s", "p") == [(0, 4, 0x1C, 8), (12, 3, 0x1B, 2)]
     with pytest.raises(PatchError, match="runs past"):
-        _nv_info_records(raw[:10], "s", "p")
+        nv_info_records(raw[:10], "s", "p")
     with pytest.raises(PatchError, match="unknown record format"):
-        _nv_info_records(bytes([9, 1, 0, 0]), "s", "p")
+        nv_info_records(bytes([9, 1, 0, 0]), "s", "p")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import threading
 from pathlib import Path
 
@@ -11,8 +12,10 @@ import pytest
 from warpwise.analysis.schedule.anneal import AnnealParams, anneal
 from warpwise.analysis.schedule.evaluate import DryRunEvaluator, TestResult, Timing
 from warpwise.analysis.schedule.harness import HarnessError, load_harness, parse_harness
-from warpwise.analysis.schedule.model import Move
+from warpwise.analysis.schedule.model import MOVABLE_ALL, Move
+from warpwise.analysis.schedule.target import load_target
 from warpwise.analysis.schedule.tune import (
+    DRY_RUN,
     MANIFEST_FORMAT,
     TuneError,
     TuneOptions,
@@ -125,7 +128,7 @@ def test_harness_round_trips_and_rejects_bad_input(tmp_path: Path) -> None:
 
 
 # ---- pipeline without a GPU ----------------------------------------------------------------------
-def test_tune_dry_run_writes_a_manifest_that_replays(tmp_path: Path) -> None:
+def test_pipeline_with_a_stand_in_evaluator_writes_a_manifest_that_replays(tmp_path: Path) -> None:
     data = TILED.read_bytes()
     seen: list[str] = []
     r = tune(
@@ -205,36 +208,139 @@ def test_timing_json() -> None:
 
 
 # ---- CLI -----------------------------------------------------------------------------------------
-def test_cli_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from warpwise.server.tune_cmd import add_arguments, main, run_tune
+# axpy4(const float* x, const float* y, float* out, float a, int n) in the tiled fixture
+AXPY4 = {
+    "kernel": "axpy4",
+    "grid": [1],
+    "block": [32],
+    "args": [
+        {"name": "x", "buffer": {"dtype": "float32", "count": 64}},
+        {"name": "y", "buffer": {"dtype": "float32", "count": 64}},
+        {"name": "out", "buffer": {"dtype": "float32", "count": 64, "output": True}},
+        {"name": "a", "scalar": {"dtype": "float32", "value": 2.0}},
+        {"name": "n", "scalar": {"dtype": "int32", "value": 64}},
+    ],
+}
 
-    h = tmp_path / "h.json"
-    h.write_text(json.dumps({**H.to_json(), "kernel": "axpy4"}))
+
+def _run_cli(argv: list[str]) -> int:
+    from warpwise.server.tune_cmd import add_arguments, run_tune
+
     p = argparse.ArgumentParser()
     add_arguments(p)
-    rc = run_tune(
-        p.parse_args(
+    return run_tune(p.parse_args(argv))
+
+
+def test_cli_dry_run_measures_nothing_and_writes_no_tuned_cubin(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from warpwise.server.tune_cmd import main
+
+    h = tmp_path / "axpy4.harness.json"
+    h.write_text(json.dumps(AXPY4))
+    out_dir = tmp_path / "o"
+    argv = [
+        str(TILED),
+        "--harness",
+        str(h),
+        "--dry-run",
+        "-o",
+        str(out_dir),
+        "--iterations",
+        "30",
+        "--verify-samples",
+        "20",
+        "--movable",
+        "all",
+        "--no-progress",
+    ]
+    rc = _run_cli(argv)
+    out = capsys.readouterr().out
+    assert rc == 0 and "manifest:" in out
+    # nothing pretends to be a measured, verified result
+    assert "dry run: nothing measured" in out and "none written (dry run" in out
+    assert "verified" not in out and " ms" not in out and "tuned:" not in out
+    assert list(out_dir.glob("*.cubin")) == []
+    (man,) = out_dir.glob("*.tune.json")
+    assert man.name == "_Z5axpy4PKfS0_Pffi.dry-run.tune.json"
+    m = json.loads(man.read_text())
+    assert m["dry_run"] is True and m["result"] == DRY_RUN and m["options"]["dry_run"] is True
+    assert m["tuned_cubin"] is None and m["moves"] == []
+    assert m["baseline"] is None and m["side_by_side"] is None and m["verification"] is None
+    assert m["search"]["schedules_evaluated"] > 0 and "best_search_ratio" not in m["search"]
+    # the rehearsed candidate is still on record, replayable from the source cubin
+    target = load_target(TILED.read_bytes(), "axpy4", str(TILED), MOVABLE_ALL)
+    order = target.replay([Move(i, d) for i, d in m["candidate_moves"]])
+    assert m["candidate_moves"] and order != target.identity
+    assert main([str(TILED), "--harness", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read harness" in capsys.readouterr().err
+    assert main([str(TILED), "--harness", str(h), "--kernel", "nope", "--dry-run"]) == 2
+    assert "matches no" in capsys.readouterr().err
+
+
+def test_cli_dry_run_leaves_an_earlier_real_result_alone(tmp_path: Path) -> None:
+    data = TILED.read_bytes()
+    real = tune(
+        data,
+        "axpy4",
+        parse_harness(AXPY4),
+        DryRunEvaluator(),
+        TuneOptions(iterations=30, verify_samples=5, movable="all"),
+        str(TILED),
+    )
+    assert real.accepted  # a stand-in accepted result, standing for an earlier GPU run's
+    cub, man = write_artifacts(real, tmp_path)
+    assert cub is not None
+    before = (cub.read_bytes(), man.read_text())
+    h = tmp_path / "axpy4.harness.json"
+    h.write_text(json.dumps(AXPY4))
+    assert (
+        _run_cli(
             [
                 str(TILED),
                 "--harness",
                 str(h),
                 "--dry-run",
                 "-o",
-                str(tmp_path / "o"),
+                str(tmp_path),
                 "--iterations",
-                "30",
+                "10",
                 "--verify-samples",
-                "20",
+                "5",
                 "--movable",
                 "all",
                 "--no-progress",
             ]
         )
+        == 0
     )
-    out = capsys.readouterr().out
-    assert rc == 0 and "manifest:" in out
-    assert len(list((tmp_path / "o").glob("*.tune.json"))) == 1
-    assert main([str(TILED), "--harness", str(tmp_path / "missing.json")]) == 2
-    assert "cannot read harness" in capsys.readouterr().err
-    assert main([str(TILED), "--harness", str(h), "--kernel", "nope", "--dry-run"]) == 2
-    assert "matches no" in capsys.readouterr().err
+    assert (cub.read_bytes(), man.read_text()) == before
+    assert (tmp_path / "_Z5axpy4PKfS0_Pffi.dry-run.tune.json").is_file()
+
+
+def test_missing_cuda_python_names_the_tune_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    from warpwise.analysis.schedule.evaluate import DriverEvaluator, EvaluatorError
+
+    monkeypatch.setitem(sys.modules, "cuda", None)  # as on a machine without cuda-python
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)
+    with pytest.raises(EvaluatorError, match=r"needs cuda-python.*pip install -e '\.\[tune\]'"):
+        DriverEvaluator(H, "_Z5axpy4PKfS0_Pffi")
+
+
+def test_dry_run_progress_and_result_never_read_as_measurements() -> None:
+    seen: list[tuple[str, str]] = []
+    r = tune(
+        TILED.read_bytes(),
+        "axpy4",
+        parse_harness(AXPY4),
+        DryRunEvaluator(),
+        TuneOptions(iterations=30, verify_samples=5, movable="all", dry_run=True),
+        str(TILED),
+        progress=lambda p: seen.append((p.stage, p.message)),
+    )
+    assert r.decision == DRY_RUN and not r.accepted and r.moves == [] and r.tuned == TILED.read_bytes()
+    assert r.candidate_moves  # the stand-in "found" a faster schedule; it is still not a result
+    staged = [m for st, m in seen if st in ("baseline", "verify", "measure")]
+    assert {"baseline", "verify", "measure"} <= {st for st, _ in seen}
+    assert staged and all(m.startswith("dry run, stand-in (nothing measured): ") for m in staged)
+    assert seen[-1][0] == "done" and "dry run: nothing measured" in seen[-1][1]
