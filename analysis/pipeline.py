@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -132,8 +133,29 @@ def _load_binary_cached(path: Path) -> list[Cubin]:
     return hit
 
 
+def executables_in(folder: Path) -> list[Path]:
+    """ELF executables and shared libraries directly in ``folder`` (candidates that may hold cubins)."""
+    out: list[Path] = []
+    if not folder.is_dir():
+        return out
+    for f in sorted(folder.iterdir()):
+        if not f.is_file() or f.suffix in (".cubin", ".o", ".a", ".ptx") or not (
+                os.access(f, os.X_OK) or ".so" in f.suffixes):
+            continue
+        try:
+            with f.open("rb") as fh:
+                if fh.read(4) == b"\x7fELF":
+                    out.append(f)
+        except OSError:
+            continue
+    return out
+
+
 def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
-    """Profiles and binaries next to the given sources/folders (same folder, then one level down)."""
+    """Profiles and binaries next to the given sources/folders (same folder, then one level down).
+
+    Binaries are the ``.cubin`` files there; a folder without any contributes its ELF executables and
+    shared libraries instead (their cubins are extracted with cuobjdump)."""
     profiles: list[Path] = []
     binaries: list[Path] = []
     seen: set[Path] = set()
@@ -143,11 +165,13 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             if d in seen:
                 continue
             seen.add(d)
+            cubins = []
             for f in sorted(d.iterdir()):
                 if f.suffix in PROFILE_SUFFIXES:
                     profiles.append(f)
                 elif f.suffix in BINARY_SUFFIXES:
-                    binaries.append(f)
+                    cubins.append(f)
+            binaries.extend(cubins or executables_in(d))
     return profiles, binaries
 
 

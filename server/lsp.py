@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from warpwise.analysis.pipeline import Analysis, InputError, analyze
+from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in
 from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
@@ -104,7 +104,7 @@ class WarpwiseServer(LanguageServer):
         analyses: dict[Path, Analysis] = {}
         errors: dict[Path, str] = {}
         for rep in reports:
-            near = [b for b in binaries if b.parent == rep.parent] or binaries
+            near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
             try:
                 analyses[rep] = analyze(rep, near, sources)
             except InputError as e:
