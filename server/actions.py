@@ -13,6 +13,7 @@ from typing import Any, Protocol
 from lsprotocol import types as lsp
 from warpwise.server import render
 from warpwise.server.positions import utf8_col_to_units
+from warpwise.server.uris import uri_to_path
 
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 TITLES = {"threshold": "Threshold the child launch (serial below _THRESHOLD threads)",
@@ -91,16 +92,9 @@ def resolve_rewrite(data: dict[str, Any], text: str) -> lsp.WorkspaceEdit:
     """Compute the edit of a rewrite action. Raises RewriteError with the reason when it cannot apply."""
     from warpwise.analysis.rewrite import rewrite
 
-    edits = rewrite(text, str(render_path(data["uri"])), data["transform"], int(data["line"]),
+    edits = rewrite(text, str(uri_to_path(data["uri"])), data["transform"], int(data["line"]),
                     granularity=data.get("granularity") or "block")
     return workspace_edit(data["uri"], data.get("version"), text, edits)
-
-
-def render_path(uri: str) -> str:
-    """Local path of a URI (kept here to avoid importing the server module)."""
-    from urllib.parse import unquote, urlparse
-
-    return unquote(urlparse(uri).path)
 
 
 def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagnostics: Sequence[lsp.Diagnostic],

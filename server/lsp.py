@@ -18,7 +18,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
@@ -27,22 +26,13 @@ from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap
+from warpwise.server.uris import uri_to_path
 
 log = logging.getLogger("warpwise")
 
 SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache", "build", "dist"}
 SOURCE_EXTS = (".cu", ".cuh")
 COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule")
-
-
-def uri_to_path(uri: str) -> Path:
-    """Local path of a file:// URI."""
-    return Path(unquote(urlparse(uri).path))
-
-
-def path_to_uri(path: Path) -> str:
-    """file:// URI of a local path."""
-    return path.resolve().as_uri()
 
 
 @dataclass
@@ -54,6 +44,9 @@ class State:
     load_errors: dict[Path, str] = field(default_factory=dict)
     published: set[str] = field(default_factory=set)
     tuned: dict[str, Any] = field(default_factory=dict)  # kernel (mangled) -> TunedKernel
+    # findings per local file for the current analyses: hover/inlay/lens requests reuse them instead of
+    # walking every blame edge again; cleared on reload and when the file is saved
+    findings: dict[str, FileFindings] = field(default_factory=dict)
     generation: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -118,12 +111,25 @@ class WarpwiseServer(LanguageServer):
 server = WarpwiseServer()
 
 
+def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
+    """The findings of ``path`` for the loaded analyses (computed once per reload/save)."""
+    key = str(path.resolve())
+    with ls.state.lock:
+        hit = ls.state.findings.get(key)
+        analyses = list(ls.state.analyses.values())
+        generation = ls.state.generation
+    if hit is not None:
+        return hit
+    ff = file_findings(analyses, path)
+    with ls.state.lock:
+        if generation == ls.state.generation:  # not superseded by a reload meanwhile
+            ls.state.findings[key] = ff
+    return ff
+
+
 def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, str] | None:
     doc = ls.workspace.get_text_document(uri)
-    path = uri_to_path(uri)
-    with ls.state.lock:
-        analyses = list(ls.state.analyses.values())
-    ff = file_findings(analyses, path)
+    ff = cached_findings(ls, uri_to_path(uri))
     if not ff.findings:
         return None
     return ff, LineMap(ff.baseline, doc.source), doc.source
@@ -133,9 +139,7 @@ def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Dia
     """Profile findings plus device-side launch checks for one document (runs in the worker)."""
     diags: list[lsp.Diagnostic] = []
     path = uri_to_path(uri)
-    with ls.state.lock:
-        analyses = list(ls.state.analyses.values())
-    ff = file_findings(analyses, path)
+    ff = cached_findings(ls, path)
     if ff.findings:
         diags = render.diagnostics(ff, LineMap(ff.baseline, text), text, ls.state.settings, uri)
     if "<<<" in text:
@@ -193,6 +197,7 @@ async def reload(ls: WarpwiseServer) -> None:
             return  # a newer reload is under way
         ls.state.analyses = analyses
         ls.state.load_errors = errors
+        ls.state.findings.clear()
     _report_problems(ls, errors, analyses)
     kernels = sum(len(a.kernels) for a in analyses.values())
     names = ", ".join(p.name for p in analyses)
@@ -279,6 +284,8 @@ async def did_change(ls: WarpwiseServer, params: lsp.DidChangeTextDocumentParams
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: WarpwiseServer, params: lsp.DidSaveTextDocumentParams) -> None:
     """Republish on save (the disk text is the baseline when the report embeds no source)."""
+    with ls.state.lock:
+        ls.state.findings.pop(str(uri_to_path(params.text_document.uri).resolve()), None)
     await publish(ls, params.text_document.uri)
 
 

@@ -32,6 +32,7 @@ from warpwise.analysis.blame.prune import RULES, cold_by
 from warpwise.analysis.blame.slice import Dep, FunctionIndex
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.program.build import build_program
+from warpwise.analysis.program.cfg import CONTROL_TRANSFERS
 from warpwise.analysis.program.model import Program, ProgramFunction
 
 _CUT_KEY = {r: f"cut_{r}" for r in RULES}
@@ -55,8 +56,6 @@ def _resolve(program: Program, fname: str, off: int) -> ProgramFunction | None:
     return None
 
 
-#: Control transfers whose branch-resolution samples can land on the next PC.
-_TRANSFERS = frozenset({"BRA", "BRX", "JMP", "JMX", "RET", "CALL", "EXIT", "BREAK", "BPT"})
 #: The fall-through instruction must run at least this many times less often than the transfer before it.
 _RARE_FACTOR = 10
 
@@ -76,7 +75,7 @@ def _branch_owner(program: Program, pf: ProgramFunction, pc: PCSample,
     owner = next((f for f in program.functions.values() if f.function.section == section
                   and f.function.at(pc.offset - 16) is not None), None)
     prev = owner.function.at(pc.offset - 16) if owner is not None else None
-    if owner is None or prev is None or prev.base_opcode not in _TRANSFERS:
+    if owner is None or prev is None or prev.base_opcode not in CONTROL_TRANSFERS:
         return pf, pc.offset
     before = by_section.get((section, prev.offset))
     if before is None or before.inst_executed < _RARE_FACTOR * max(1, pc.inst_executed):

@@ -15,6 +15,13 @@ import re
 
 from warpwise.analysis.binary.model import Function, Instruction
 
+#: SASS opcodes that transfer control (branch, call, return, exit, trap): the one list the CFG builder,
+#: the blamer and the schedule model share (Volta..Hopper mnemonics as nvdisasm prints them).
+CONTROL_TRANSFERS = frozenset({"BRA", "BRX", "BRXU", "JMP", "JMX", "JMXU", "CALL", "RET", "EXIT", "KILL",
+                               "BREAK", "BPT", "RTT"})
+#: Warp convergence and scheduling instructions: code is never moved across them.
+CONVERGENCE = frozenset({"BSSY", "BSYNC", "WARPSYNC", "YIELD"})
+
 # Unconditional transfers that never fall through when unpredicated.
 _JUMPS = frozenset({"BRA", "JMP", "BRX", "JMX"})
 _ENDS = frozenset({"EXIT", "RET", "KILL"})

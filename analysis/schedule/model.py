@@ -65,6 +65,7 @@ from functools import cached_property
 
 from warpwise.analysis.arch.latency import latency_of
 from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.program.cfg import CONTROL_TRANSFERS, CONVERGENCE
 
 from .defuse import DefUse, def_use
 
@@ -72,25 +73,8 @@ from .defuse import DefUse, def_use
 MOVABLE_GLOBAL = frozenset({"LDG", "STG"})
 MOVABLE_ALL = frozenset({"LDG", "STG", "LDS", "STS", "LDSM", "LDGSTS"})
 
-PINNED_OPCODES = frozenset(
+PINNED_OPCODES = CONTROL_TRANSFERS | CONVERGENCE | frozenset(
     {
-        "BRA",
-        "BRX",
-        "BRXU",
-        "JMP",
-        "JMX",
-        "JMXU",
-        "CALL",
-        "RET",
-        "EXIT",
-        "KILL",
-        "BREAK",
-        "BSSY",
-        "BSYNC",
-        "BPT",
-        "RTT",
-        "WARPSYNC",
-        "YIELD",
         "NANOSLEEP",
         "BAR",
         "B2R",

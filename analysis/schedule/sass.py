@@ -23,6 +23,7 @@ from elftools.elf.sections import SymbolTableSection
 from warpwise.analysis.binary.errors import BinaryError
 from warpwise.analysis.binary.model import ControlCode, Instruction
 from warpwise.analysis.binary.tools import find_tool, run_tool
+from warpwise.analysis.program.cfg import CONTROL_TRANSFERS, CONVERGENCE
 
 EM_CUDA = 190
 _INS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
@@ -177,27 +178,8 @@ def parse_listing(listing: str, section: str) -> tuple[dict[int, str], set[int]]
     return texts, labelled
 
 
-CONTROL_TRANSFER = frozenset(
-    {
-        "BRA",
-        "BRX",
-        "BRXU",
-        "JMP",
-        "JMX",
-        "JMXU",
-        "CALL",
-        "RET",
-        "EXIT",
-        "KILL",
-        "BREAK",
-        "BSYNC",
-        "BSSY",
-        "BPT",
-        "RTT",
-        "WARPSYNC",
-        "YIELD",
-    }
-)
+# Instructions that end a region moves may not cross: control transfers and convergence points.
+CONTROL_TRANSFER = CONTROL_TRANSFERS | CONVERGENCE
 
 
 def load_kernel(data: bytes, kernel: str, path: str = "<memory>") -> KernelCode:
