@@ -62,7 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``warpwise`` console script; returns the exit code."""
+    """Entry point of the ``warpwise`` console script; returns the exit code.
+
+    A closed output pipe (``warpwise advise ... | head``) ends the command quietly, as Unix tools do.
+    """
+    try:
+        return _run(argv)
+    except BrokenPipeError:
+        import os
+
+        # stdout is gone: point it at devnull so the interpreter's final flush does not fail again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
+
+
+def _run(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     if args.cmd == "profile":
         return _cmd_profile(args)

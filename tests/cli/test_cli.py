@@ -80,3 +80,15 @@ def test_profile_without_ncu(tmp_path: Path) -> None:
                          capture_output=True, text=True, env=env, timeout=60)
     assert res.returncode == 2
     assert "ncu (Nsight Compute) not found" in res.stderr
+
+
+def test_closed_pipe_is_quiet() -> None:
+    # `warpwise advise ... --format json | head -1`: no traceback when the reader goes away
+    proc = subprocess.Popen([*CLI, "advise", str(example("cdp", ".cu")), "--format", "json"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.read(10)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert "Traceback" not in err and "BrokenPipeError" not in err
