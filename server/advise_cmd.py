@@ -78,9 +78,11 @@ def run_advise(args: argparse.Namespace) -> int:
         print(f"warpwise advise: no kernel matching '{args.kernel}' in {', '.join(map(str, profiles))}; "
               f"kernels there: {', '.join(names)}", file=sys.stderr)
         return 2
-    # keep only kernels with samples in the given sources
+    # keep only kernels with samples in the given sources (a kernel without line information cannot be placed:
+    # keep it, its kernel-level advice still applies and its notes say to rebuild with -lineinfo)
     for a in analyses:
-        a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values())]
+        a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values()) or not k.local]
+        a._groups = None
     if found and not any(a.kernels for a in analyses):
         covered = sorted({Path(f).name for k in found for f in k.local})
         print(f"warpwise advise: {', '.join(map(str, profiles))} has no samples in "

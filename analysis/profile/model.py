@@ -66,6 +66,11 @@ class LaunchConfig:
     # CTAs per SM allowed by each factor: registers, shared_mem, warps, blocks, barriers
     occupancy_limit: dict[str, float] = field(default_factory=dict)
     duration_ns: float = 0.0
+    # SpeedOfLight section: % of peak sustained throughput per unit ("dram", "l2", "l1", "sm", "memory");
+    # a unit missing from the report is absent (not 0)
+    throughput_pct: dict[str, float] = field(default_factory=dict)
+    # PC-sampling interval in SM cycles between samples of one SM sub-partition (smsp__pcsamp_interval_cycles)
+    sampling_interval_cycles: float = 0.0
 
     @property
     def threads_per_block(self) -> int:

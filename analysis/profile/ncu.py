@@ -71,6 +71,16 @@ def _instanced(action: Any, name: str) -> dict[int, int]:
     return {int(ids.as_uint64(i)): int(m.as_uint64(i)) for i in range(m.num_instances())}
 
 
+#: SpeedOfLight section metrics (Nsight Compute 2025.3 "GPU Speed Of Light Throughput"): % of peak per unit.
+THROUGHPUT_METRICS: dict[str, str] = {
+    "dram": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "l2": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "sm": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "memory": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+}
+
+
 def _launch(action: Any) -> LaunchConfig:
     def i(name: str) -> int:
         return int(_scalar(action, name) or 0)
@@ -95,6 +105,8 @@ def _launch(action: Any) -> LaunchConfig:
         achieved_warps_per_sm=f("sm__warps_active.avg.per_cycle_active"),
         occupancy_limit=limits,
         duration_ns=f("gpu__time_duration.sum"),
+        throughput_pct={u: v for u, m in THROUGHPUT_METRICS.items() if (v := _scalar(action, m)) is not None},
+        sampling_interval_cycles=f("smsp__pcsamp_interval_cycles"),
     )
 
 
