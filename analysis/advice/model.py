@@ -140,6 +140,8 @@ class Advice:
     applies; ``why``: one sentence on why it is ranked where it is; ``alternatives``: other optimizers that
     matched mostly the same samples; ``launches``: per-launch detail when the kernel ran several times.
     ``matched``: matched samples per (function, def pc, use pc) pair, used to find overlapping advice.
+    ``params``: values the advice's quick fix must use (``unroll_factor@FILE:LINE`` for a loop), so the fix
+    does what the hint says.
     """
 
     optimizer: str
@@ -161,6 +163,7 @@ class Advice:
     alternatives: list[Alternative] = field(default_factory=list)
     launches: list[LaunchEstimate] = field(default_factory=list)
     matched: dict[tuple[str, int | None, int], float] = field(default_factory=dict, repr=False, compare=False)
+    params: dict[str, int] = field(default_factory=dict)
 
     @property
     def estimated_speedup(self) -> float:
