@@ -27,8 +27,9 @@ def _cmd_profile(args: argparse.Namespace) -> int:
         print("warpwise profile: --short-kernels sets --sampling-interval "
               f"{SHORT_KERNEL_SAMPLING_INTERVAL}; give one of them", file=sys.stderr)
         return 2
+    interval = SHORT_KERNEL_SAMPLING_INTERVAL if args.short_kernels else args.sampling_interval
     opts = NcuOptions(kernel=args.kernel, launch_count=args.launch_count, launch_skip=args.launch_skip,
-                      sampling_interval=SHORT_KERNEL_SAMPLING_INTERVAL if args.short_kernels else args.sampling_interval,
+                      sampling_interval=interval,
                       nvtx_include=list(args.nvtx_include or []), replay_mode=args.replay_mode,
                       extra=list(getattr(args, "ncu_args", []) or []))
     try:

@@ -7,7 +7,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from warpwise.analysis.profile.collect import (
     SECTIONS,
     SHORT_KERNEL_SAMPLING_INTERVAL,
@@ -34,7 +33,8 @@ def test_default_command_has_sections_and_report_last_before_program() -> None:
 
 
 def test_documented_options_map_to_ncu_flags_in_order() -> None:
-    opts = NcuOptions(kernel="regex:blur", launch_count=2, launch_skip=5, sampling_interval=SHORT_KERNEL_SAMPLING_INTERVAL,
+    opts = NcuOptions(kernel="regex:blur", launch_count=2, launch_skip=5,
+                      sampling_interval=SHORT_KERNEL_SAMPLING_INTERVAL,
                       nvtx_include=["train/", "step"], replay_mode="application", extra=["--cache-control", "none"])
     args = ncu_command("/opt/ncu", Path("r.ncu-rep"), ["python", "t.py"], opts)
     tail = args[args.index("--kernel-name"):]
@@ -50,7 +50,7 @@ def test_options_warpwise_owns_are_refused(bad: list[str]) -> None:
 
 
 def test_out_of_range_values_are_refused() -> None:
-    with pytest.raises(ProfileError, match="0..31"):
+    with pytest.raises(ProfileError, match=r"0\.\.31"):
         ncu_command("ncu", Path("r.ncu-rep"), ["./a"], NcuOptions(sampling_interval=32))
     with pytest.raises(ProfileError, match="--launch-skip -1"):
         ncu_command("ncu", Path("r.ncu-rep"), ["./a"], NcuOptions(launch_skip=-1))
