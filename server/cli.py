@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     adv = sub.add_parser("advise", help="analyse a profile and print advice for CUDA sources")
     adv.add_argument("sources", nargs="+", help=".cu/.cuh files (or an example folder)")
-    adv.add_argument("--profile", help=".ncu-rep report (default: found next to SOURCE)")
+    adv.add_argument("--profile", action="append",
+                     help=".ncu-rep report, or an ncu CSV export (repeat for its pages: x.source.csv, x.details.csv); "
+                          "default: found next to SOURCE")
     adv.add_argument("--binary", help=".cubin, or executable/shared library holding cubins")
     adv.add_argument("--format", choices=["text", "json", "sarif"], default="text")
     adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel (>= 1)")
