@@ -37,6 +37,10 @@ for ex in "${examples[@]}"; do
   run "$ex.source.cuda.csv"    $NCU --import "$rep" --page source --print-source cuda --csv
   run "$ex.source.cuda_sass.csv" $NCU --import "$rep" --page source --print-source cuda,sass --csv
   run "$ex.source.sass.base.csv" $NCU --import "$rep" --page source --print-source sass --csv --print-units base
+  run "$ex.source.sass.mangled.csv" $NCU --import "$rep" --page source --print-source sass --csv \
+      --print-kernel-base mangled
+  run "$ex.details.mangled.csv" $NCU --import "$rep" --page details --csv --print-kernel-base mangled
+  run "$ex.raw.mangled.csv"     $NCU --import "$rep" --page raw --csv --print-kernel-base mangled
 done
 
 # Live exports: ncu writes ==PROF== progress lines to stdout before the CSV header.
