@@ -25,7 +25,7 @@ from warpwise.analysis.profile.source import same_code
 
 log = logging.getLogger("warpwise")
 
-PROFILE_SUFFIXES = (".ncu-rep",)
+PROFILE_SUFFIXES = (".ncu-rep", ".csv")  # .csv: ncu CSV exports (analysis/profile/csv_load.py)
 BINARY_SUFFIXES = (".cubin",)
 SOURCE_SUFFIXES = (".cu", ".cuh")
 
@@ -206,14 +206,17 @@ def content_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def _load_profiles_cached(path: Path) -> list[KernelProfile]:
+def _load_profiles_cached(path: Path, pages: Sequence[Path] = ()) -> list[KernelProfile]:
     import copy
 
-    key = f"{path.resolve()}:{content_hash(path)}"
+    from warpwise.analysis.profile.csv_load import companions, is_csv, load_csv_profiles
+
+    files = [path, *pages, *(companions(path) if is_csv(path) and not pages else [])]
+    key = ";".join(f"{f.resolve()}:{content_hash(f)}" for f in files)
     with _cache_lock:
         hit = _profile_cache.get(key)
     if hit is None:
-        hit = load_profiles(path)
+        hit = load_csv_profiles(files) if is_csv(path) else load_profiles(path)
         with _cache_lock:
             _profile_cache[key] = hit
     return copy.deepcopy(hit)  # join() renames in place
@@ -250,9 +253,20 @@ def executables_in(folder: Path) -> list[Path]:
     return out
 
 
+def prefer_reports(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` without the CSV exports ``<stem>.source.csv`` whose report ``<stem>.ncu-rep`` is in the same
+    folder (the report has more: samples outside the module, embedded sources), order kept."""
+    paths = list(paths)
+    reports = {(p.parent, p.name.removesuffix(".ncu-rep")) for p in paths if p.suffix == ".ncu-rep"}
+    return [p for p in paths if not (p.name.endswith(".source.csv")
+                                     and (p.parent, p.name.removesuffix(".source.csv")) in reports)]
+
+
 def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
     """Profiles and binaries next to the given sources/folders (same folder, then one level down).
 
+    Profiles are ``*.ncu-rep`` reports and ncu CSV exports named ``<stem>.source.csv`` (their
+    ``<stem>.details.csv``/``<stem>.raw.csv`` pages are read with them); a report beats the CSV of the same stem.
     Binaries are the ``.cubin`` files there; a folder without any contributes its ELF executables and
     shared libraries instead (their cubins are extracted with cuobjdump)."""
     profiles: list[Path] = []
@@ -264,12 +278,10 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             if d in seen:
                 continue
             seen.add(d)
-            cubins = []
-            for f in sorted(d.iterdir()):
-                if f.suffix in PROFILE_SUFFIXES:
-                    profiles.append(f)
-                elif f.suffix in BINARY_SUFFIXES:
-                    cubins.append(f)
+            files = sorted(d.iterdir())
+            profiles.extend(prefer_reports(f for f in files
+                                           if f.suffix == ".ncu-rep" or f.name.endswith(".source.csv")))
+            cubins = [f for f in files if f.suffix in BINARY_SUFFIXES]
             binaries.extend(cubins or executables_in(d))
     return profiles, binaries
 
@@ -293,16 +305,25 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
 
     ``launches``: launches of this kernel in the report (kernel_merge needs it); ``programs``: a cache of
     program structures by ``id(cubin)`` shared by the launches of one report."""
+    from warpwise.analysis.profile import csv_load
     from warpwise.analysis.profile.ncu import UNATTRIBUTED
 
-    cubin, problems = _pick_cubin(profile, cubins)
-    notes = list(problems)
+    if profile.origin == "csv":  # the CSV has no mangled name: it comes from the cubin that matches the SASS
+        csv_load.name_from_cubin(profile, cubins)
+    cubin, problems = _pick_cubin(profile, cubins) if profile.origin in ("ncu-rep", "csv") else (None, [])
+    notes = [*profile.notes, *problems]
     if cubin is not None:
         join(profile, cubin)
+        if profile.origin == "csv":
+            csv_load.lines_from_cubin(profile, cubin)
         if cubin.debug_build:
             notes.append(f"{cubin.path} is a -G (debug) build: its SASS is unoptimized, so this advice "
                          "does not describe a release build. Profile a -lineinfo -O3 build instead.")
-    else:
+    elif profile.origin == "csv":
+        notes.append(f"no cubin matching the SASS of {profile.name} was found: a CSV's SASS view has no source "
+                     "lines, so nothing can be placed on lines, and blame and advice need the binary (--binary, "
+                     "or keep the .cubin next to the export)")
+    elif profile.origin == "ncu-rep":
         notes.append(f"no cubin for {profile.name} ({profile.arch}) was found: showing sampled lines only; "
                      "blame and advice need the binary (--binary, or keep the .cubin next to the report)")
     if cubin is not None and not any(i.loc is not None for f in cubin.functions.values() for i in f.instructions):
@@ -371,15 +392,20 @@ def _blame_and_advise(ka: KernelAnalysis, launches: int | None = None, programs:
     ka.notes.extend(n for n in report.notes if n not in ka.notes and not any(p in n for p in said))
 
 
-def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None) -> Analysis:
+def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None,
+            pages: Sequence[Path] = ()) -> Analysis:
     """Analyse every kernel launch of ``report`` against ``binaries`` (.cubin / executables).
 
-    Raises InputError for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or
-    entries of ``errors`` so one bad kernel does not hide the others.
+    ``report`` is a ``.ncu-rep`` or an ncu CSV export; ``pages``: the other CSV pages of the same export
+    (default for ``<stem>.source.csv``: ``<stem>.details.csv``/``.raw.csv`` beside it). Raises InputError
+    for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or entries of
+    ``errors`` so one bad kernel does not hide the others.
     """
+    from warpwise.analysis.profile.csvfile import CsvError
+
     try:
-        profiles = _load_profiles_cached(report)
-    except ProfileLoadError as e:
+        profiles = _load_profiles_cached(report, pages)
+    except (ProfileLoadError, CsvError) as e:
         raise InputError(str(e)) from e
     cubins: list[Cubin] = []
     errors: list[str] = []

@@ -89,7 +89,9 @@ class KernelProfile:
 
     ``name``: demangled function name as ncu shows it (``relax``); ``mangled``: the symbol;
     ``arch``: ``sm_90``; ``pcs``: every sampled or executed instruction keyed by (function, offset);
-    ``report``: path of the report; ``launch_index``: which launch (range, action) in the report.
+    ``report``: path of the report; ``launch_index``: which launch (range, action) in the report;
+    ``origin``: the reader (``ncu-rep``; ``csv`` SASS view; ``csv-lines`` CUDA view only; ``csv-launch``
+    launch facts only); ``notes``: what the reader could not give (said to the user).
     """
 
     name: str
@@ -101,6 +103,8 @@ class KernelProfile:
     launch_index: tuple[int, int] = (0, 0)
     device: str = ""
     source_files: dict[str, str] = field(default_factory=dict)  # embedded source by path (--import-source)
+    origin: str = "ncu-rep"
+    notes: list[str] = field(default_factory=list)
 
     @property
     def total_samples(self) -> int:
