@@ -18,10 +18,11 @@ from .common import (
     statement_extent,
     with_extra,
 )
+from .cursors import K
 from .edits import fresh, fresh_in, header_offset, indent_of, macro_block, make_edit, prelude
 from .kernel import BuiltinUse, Child
-from .launches import Site, refusals, thread_count
-from .model import TextEdit
+from .launches import Site, find_sites, refusals, thread_count
+from .model import RewriteError, TextEdit
 from .parse import Parsed
 from .threads import ThreadCount
 
@@ -134,12 +135,44 @@ def threshold_edits(p: Parsed, site: Site, child: Child | None, threshold: int |
     head = prelude(p) + macro_block(p, "_THRESHOLD", str(threshold if threshold is not None else DEFAULT_THRESHOLD),
                                     "threshold: minimum child threads for a launch (CGO'22 Fig. 3)")
     edits = []
-    if head:
-        edits.append(make_edit(p, header_offset(p), header_offset(p), head))
     edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _serial_function(p, ch, serial, dims, site, tc)))
     if is_recursive(site, ch):  # the child (its own parent) calls the serial copy defined after it
         decl = with_extra(params_text(ch), "dim3 _ww_sgDim, dim3 _ww_sbDim")
         edits.append(make_edit(p, ch.start, ch.start, f"/* _ww_ threshold: serial copy of `{ch.name}`, defined "
                                f"below */\n__device__ void {serial}({decl});\n"))
+        edits += _stack_edits(p, site, ch, serial)
+        head += macro_block(p, "_WW_SERIAL_STACK", "8192",
+                            "threshold of a recursive launch: thread stack bytes for the recursive serial copy")
     edits.append(make_edit(p, s, e, launch_text))
-    return edits
+    if head:
+        edits.append(make_edit(p, header_offset(p), header_offset(p), head))
+    return sorted(edits, key=lambda x: x.start)
+
+
+def _stack_edits(p: Parsed, site: Site, ch: Child, serial: str) -> list[TextEdit]:
+    """Before each host launch of a recursive child: raise the thread stack limit, because the serial
+    copy calls itself once per level (the default 1 KiB stack overflows after a few levels)."""
+    fn = f"{serial}_stack"
+    out = []
+    for hs in find_sites(p):
+        if hs.device_side or hs.child_name != ch.name or hs.stmt_end is None:
+            continue
+        call = f"{fn}(); /* _ww_ threshold: stack for the recursive serial copy */"
+        if hs.ancestors and hs.ancestors[-1].kind == K.COMPOUND_STMT:
+            out.append(make_edit(p, hs.stmt_start, hs.stmt_start, call + "\n" + indent_of(p, hs.stmt_start)))
+        else:
+            out.append(make_edit(p, hs.stmt_start, hs.stmt_start, "{ " + call + " "))
+            out.append(make_edit(p, hs.stmt_end, hs.stmt_end, " }"))
+    if not out:
+        raise RewriteError(f"{p.path}:{p.line_col(site.stmt_start)[0]}: cannot apply threshold: the recursive serial "
+                           f"copy of `{ch.name}` needs a larger thread stack, set before the host launches of "
+                           f"`{ch.name}`, and none is in this file")
+    text = (f"\n\n/* _ww_ threshold: the recursive serial copy of `{ch.name}` needs _WW_SERIAL_STACK bytes of "
+            "stack per thread */\n"
+            f"static void {fn}(void) {{\n"
+            "  size_t _ww_s = 0;\n"
+            "  if (cudaDeviceGetLimit(&_ww_s, cudaLimitStackSize) == cudaSuccess && _ww_s < _WW_SERIAL_STACK)\n"
+            "    cudaDeviceSetLimit(cudaLimitStackSize, _WW_SERIAL_STACK);\n"
+            "}")
+    out.append(make_edit(p, ch.end, ch.end, text))
+    return out

@@ -42,6 +42,9 @@ static unsigned int _ww_host_launch_errors = 0;
 #ifndef _THRESHOLD
 #define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
+#ifndef _WW_SERIAL_STACK
+#define _WW_SERIAL_STACK 8192 /* threshold of a recursive launch: thread stack bytes for the recursive serial copy */
+#endif
 static const int RUNS = 5;
 
 __device__ unsigned int d_launch_errors; // device-side launches that failed
@@ -123,6 +126,13 @@ __device__ void _ww_qt_node_serial(const unsigned int *codes, int begin, int end
   }
 }
 
+/* _ww_ threshold: the recursive serial copy of `qt_node` needs _WW_SERIAL_STACK bytes of stack per thread */
+static void _ww_qt_node_serial_stack(void) {
+  size_t _ww_s = 0;
+  if (cudaDeviceGetLimit(&_ww_s, cudaLimitStackSize) == cudaSuccess && _ww_s < _WW_SERIAL_STACK)
+    cudaDeviceSetLimit(cudaLimitStackSize, _WW_SERIAL_STACK);
+}
+
 static void cpu_node(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth,
                      unsigned long long *depth_sum) {
   for (int i = begin; i < end; ++i) {
@@ -199,6 +209,7 @@ int main(int argc, char **argv) {
     CHECK(cudaMemset(d_pdepth, 0, N * sizeof(int)));
     CHECK(cudaMemset(d_sum, 0, (MAX_DEPTH + 1) * sizeof(unsigned long long)));
     CHECK(cudaEventRecord(t0));
+    _ww_qt_node_serial_stack(); /* _ww_ threshold: stack for the recursive serial copy */
     qt_node<<<(N + 127) / 128, 128>>>(d_codes, 0, N, 0, leaf, d_pdepth, d_sum);
     CHECK(cudaGetLastError());
     CHECK(cudaEventRecord(t1));
