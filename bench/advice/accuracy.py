@@ -108,6 +108,43 @@ def _base_name(name: str) -> str:
     return name.split("(", 1)[0].strip()
 
 
+@dataclass
+class _Kernel:
+    """The analysis' view of the pair's kernel: ``ranking`` best first (optimizer, estimate), the
+    ``alternatives`` listed under each finding (finding index -> [(optimizer, estimate)]), the roofline
+    verdict, launches and samples."""
+
+    ranking: list[tuple[str, float]]
+    alternatives: dict[int, list[tuple[str, float]]]
+    bound: str | None
+    launches: int
+    samples: int
+
+
+def kernel_view(analysis: Any, kernel: str) -> _Kernel | None:
+    """One ranking for ``kernel`` over all its launches in ``analysis``: the analysis' own per-kernel group
+    (``Analysis.groups``) when it has one, else :func:`rank_over_launches` over the per-launch reports.
+    None when no launch of the kernel has an advice report."""
+    groups = getattr(analysis, "groups", None)
+    if groups is not None:
+        g = next((g for g in groups if _base_name(g.name) == kernel), None)
+        if g is None or g.advice_report is None:
+            return None
+        rep = g.advice_report
+        alts = {i: [(a.optimizer, a.estimated_speedup) for a in getattr(adv, "alternatives", [])]
+                for i, adv in enumerate(rep.advice)}
+        bound = getattr(rep, "bound", None)
+        return _Kernel([(a.optimizer, a.estimated_speedup) for a in rep.advice], alts,
+                       (getattr(bound, "text", None) or str(bound)) if bound else None,
+                       len(g.launches), int(g.total_samples))
+    kas = [k for k in analysis.kernels if _base_name(k.profile.name) == kernel and k.advice_report is not None]
+    if not kas:
+        return None
+    ranking = rank_over_launches([(k.profile.launch.duration_ns, k.advice_report) for k in kas])
+    return _Kernel([(r.optimizer, r.speedup) for r in ranking], {}, _bound_finding([k.advice_report for k in kas]),
+                   len(kas), sum(int(k.advice_report.total) for k in kas))
+
+
 def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -> Row:
     """The Row of one pair from its committed report, cubin(s) and timing entry."""
     from warpwise.analysis.pipeline import analyze
@@ -119,31 +156,36 @@ def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -
     cubins = sorted(pair_dir.glob("orig.*.cubin"))
     sources = [*sorted(p for p in pair_dir.iterdir() if p.suffix in (".cu", ".cuh")), pair_dir.parent / "bench.cuh"]
     analysis = analyze(report, cubins, [s for s in sources if s.is_file()], kernel=kernel)
-    kas = [k for k in analysis.kernels if _base_name(k.profile.name) == kernel]
-    reports = [k.advice_report for k in kas if k.advice_report is not None]
+    view = kernel_view(analysis, kernel)
     note = "; ".join(analysis.errors)
-    if not reports:
-        return Row(pair_dir.name, kind, opt, None, None, timing.get("achieved"), None, None, None, len(kas), 0, None,
-                   False if kind == "nothing_to_gain" else None,
-                   note or f"no advice report for {kernel} (launches found: {len(kas)})")
-    ranking = rank_over_launches([(k.profile.launch.duration_ns, k.advice_report) for k in kas
-                                  if k.advice_report is not None])
-    samples = sum(r.total for r in reports)
-    top = ranking[0] if ranking else None
-    bound = _bound_finding(reports)
-    if kind == "nothing_to_gain":
-        ok = all(r.speedup <= NOTHING_TO_GAIN_LIMIT for r in ranking) and \
-            (bound is not None or not _analysis_offers_bound())
-        return Row(pair_dir.name, kind, None, None, None, None, None, top.optimizer if top else None,
-                   top.speedup if top else None, len(reports), samples, bound, ok, note)
     achieved = timing.get("achieved")
-    rank = next((i + 1 for i, r in enumerate(ranking) if r.optimizer == opt), None)
-    estimate = ranking[rank - 1].speedup if rank else None
-    error = abs((estimate or 1.0) - achieved) / achieved if achieved else None
+    if view is None:
+        return Row(pair_dir.name, kind, opt, None, None, achieved, None, None, None, 0, 0, None,
+                   False if kind == "nothing_to_gain" else None,
+                   note or f"no advice report for {kernel} in {report.name}")
+    top = view.ranking[0] if view.ranking else (None, None)
+    if kind == "nothing_to_gain":
+        ok = all(est <= NOTHING_TO_GAIN_LIMIT for _, est in view.ranking) and \
+            (view.bound is not None or not _analysis_offers_bound())
+        return Row(pair_dir.name, kind, None, None, None, None, None, top[0], top[1], view.launches,
+                   view.samples, view.bound, ok, note)
+    rank = next((i + 1 for i, (o, _) in enumerate(view.ranking) if o == opt), None)
+    estimate = view.ranking[rank - 1][1] if rank else None
+    if rank is None:  # listed as an alternative under another finding: its estimate still counts for the error
+        alt = next(((i + 1, e) for i, lst in view.alternatives.items() for o, e in lst if o == opt), None)
+        if alt is not None:
+            said = f"advised only as an alternative under finding {alt[0]} ({alt[1]:.3f}x)"
+            note = (note + "; " if note else "") + said
+            estimate_for_error = alt[1]
+        else:
+            estimate_for_error = 1.0
+    else:
+        estimate_for_error = estimate or 1.0
+    error = abs(estimate_for_error - achieved) / achieved if achieved else None
     if achieved is not None and achieved < 1.02:
         note = (note + "; " if note else "") + f"the fix did not pay on the H200 ({achieved:.3f}x)"
-    return Row(pair_dir.name, kind, opt, rank, estimate, achieved, error, top.optimizer if top else None,
-               top.speedup if top else None, len(reports), samples, bound, None, note)
+    return Row(pair_dir.name, kind, opt, rank, estimate, achieved, error, top[0], top[1], view.launches,
+               view.samples, view.bound, None, note)
 
 
 def compute_rows(pairs_dir: Path, timings_path: Path) -> tuple[list[Row], list[str]]:
@@ -189,6 +231,10 @@ def summary_line(rows: Sequence[Row]) -> str:
     return f"top1={top1}/{n} top3={top3}/{n} geomean_err={geo * 100:.1f}% nothing_to_gain_ok={ok}/{len(ntg)}"
 
 
+def _short(text: str | None, width: int = 90) -> str | None:
+    return text if text is None or len(text) <= width else text[: width - 3] + "..."
+
+
 def _fmt(v: float | None, spec: str, none: str = "-") -> str:
     return none if v is None else format(v, spec)
 
@@ -202,7 +248,7 @@ def render(rows: Sequence[Row], missing: Sequence[str]) -> str:
             verdict = "ok" if r.ok else "NOT OK"
             out.append(f"{r.name:22s} {'(nothing to gain)':24s} {'':>4s} {'':>7s} {'':>7s} {verdict:>7s}  "
                        f"{r.top_optimizer or '-':24s} {_fmt(r.top_estimate, '.3f'):>7s} {r.launches:6d} "
-                       f"{r.samples:8d}  bound: {r.bound or 'not said'}")
+                       f"{r.samples:8d}  bound: {_short(r.bound) or 'not said'}")
         else:
             out.append(f"{r.name:22s} {r.optimizer or '-':24s} {_fmt(r.rank, 'd'):>4s} {_fmt(r.estimate, '.3f'):>7s} "
                        f"{_fmt(r.achieved, '.3f'):>7s} {_fmt(r.error, '.1%'):>7s}  {r.top_optimizer or '-':24s} "
