@@ -14,6 +14,8 @@
 #   usage: bash bench/advice/gpu_collect.sh [pair ...]          (default: every pair)
 #   env:   OUT=dir  WARPWISE='python3 -m warpwise.server.cli'  ROUNDS=3  ARCH=sm_90  NVCC=nvcc  NCU=ncu  JOBS=nproc
 #          DRY=1: build everything with the local nvcc and skip every GPU step (no GPU needed)
+#          BUDGET_S=420: no new profile or timing round starts once it would end past this (s since start);
+#                  what was measured is still summarized and packed
 #          BUILD_DIR=dir: build there and keep the binaries (default: a temporary folder, removed at exit)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,6 +26,7 @@ NCU=${NCU:-ncu}
 ROUNDS=${ROUNDS:-3}
 DRY=${DRY:-0}
 JOBS=${JOBS:-$(nproc)}
+BUDGET_S=${BUDGET_S:-420}  # stop starting GPU steps after this many seconds, so the results are always packed
 read -r -a WW <<< "${WARPWISE:-warpwise}"
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
@@ -83,8 +86,10 @@ if [ "$DRY" = 1 ]; then
   exit 0
 fi
 
+elapsed() { echo $(( $(date +%s) - t0 )); }
 echo "== profile (warpwise profile)"
 for n in "${ok[@]}"; do
+  if [ "$(elapsed)" -gt $((BUDGET_S / 2)) ]; then echo "SKIPPED profile of $n: half of BUDGET_S=$BUDGET_S s spent"; continue; fi
   rm -f "$here/pairs/$n"/orig.ncu-rep "$here/pairs/$n"/orig.*.cubin
   s=$SECONDS
   if timeout 180 "${WW[@]}" profile -o "$here/pairs/$n/orig.ncu-rep" -- "$build/$n/orig" > "$logs/$n.profile.txt" 2>&1; then
@@ -102,7 +107,12 @@ kernels=()
 for n in "${ok[@]}"; do kernels+=("${kernel[$n]}"); done
 regex="regex:^($(IFS='|'; echo "${kernels[*]}"))"
 for n in "${ok[@]}"; do rm -f "$logs/$n".*.r*.out; done
+done_rounds=0 round_s=0
 for r in $(seq 1 "$ROUNDS"); do
+  if [ $(( $(elapsed) + round_s )) -gt "$BUDGET_S" ]; then
+    echo "STOPPED after $done_rounds rounds: another round (~$round_s s) would pass BUDGET_S=$BUDGET_S s"; break
+  fi
+  rs=$(date +%s)
   runner=$build/round$r.sh
   : > "$logs/pids.r$r.txt"
   {
@@ -114,7 +124,7 @@ for r in $(seq 1 "$ROUNDS"); do
       done
     done
   } > "$runner"
-  timeout 420 "$NCU" --clock-control none --target-processes all --metrics gpu__time_duration.sum --csv -k "$regex" \
+  timeout $(( BUDGET_S + 60 - $(elapsed) )) "$NCU" --clock-control none --target-processes all --metrics gpu__time_duration.sum --csv -k "$regex" \
     bash "$runner" > "$logs/timing.r$r.csv" 2> "$logs/timing.r$r.err" || echo "ncu round $r exit $?"
   for n in "${ok[@]}"; do
     variants=(orig); [ "${kind[$n]}" = pair ] && variants+=(fix)
@@ -122,7 +132,8 @@ for r in $(seq 1 "$ROUNDS"); do
       grep -q ": PASS" "$logs/$n.$v.r$r.out" || { echo "NO PASS $n/$v round $r:"; tail -3 "$logs/$n.$v.r$r.out"; }
     done
   done
-  echo "round $r done at $(( $(date +%s) - t0 )) s"
+  done_rounds=$r round_s=$(( $(date +%s) - rs ))
+  echo "round $r done in $round_s s ($(elapsed) s since start)"
 done
 
 {
@@ -132,13 +143,13 @@ done
   echo "ncu: $("$NCU" --version | tail -1)"
   echo "build: -lineinfo -O3 -arch=$ARCH plus each pair.json's nvcc_flags (fix: plus fix_nvcc_flags)"
   echo "profile: ${WW[*]} profile (ncu --clock-control none --import-source yes, warpwise's sections, default PC sampling interval)"
-  echo "timing: ncu --clock-control none --target-processes all --metrics gpu__time_duration.sum --csv -k '$regex', one session per round over every program, $ROUNDS rounds, orig then fix"
+  echo "timing: ncu --clock-control none --target-processes all --metrics gpu__time_duration.sum --csv -k '$regex', one session per round over every program, $done_rounds of $ROUNDS rounds, orig then fix"
   echo "pairs run: ${ok[*]}"
 } > "$here/VERSIONS.txt"
 nvidia-smi > "$logs/nvidia-smi.txt" 2>&1 || true
 
 echo "== summary"
-python3 "$here/ncu_times.py" summarize "$logs" "$here/timings_h200.json" "$ROUNDS" "${ok[@]}" | tee "$logs/summary.txt" || true
+python3 "$here/ncu_times.py" summarize "$logs" "$here/timings_h200.json" "$done_rounds" "${ok[@]}" | tee "$logs/summary.txt" || true
 
 files=("$here/timings_h200.json" "$here/VERSIONS.txt" "$logs")
 for n in "${ok[@]}"; do

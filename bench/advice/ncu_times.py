@@ -113,6 +113,8 @@ def summarize_pair(rounds: list[dict[tuple[str, str], list[float]]], name: str, 
     speedup is the median over rounds of orig-run / fix-run, spread the min and max of those ratios.
     Raises ValueError when a round has no launch of a variant.
     """
+    if not rounds:
+        raise ValueError("no timing round ran")
     variants = ["orig"] if kind == "nothing_to_gain" else ["orig", "fix"]
     per: dict[str, list[list[float]]] = {}
     for v in variants:
