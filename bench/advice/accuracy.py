@@ -7,7 +7,7 @@ fix achieved on the H200. Last line, exactly::
 
     top1=A/N top3=B/N geomean_err=X.X% nothing_to_gain_ok=C/D
 
-usage: python bench/advice/accuracy.py [--json]
+usage: python bench/advice/accuracy.py [--json] [PAIR ...]
 """
 
 from __future__ import annotations
@@ -188,9 +188,11 @@ def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -
                view.samples, view.bound, None, note)
 
 
-def compute_rows(pairs_dir: Path, timings_path: Path) -> tuple[list[Row], list[str]]:
-    """Rows of every pair under ``pairs_dir`` that has a report, a cubin and a timing entry, and one message
-    per pair left out (naming what it lacks). Raises ValueError for an unreadable timings file."""
+def compute_rows(pairs_dir: Path, timings_path: Path, names: Sequence[str] | None = None
+                 ) -> tuple[list[Row], list[str]]:
+    """Rows of every pair under ``pairs_dir`` (or only ``names``) that has a report, a cubin and a timing
+    entry, and one message per pair left out (naming what it lacks). Raises ValueError for an unreadable
+    timings file."""
     timings: dict[str, Any] = {}
     if timings_path.is_file():
         try:
@@ -200,6 +202,8 @@ def compute_rows(pairs_dir: Path, timings_path: Path) -> tuple[list[Row], list[s
     rows: list[Row] = []
     missing: list[str] = []
     for d in sorted(p for p in pairs_dir.iterdir() if (p / "pair.json").is_file()):
+        if names is not None and d.name not in names:
+            continue
         meta = json.loads((d / "pair.json").read_text())
         lacks = [what for what, ok in (("orig.ncu-rep", (d / "orig.ncu-rep").is_file()),
                                        ("orig.<arch>.cubin", any(d.glob("orig.*.cubin"))),
@@ -269,6 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
     ap.add_argument("--pairs-dir", type=Path, default=HERE / "pairs", help=argparse.SUPPRESS)
     ap.add_argument("--timings", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("pairs", nargs="*", help="only these pairs (default: all)")
     args = ap.parse_args(argv)
     pairs_dir: Path = args.pairs_dir
     if not pairs_dir.is_dir():
@@ -276,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     timings = args.timings or pairs_dir.parent / "timings_h200.json"
     try:
-        rows, missing = compute_rows(pairs_dir, timings)
+        rows, missing = compute_rows(pairs_dir, timings, args.pairs or None)
     except ValueError as e:
         print(f"accuracy.py: {e}", file=sys.stderr)
         return 2
