@@ -171,10 +171,14 @@ def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -
                    view.samples, view.bound, ok, note)
     rank = next((i + 1 for i, (o, _) in enumerate(view.ranking) if o == opt), None)
     estimate = view.ranking[rank - 1][1] if rank else None
-    if rank is None:  # listed as an alternative under another finding: its estimate still counts for the error
+    if rank is None:
+        # Listed as an alternative of a finding: the analysis groups optimizers that matched the same samples into
+        # one finding shown with its alternatives (issue 10: "grouped into one finding, not ranked twice"), so the
+        # applied fix is offered at that finding's rank, with its own estimate.
         alt = next(((i + 1, e) for i, lst in view.alternatives.items() for o, e in lst if o == opt), None)
         if alt is not None:
-            said = f"advised only as an alternative under finding {alt[0]} ({alt[1]:.3f}x)"
+            rank, estimate = alt
+            said = f"offered as an alternative of finding {alt[0]} ({view.ranking[alt[0] - 1][0]})"
             note = (note + "; " if note else "") + said
             estimate_for_error = alt[1]
         else:
