@@ -20,7 +20,7 @@ class Settings:
     severity: optimizer id (or "hotLine") -> error|warning|information|hint.
     """
 
-    profiles: list[str] = field(default_factory=lambda: ["**/*.ncu-rep"])
+    profiles: list[str] = field(default_factory=lambda: ["**/*.ncu-rep", "**/*.source.csv"])
     binaries: list[str] = field(default_factory=lambda: ["**/*.cubin"])
     min_share: float = 0.02
     max_diagnostics_per_file: int = 20

@@ -21,7 +21,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in
+from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in, prefer_reports
 from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
@@ -91,7 +91,7 @@ class WarpwiseServer(LanguageServer):
 
         s = self.state.settings
         self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
-        reports = self.scan(s.profiles)
+        reports = prefer_reports(self.scan(s.profiles))  # a CSV export only where its .ncu-rep is absent
         binaries = self.scan(s.binaries)
         sources = self.scan([], SOURCE_EXTS)
         analyses: dict[Path, Analysis] = {}
