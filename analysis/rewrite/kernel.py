@@ -98,14 +98,18 @@ class Child:
 
 
 def _field_type(t: ci.Type) -> str:
+    """The parameter's type without top-level const/restrict, arrays decayed to pointers ([dcl.fct])."""
+    if t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY,
+                  ci.TypeKind.DEPENDENTSIZEDARRAY):
+        return f"{t.get_array_element_type().spelling} *"
+    if t.kind == ci.TypeKind.POINTER and t.get_pointee().kind != ci.TypeKind.FUNCTIONPROTO:
+        return f"{t.get_pointee().spelling} *"
     s = str(t.spelling)
     if t.is_const_qualified():
         if s.startswith("const "):
             s = s[len("const "):]
         elif s.endswith(" const"):
             s = s[: -len(" const")]
-        elif s.endswith("*const"):
-            s = s[: -len("const")]
     return s
 
 

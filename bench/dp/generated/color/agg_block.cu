@@ -102,12 +102,12 @@ __global__ void _ww_check_neighbours_agg(const _ww_check_neighbours_agg_rec *_ww
   const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
       (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
       _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  int v = *reinterpret_cast<int const *>(_ww_r.v);
-  int first = *reinterpret_cast<int const *>(_ww_r.first);
-  int deg = *reinterpret_cast<int const *>(_ww_r.deg);
-  const int *adj = *reinterpret_cast<const int * const *>(_ww_r.adj);
-  const int *color = *reinterpret_cast<const int * const *>(_ww_r.color);
-  int *blocked = *reinterpret_cast<int * const *>(_ww_r.blocked);
+  [[maybe_unused]] int v = *reinterpret_cast<int const *>(_ww_r.v);
+  [[maybe_unused]] int first = *reinterpret_cast<int const *>(_ww_r.first);
+  [[maybe_unused]] int deg = *reinterpret_cast<int const *>(_ww_r.deg);
+  [[maybe_unused]] const int *adj = *reinterpret_cast<const int * const *>(_ww_r.adj);
+  [[maybe_unused]] const int *color = *reinterpret_cast<const int * const *>(_ww_r.color);
+  [[maybe_unused]] int *blocked = *reinterpret_cast<int * const *>(_ww_r.blocked);
   {
     int e = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
     if (e >= deg) return;
