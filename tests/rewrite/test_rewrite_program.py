@@ -52,8 +52,8 @@ def test_parent_grid_from_another_file_sets_the_estimate(tmp_path: Path) -> None
 def test_limit_raised_in_another_file_counts(tmp_path: Path) -> None:
     (tmp_path / "kernels.cu").write_text(KERNELS)
     host = HOST.replace("void run(int *a, const int *len) {\n",
-                        "void run(int *a, const int *len) {\n  cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, "
-                        "1 << 13);\n")
+                        "void run(int *a, const int *len) {\n"
+                        "  cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, 1 << 13);\n")
     (tmp_path / "main.cpp").write_text(host)
     assert "cdp-pending-launch-limit" not in _codes(tmp_path)  # 4096 parents <= 8192
     (tmp_path / "main.cpp").write_text(host.replace("1 << 13", "1 << 11").replace("4096", "65536"))
@@ -132,7 +132,8 @@ def test_every_rewrite_refuses_a_parent_that_waits_for_its_child(shape: str) -> 
 def test_a_wait_before_the_launch_in_a_loop_waits_for_the_previous_iteration() -> None:
     src = CDP1.replace("  child<<<(n + 31) / 32, 32>>>(a + t * n, n);",
                        "  for (int k = 0; k < 4; ++k) {\n    cudaDeviceSynchronize();\n"
-                       "    child<<<(n + 31) / 32, 32>>>(a + t * n, n);\n  }").replace("WAIT", "").replace("SETLIMIT", "")
+                       "    child<<<(n + 31) / 32, 32>>>(a + t * n, n);\n  }")
+    src = src.replace("WAIT", "").replace("SETLIMIT", "")
     (la,) = find_launches(src, "l.cu")
     assert "cudaDeviceSynchronize()` on line 9" in la.refusals["aggregate"]
     # a wait before the launch, outside any loop, does not see this child
