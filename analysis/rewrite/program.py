@@ -110,6 +110,16 @@ def eval_int(expr: str, consts: dict[str, str], depth: int = 0) -> int | None:
     return ev(tree.body)
 
 
+def constants(text: str) -> dict[str, str]:
+    """Named integer constants of a source text: ``#define N expr``, ``[static] const|constexpr int N = expr;``
+    (name -> expression text; evaluate with eval_int)."""
+    out: dict[str, str] = {}
+    for m in _CONST.finditer(_strip_comments(text)):
+        name, val = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        out.setdefault(name, val.strip())
+    return out
+
+
 def program_files(path: str | Path, root: str | Path | None = None) -> list[Path]:
     """Source files of the program holding ``path``: the file, the files named by a compile_commands.json
     in ``root`` (or the file's folder) or its build/ folder, and the C/C++/CUDA files under ``root`` (or
@@ -168,9 +178,8 @@ def program_facts(path: str | Path, source: str, root: str | Path | None = None,
     clean = {f: _strip_comments(t) for f, t in texts.items()}
     consts: dict[str, str] = {}
     for t in clean.values():
-        for m in _CONST.finditer(t):
-            name, val = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-            consts.setdefault(name, re.sub(r"/\*.*|//.*", "", val).strip())
+        for k, v in constants(t).items():
+            consts.setdefault(k, v)
     for f, t in clean.items():
         for m in _LIMIT.finditer(t):
             fact = HostFact(eval_int(m.group(2), consts), f, _line_of(t, m.start()), m.group(2).strip())
