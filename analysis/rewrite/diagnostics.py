@@ -66,7 +66,7 @@ def _limit_raised(p: Parsed) -> bool:
     return b"cudaLimitDevRuntimePendingLaunchCount" in p.data and b"cudaDeviceSetLimit" in p.data
 
 
-def _where(facts: ProgramFacts, file: str, line: int, p: Parsed) -> str:
+def _where(file: str, line: int, p: Parsed) -> str:
     from pathlib import Path
 
     return f"line {line}" if Path(file).resolve() == Path(p.path).resolve() else f"{Path(file).name}:{line}"
@@ -83,7 +83,7 @@ def _pending(p: Parsed, s: Site, facts: ProgramFacts | None) -> str | None:
     cap = limit.value if limit is not None and limit.value is not None else PENDING_LAUNCH_DEFAULT
     host = facts.parent_threads(s.func.spelling) if facts is not None else None
     what = "inside a loop, in every parent thread" if s.in_loop else "once per parent thread"
-    set_at = (f"raised to {cap} at {_where(facts, limit.file, limit.line, p)}" if facts is not None and limit
+    set_at = (f"raised to {cap} at {_where(limit.file, limit.line, p)}" if facts is not None and limit
               else f"the device runtime's default cudaLimitDevRuntimePendingLaunchCount, {cap}")
     if host is not None and host.threads is not None:
         if host.threads <= cap and (not s.in_loop or limit is not None):
@@ -91,8 +91,8 @@ def _pending(p: Parsed, s: Site, facts: ProgramFacts | None) -> str | None:
         many = f"at least {host.threads}" if s.in_loop else f"up to {host.threads}"
         return (f"`{s.child_name}` is launched {what}: {many} launches of grids of `{s.grid.text}` blocks can be "
                 f"pending at once (parent `{s.func.spelling}` runs {host.grid} x {host.block} threads, "
-                f"{_where(facts, host.file, host.line, p)}) — more than {set_at}: launches past it fail; raise "
-                "the limit on the host with cudaDeviceSetLimit, or threshold/aggregate the launch")  # type: ignore[arg-type]
+                f"{_where(host.file, host.line, p)}) — more than {set_at}: launches past it fail; raise "
+                "the limit on the host with cudaDeviceSetLimit, or threshold/aggregate the launch")
     if limit is not None:
         return None  # raised to a known value, parent size unknown: no evidence of overflow
     return (f"`{s.child_name}` is launched {what} with no cap: more than {PENDING_LAUNCH_DEFAULT} pending launches "

@@ -180,9 +180,9 @@ def program_facts(path: str | Path, source: str, root: str | Path | None = None,
     for t in clean.values():
         for k, v in constants(t).items():
             consts.setdefault(k, v)
-    for f, t in clean.items():
+    for fname, t in clean.items():
         for m in _LIMIT.finditer(t):
-            fact = HostFact(eval_int(m.group(2), consts), f, _line_of(t, m.start()), m.group(2).strip())
+            fact = HostFact(eval_int(m.group(2), consts), fname, _line_of(t, m.start()), m.group(2).strip())
             if m.group(1) == "cudaLimitDevRuntimePendingLaunchCount":
                 facts.pending_limit = fact
             else:
@@ -190,6 +190,6 @@ def program_facts(path: str | Path, source: str, root: str | Path | None = None,
         for m in re.finditer(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*<<<\s*((?:[^,()<>]|\([^()]*\))+)\s*,\s*"
                              r"((?:[^,()<>]|\([^()]*\))+)\s*(?:,[^>]*)?>>>", t):
             g, b = eval_int(m.group(2), consts), eval_int(m.group(3), consts)
-            facts.launches.append(HostLaunch(m.group(1), f, _line_of(t, m.start()), m.group(2).strip(),
+            facts.launches.append(HostLaunch(m.group(1), fname, _line_of(t, m.start()), m.group(2).strip(),
                                              m.group(3).strip(), g * b if g is not None and b is not None else None))
     return facts
