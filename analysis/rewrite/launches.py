@@ -172,7 +172,9 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
                           f"block barrier can follow (line {p.line_col(bad[1])[0]}): in the coarsening loop the "
                           "returning thread would wait at the end-of-block barrier while the others wait at "
                           "that one, pairing the wrong barriers (CGO'22 §IV); move the return after the last "
-                          "barrier or guard the work with `if` instead")
+                          "barrier or guard the work with `if` instead (a return whose conditions read only "
+                          "blockIdx, gridDim, blockDim, kernel arguments and constants is accepted: the whole "
+                          "block returns together)")
     if site.child_name == site.func.spelling:
         out["aggregate"] = "recursive launch (the child is the parent kernel itself)"
     elif not any(a.kind == K.CUDAGLOBAL_ATTR for a in site.func.get_children()):
