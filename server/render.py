@@ -251,15 +251,19 @@ def kernel_line(ka: Any, path: Path) -> int | None:
 
 
 def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
-    """Warnings on device-side launches whose errors go unchecked or may exceed the pending-launch limit."""
-    try:
-        from warpwise.analysis.rewrite import launch_diagnostics as find
-    except ImportError:
-        return []
+    """Warnings on device-side launches whose errors go unchecked or may exceed the pending-launch limit.
+
+    A file that does not parse gets one information diagnostic with the reason ("parse failed at
+    FILE:LINE:COL: ...", rewrites withheld) and the unchecked-launch warnings of a token scan.
+    """
+    from warpwise.analysis.rewrite import RewriteError
+    from warpwise.analysis.rewrite import launch_diagnostics as find
+    from warpwise.analysis.rewrite.parse import CODE_PARSE_FAILED, fallback_launch_diagnostics
+
     try:
         found = find(text, path)
-    except Exception:
-        return []
+    except RewriteError:
+        found = fallback_launch_diagnostics(text, path) or []
     lines = text.split("\n")
     out = []
     for d in found:
@@ -267,8 +271,9 @@ def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
         from warpwise.server.positions import utf8_col_to_units
 
         a = utf8_col_to_units(lt, d.column - 1, ENCODING["value"])
-        b = utf8_col_to_units(lt, d.end_column - 1, ENCODING["value"])
+        b = utf8_col_to_units(lt, min(d.end_column - 1, len(lt.encode("utf-8"))), ENCODING["value"])
+        severity = (lsp.DiagnosticSeverity.Information if d.code == CODE_PARSE_FAILED
+                    else lsp.DiagnosticSeverity.Warning)
         out.append(lsp.Diagnostic(range=lsp.Range(lsp.Position(d.line - 1, a), lsp.Position(d.line - 1, b)),
-                                  message=d.message, severity=lsp.DiagnosticSeverity.Warning, source=SOURCE,
-                                  code=d.code))
+                                  message=d.message, severity=severity, source=SOURCE, code=d.code))
     return out
