@@ -22,6 +22,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in, prefer_reports
+from warpwise.analysis.profile.paths import parse_path_map
 from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
@@ -92,6 +93,7 @@ class WarpwiseServer(LanguageServer):
         s = self.state.settings
         self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
         reports = prefer_reports(self.scan(s.profiles))  # a CSV export only where its .ncu-rep is absent
+        path_map = parse_path_map(f"{old}={new}" for old, new in s.path_map.items())  # validated in config
         binaries = self.scan(s.binaries)
         sources = self.scan([], SOURCE_EXTS)
         analyses: dict[Path, Analysis] = {}
@@ -99,7 +101,7 @@ class WarpwiseServer(LanguageServer):
         for rep in reports:
             near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
             try:
-                analyses[rep] = analyze(rep, near, sources)
+                analyses[rep] = analyze(rep, near, sources, path_map=path_map)
             except InputError as e:
                 errors[rep] = str(e)
             except Exception as e:  # never let one bad file stop the server
