@@ -265,6 +265,7 @@ def _templated_launch_parents(tu: ci.TranslationUnit, data: bytes, name: str) ->
 
 
 _NOT_FOUND = re.compile(r"'([^']+)' file not found")
+_SPACED_CHEVRONS = re.compile(rb"([<>])\1([ \t]+)\1")
 _INCLUDE_AT = re.compile(rb"[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"\n]*)[>\"]")
 #: How many times a parse is retried after resolving or blanking missing includes.
 INCLUDE_ROUNDS = 4
@@ -358,7 +359,10 @@ def parse(source: str, path: str) -> Parsed:
         args = _args(h, _resource_overlay(h, key))
         pch = _precompiled(args, key)
         full = [*args, "-include-pch", str(pch)] if pch is not None else args
-        files: dict[str, bytes] = {name: data}
+        # nvcc accepts a launch spelled `k << <g, b>> >(...)`, clang only `<<<`/`>>>`: close the gaps in the
+        # parsed copy (same byte length, so offsets stay those of the file)
+        spaced = _SPACED_CHEVRONS.sub(lambda m: m.group(1) * 3 + m.group(2), data)
+        files: dict[str, bytes] = {name: spaced}
         tu, includes = _parse_resolving_includes(full, name, files)
         parents = _templated_launch_parents(tu, data, name)
         if not parents:

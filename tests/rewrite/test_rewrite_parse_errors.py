@@ -84,10 +84,13 @@ def test_shipped_examples_and_generated_variants_parse_clean() -> None:
     assert len(find_launches(cdp.read_text(), str(cdp))) >= 1
 
 
-def test_code_actions_on_a_broken_file_are_empty() -> None:
+def test_code_actions_on_a_broken_file_are_disabled_with_the_reason() -> None:
     from warpwise.server.actions import rewrite_actions
 
     uri = "file:///tmp/syn.cu"
     ok = rewrite_actions(uri, 1, PARENT_OK, "/tmp/syn.cu", 1, 20, None, True, True)
     assert len(ok) == 6
-    assert rewrite_actions(uri, 1, PARENT_MISSING_SEMI, "/tmp/syn.cu", 1, 20, None, True, True) == []
+    broken = rewrite_actions(uri, 1, PARENT_MISSING_SEMI, "/tmp/syn.cu", 1, 20, None, True, True)
+    assert broken and all(a.edit is None and a.disabled is not None
+                          and a.disabled.reason.startswith("parse failed at /tmp/syn.cu:7:25") for a in broken)
+    assert rewrite_actions(uri, 1, PARENT_MISSING_SEMI, "/tmp/syn.cu", 1, 20, None, True, False) == []
