@@ -53,6 +53,10 @@ class KernelAnalysis:
     program: Any = None
     advice_report: Any = None
     notes: list[str] = field(default_factory=list)
+    # (recorded file, line) of a hot line in an inlined helper -> its call sites (profile.inlining)
+    inlined: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
+    # (recorded file, line) of a call line -> inclusive samples (its own + those inlined through it)
+    inclusive: dict[tuple[str, int], int] = field(default_factory=dict)
     _sections: Any = field(default=None, repr=False)
 
     def instruction(self, function: str, offset: int, section: str = "") -> tuple[Any, Any, str | None, int | None]:
@@ -214,12 +218,33 @@ def recorded_paths(profile: KernelProfile, cubin: Cubin | None) -> set[str]:
     return files
 
 
+HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".inl")
+
+
+def nearby_headers(sources: Sequence[Path]) -> list[Path]:
+    """Header files in the folders of ``sources`` and their parents (``#include "x.cuh"``/``"../x.cuh"``), not
+    already among them: a hot header maps to its local copy without being named on the command line."""
+    given = {p.resolve() for p in sources}
+    out: list[Path] = []
+    for folder in dict.fromkeys(d for p in sources for d in (p.parent, p.parent.parent)):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for f in entries[:2000]:
+            if f.suffix in HEADER_SUFFIXES and f.is_file() and f.resolve() not in given:
+                given.add(f.resolve())
+                out.append(f)
+    return out
+
+
 def map_sources(profile: KernelProfile, cubin: Cubin | None, sources: Sequence[Path],
                 path_map: Sequence[tuple[str, str]] = ()) -> tuple[dict[str, Path | None], list[str]]:
     """Recorded path (as recorded, and normalized) -> local file, and the notes on ambiguous ones
     (paths.resolve: suffix, then the report's embedded text, then nearest to the report)."""
     local: dict[str, Path | None] = {}
     notes: list[str] = []
+    candidates = list(sources) + nearby_headers(sources)
     embedded = {normalize_path(k): v for k, v in profile.source_files.items()}
     report = Path(profile.report) if profile.report else None
     for r in sorted(recorded_paths(profile, cubin)):
@@ -227,7 +252,7 @@ def map_sources(profile: KernelProfile, cubin: Cubin | None, sources: Sequence[P
         if n in local:
             local[r] = local[n]
             continue
-        m = resolve_path(r, list(sources), embedded.get(n), report, path_map)
+        m = resolve_path(r, candidates, embedded.get(n), report, path_map)
         local[r] = local[n] = m.local
         if m.note and m.note not in notes:
             notes.append(m.note)
@@ -286,6 +311,9 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
             ka.notes.append(f"{here} differs from the source that was profiled: line numbers and text here are "
                             "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
+        from warpwise.analysis.profile.inlining import inline_sites
+
+        ka.inlined, ka.inclusive = inline_sites(profile, cubin)
         _blame_and_advise(ka)
     return ka
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.profile.paths import (
     apply_path_map,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from warpwise.analysis.rewrite import find_launches
 from warpwise.analysis.rewrite.parse import find_cuda_headers, parse, parse_failure
 

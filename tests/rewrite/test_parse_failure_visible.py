@@ -4,7 +4,6 @@ item 2) — in the CLI, the code actions and the diagnostics, never silently."""
 from __future__ import annotations
 
 import pytest
-
 from warpwise.analysis.rewrite import RewriteError, rewrite
 from warpwise.analysis.rewrite.parse import CODE_PARSE_FAILED, fallback_launch_diagnostics
 from warpwise.server.actions import rewrite_actions
