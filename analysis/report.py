@@ -225,7 +225,8 @@ def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
 def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = None) -> str:
     """The ``advise --format text`` report for all analyses (kernels in report order) plus errors."""
     parts = [render_kernel_text(k, top, root) for a in analyses for k in a.kernels]
-    parts.append(LEGEND)
+    if parts:  # the terms explain the kernel tables; with none shown they explain nothing
+        parts.append(LEGEND)
     return "\n\n".join(parts) + "\n"
 
 

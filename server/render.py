@@ -13,6 +13,7 @@ from warpwise.server.config import Settings
 from warpwise.server.findings import FileFindings, LineFinding
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
+from warpwise.server.uris import path_to_uri
 
 SOURCE = "warpwise"
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
@@ -88,7 +89,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         rng = _line_range(lines, cur)
         kname = f.kernel.profile.name
         related = [lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=Path(b.file).resolve().as_uri(), range=_related_range(b.file, b.line, ff, lmap,
+            location=lsp.Location(uri=path_to_uri(b.file, (uri,)), range=_related_range(b.file, b.line, ff, lmap,
                                                                                                lines, uri)),
             message=f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} (line {b.line}, "
                     f"{_instructions(b.distance)} earlier)")
@@ -122,7 +123,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
             if share >= s.min_share:
                 where = ", ".join(f"line {b.line} ({b.reason} {b.samples:,.0f})" for b in f.causes[:3])
                 rel = [lsp.DiagnosticRelatedInformation(
-                    location=lsp.Location(uri=Path(b.file).resolve().as_uri(),
+                    location=lsp.Location(uri=path_to_uri(b.file, (uri,)),
                                           range=_related_range(b.file, b.line, ff, lmap, lines, uri)),
                     message=f"stalls {b.samples:,.0f} samples ({b.reason})")
                     for b in f.causes[:5] if b.file is not None and b.line is not None]

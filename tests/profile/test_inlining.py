@@ -14,7 +14,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from warpwise.analysis.binary.load import load_binary
 from warpwise.analysis.pipeline import analyze_kernel
 from warpwise.analysis.profile.model import KernelProfile, LaunchConfig, PCSample
