@@ -146,6 +146,20 @@ def _related_range(file: Path | None, line: int | None, ff: FileFindings, lmap: 
     return lsp.Range(lsp.Position(ln, 0), lsp.Position(ln, 0))
 
 
+def _where(file: str | Path | None, line: int | None, current: Path) -> str:
+    """``line N`` in the current file, ``name.cuh:N`` in another one (a message never cites a bare line of
+    another file)."""
+    if file is not None and Path(file).resolve() != current.resolve():
+        return f"{Path(file).name}:{line}"
+    return f"line {line}"
+
+
+def _function_name(mangled: str) -> str:
+    from warpwise.analysis.report import _short
+
+    return _short(mangled)
+
+
 def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | None:
     """Markdown hover for the 1-based current ``line``: samples by reason, blame, estimates, SASS."""
     here = [f for cur, f in _mapped(ff, lmap) if cur == line]
@@ -163,15 +177,23 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             parts.append("| stall reason | samples | share |\n|---|---:|---:|")
             for r, v in sorted(st.stalls.items(), key=lambda kv: -kv[1]):
                 parts.append(f"| {r} | {v:,} | {_pct(v / max(1, st.samples))} |")
+            for c in f.kernel.inlined.get((st.file, st.line), [])[:3]:
+                parts.append(f"\nInlined into `{_function_name(c.function)}` at "
+                             f"{_where(f.kernel.local_path(c.file), c.line, ff.path)} ({c.samples:,} samples)")
+            inc = f.kernel.inclusive.get((st.file, st.line))
+            if inc is not None:
+                parts.append(f"\nInclusive: **{inc:,}** samples with the code inlined here "
+                             f"({_pct(inc / max(1, p.total_samples))} of the kernel)")
         if f.blamed_on:
             parts.append("\n**Blamed on** (GPA instruction blamer):")
             for b in f.blamed_on[:6]:
-                parts.append(f"- {b.reason}: {b.samples:,.1f} samples ← `{b.opcode}` at line {b.line}, "
-                             f"{_instructions(b.distance)} earlier")
+                parts.append(f"- {b.reason}: {b.samples:,.1f} samples ← `{b.opcode}` at "
+                             f"{_where(b.file, b.line, ff.path)}, {_instructions(b.distance)} earlier")
         if f.causes:
             parts.append("\n**Stalls caused here** (this line defines what others wait for):")
             for b in f.causes[:6]:
-                parts.append(f"- {b.samples:,.1f} samples of {b.reason} at line {b.line} (`{b.opcode}`)")
+                parts.append(f"- {b.samples:,.1f} samples of {b.reason} at {_where(b.file, b.line, ff.path)} "
+                             f"(`{b.opcode}`)")
         for adv in f.advice:
             parts.append(f"\n**{_optimizer(adv)}** — estimated speedup **{_speedup(adv):.2f}×**")
             est = getattr(adv, "estimate", None)

@@ -116,3 +116,24 @@ def test_sarif_results_land_in_the_checkout_with_the_call_site(built: tuple[Path
     assert on_helper and all("(inlined into filter at main.cu:6)" in r["message"]["text"] for r in on_helper)
     rel = on_helper[0]["relatedLocations"][-1]["physicalLocation"]
     assert rel == {"artifactLocation": {"uri": (checkout / "main.cu").as_uri()}, "region": {"startLine": 6}}
+
+
+def test_hover_names_the_call_site_and_the_other_file(built: tuple[Path, Path]) -> None:
+    from warpwise.analysis.pipeline import Analysis
+    from warpwise.server.findings import file_findings
+    from warpwise.server.linemap import LineMap
+    from warpwise.server.render import hover
+
+    cubin_path, checkout = built
+    prof, cubin = _profile(cubin_path)
+    ka = analyze_kernel(prof, [cubin], [checkout / "main.cu"])
+    a = Analysis(report=Path(prof.report), kernels=[ka])
+    helper = checkout / "helper.cuh"
+    ff = file_findings([a], helper)
+    h = hover(ff, LineMap(ff.baseline, HELPER), HELPER, 4)
+    assert h is not None
+    assert "Inlined into `filter` at main.cu:6" in h.contents.value  # type: ignore[union-attr]
+    main = checkout / "main.cu"
+    ffm = file_findings([a], main)
+    hm = hover(ffm, LineMap(ffm.baseline, MAIN), MAIN, 6)
+    assert hm is not None and "Inclusive: **" in hm.contents.value  # type: ignore[union-attr]
