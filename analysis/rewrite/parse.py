@@ -178,8 +178,13 @@ def _resource_overlay(h: CudaHeaders, key: str) -> Path:
         link = inc / entry.name
         if entry.name == "__clang_cuda_builtin_vars.h" or link.exists() or link.is_symlink():
             continue
-        link.symlink_to(entry)
-    (inc / "__clang_cuda_builtin_vars.h").write_text((CUDA_INCLUDE / "warpwise_builtin_vars.h").read_text())
+        try:
+            link.symlink_to(entry)
+        except FileExistsError:  # another warpwise process made it meanwhile
+            continue
+    tmp = inc / f"__clang_cuda_builtin_vars.h.{os.getpid()}.tmp"
+    tmp.write_text((CUDA_INCLUDE / "warpwise_builtin_vars.h").read_text())
+    tmp.replace(inc / "__clang_cuda_builtin_vars.h")
     marker.write_text("ok\n")
     return root
 
@@ -356,7 +361,11 @@ def parse(source: str, path: str) -> Parsed:
                               options=ci.TranslationUnit.PARSE_INCOMPLETE)
             return Parsed(tu=tu, data=data, path=name, errors=_errors(tu, name), headers="shim")
         key = _key(h)
-        args = _args(h, _resource_overlay(h, key))
+        try:
+            resource = _resource_overlay(h, key)
+        except OSError:  # no writable cache: clang's own builtin variables (member names then unnamed)
+            resource = h.resource_dir
+        args = _args(h, resource)
         pch = _precompiled(args, key)
         full = [*args, "-include-pch", str(pch)] if pch is not None else args
         # nvcc accepts a launch spelled `k << <g, b>> >(...)`, clang only `<<<`/`>>>`: close the gaps in the
