@@ -273,7 +273,7 @@ _NOT_FOUND = re.compile(r"'([^']+)' file not found")
 _SPACED_CHEVRONS = re.compile(rb"([<>])\1([ \t]+)\1")
 _INCLUDE_AT = re.compile(rb"[ \t]*#[ \t]*include[ \t]*([<\"])([^>\"\n]*)[>\"]")
 #: How many times a parse is retried after resolving or blanking missing includes.
-INCLUDE_ROUNDS = 4
+INCLUDE_ROUNDS = 8
 
 
 def _unsaved(files: dict[str, bytes]) -> list[tuple[str, str]]:
@@ -319,9 +319,10 @@ def _parse_resolving_includes(args: list[str], name: str, files: dict[str, bytes
                 continue
             where = d.location.file.name
             found = _find_upward(Path(where).parent, m.group(1))
-            if found is not None and str(found) not in dirs:
-                dirs.append(str(found))
-                changed = True
+            if found is not None:
+                if str(found) not in dirs:
+                    dirs.append(str(found))
+                    changed = True
                 continue
             text = files.get(where)
             if text is None:
