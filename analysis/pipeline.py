@@ -57,6 +57,8 @@ class KernelAnalysis:
     inlined: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
     # (recorded file, line) of a call line -> inclusive samples (its own + those inlined through it)
     inclusive: dict[tuple[str, int], int] = field(default_factory=dict)
+    # recorded paths that matched several local files equally (also in notes): say so where users look
+    ambiguous_paths: list[str] = field(default_factory=list)
     _sections: Any = field(default=None, repr=False)
 
     def instruction(self, function: str, offset: int, section: str = "") -> tuple[Any, Any, str | None, int | None]:
@@ -288,7 +290,8 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
                      "blame and advice need the binary (--binary, or keep the .cubin next to the report)")
     lines = line_stats(profile)
     local, ambiguous = map_sources(profile, cubin, sources, path_map)
-    ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes + ambiguous)
+    ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes + ambiguous,
+                        ambiguous_paths=ambiguous)
     unattributed = sum(s.samples for s in profile.pcs.values() if s.function == UNATTRIBUTED)
     no_line = sum(s.samples for s in profile.pcs.values() if s.function != UNATTRIBUTED and s.line is None)
     if unattributed or no_line:

@@ -180,6 +180,9 @@ async def publish(ls: WarpwiseServer, uri: str) -> None:
 def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict[Path, Analysis]) -> None:
     for msg in list(errors.values()) + [e for a in analyses.values() for e in a.errors]:
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=msg))
+    # a recorded path with several equal local candidates maps to none: tell the user how to choose
+    for note in dict.fromkeys(n for a in analyses.values() for k in a.kernels for n in k.ambiguous_paths):
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {note}"))
     if errors:
         first = next(iter(errors.values()))
         more = f" (and {len(errors) - 1} more, see the output log)" if len(errors) > 1 else ""

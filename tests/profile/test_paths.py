@@ -98,3 +98,22 @@ def test_report_beside_one_of_two_copies_maps_to_that_copy(tmp_path: Path) -> No
     ka = analyze(tmp_path / "b" / "stencil.ncu-rep", [tmp_path / "b" / "stencil.sm_90.cubin"], srcs).kernels[0]
     assert {p for p in ka.local.values() if p is not None and p.name == "stencil.cu"} == {srcs[1]}
     assert not any("matches 2 local files" in n for n in ka.notes)
+
+
+def test_two_equal_copies_far_from_the_report_are_an_ambiguity_with_a_note(tmp_path: Path) -> None:
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "stencil.cu").write_bytes((EX / "stencil" / "stencil.cu").read_bytes())
+    (tmp_path / "r").mkdir()
+    for suffix in (".ncu-rep", ".sm_90.cubin"):
+        (tmp_path / "r" / f"stencil{suffix}").write_bytes((EX / "stencil" / f"stencil{suffix}").read_bytes())
+    srcs = [tmp_path / "a" / "stencil.cu", tmp_path / "b" / "stencil.cu"]
+    ka = analyze(tmp_path / "r" / "stencil.ncu-rep", [tmp_path / "r" / "stencil.sm_90.cubin"], srcs).kernels[0]
+    assert not any(p is not None and p.name == "stencil.cu" for p in ka.local.values())
+    assert len(ka.ambiguous_paths) == 1 and ka.ambiguous_paths[0] in ka.notes
+    assert str(srcs[0]) in ka.ambiguous_paths[0] and "--path-map" in ka.ambiguous_paths[0]
+    recorded = next(r for r in ka.local if r.endswith("stencil.cu"))
+    pm = parse_path_map([f"{Path(recorded).parent}={tmp_path / 'b'}"])
+    ka = analyze(tmp_path / "r" / "stencil.ncu-rep", [tmp_path / "r" / "stencil.sm_90.cubin"], srcs,
+                 path_map=pm).kernels[0]
+    assert ka.local[recorded] == srcs[1] and ka.ambiguous_paths == []
