@@ -4,7 +4,10 @@ Inputs (any subset, each file's kind sniffed from its header, not its name):
 
 - the Source page, SASS view (``--page source --print-source sass --csv``): per-PC samples, stall reasons
   and executed counts — the part blame and advice need;
-- the Source page, CUDA view (``--print-source cuda``): per-line samples only (no PC join possible);
+- the Source page, CUDA,SASS view (``--print-source cuda,sass``): the same per PC, each under ncu's source
+  line (so lines are known without a cubin); alone or beside the SASS view (then it only adds the lines);
+- a CUDA view with counters (older ncu; 2025.3 prints source text only, refused with that reason): per-line
+  samples only, no PC join;
 - the Details page (``--page details --csv``) or the Raw page (``--page raw --csv``): launch facts.
 
 Naming: ``<stem>.source.csv`` beside a source is found with ``<stem>.details.csv`` / ``<stem>.raw.csv``
