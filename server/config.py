@@ -32,6 +32,8 @@ class Settings:
     tune_iterations: int = 200
     tune_seed: int = 0
     tune_verify_samples: int = 10000
+    # recorded path prefix (the build machine's) -> local folder, tried before suffix matching
+    path_map: dict[str, str] = field(default_factory=dict)
 
     def severity_of(self, key: str) -> str:
         """Configured severity for an optimizer id or "hotLine" (default information)."""
@@ -44,7 +46,7 @@ _KEYS: dict[str, str] = {
     "maxDiagnosticsPerFile": "max_diagnostics_per_file", "severity": "severity",
     "inlayHints.enabled": "inlay_hints", "ncuPath": "ncu_path", "profile.command": "profile_command",
     "profile.output": "profile_output", "tune.iterations": "tune_iterations", "tune.seed": "tune_seed",
-    "tune.verifySamples": "tune_verify_samples",
+    "tune.verifySamples": "tune_verify_samples", "pathMap": "path_map",
 }
 
 
@@ -83,6 +85,9 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             ok = isinstance(v, str)
         elif isinstance(default, list):
             ok = isinstance(v, list) and all(isinstance(x, str) for x in v)
+        elif name == "path_map":
+            ok = isinstance(v, dict) and all(isinstance(a, str) and isinstance(b, str) and a.strip() and b.strip()
+                                             for a, b in v.items())
         elif isinstance(default, dict):
             ok = isinstance(v, dict) and all(isinstance(x, str) and x in SEVERITIES for x in v.values())
         if ok:

@@ -22,6 +22,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in, prefer_reports
+from warpwise.analysis.profile.paths import parse_path_map
 from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
@@ -92,6 +93,7 @@ class WarpwiseServer(LanguageServer):
         s = self.state.settings
         self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
         reports = prefer_reports(self.scan(s.profiles))  # a CSV export only where its .ncu-rep is absent
+        path_map = parse_path_map(f"{old}={new}" for old, new in s.path_map.items())  # validated in config
         binaries = self.scan(s.binaries)
         sources = self.scan([], SOURCE_EXTS)
         analyses: dict[Path, Analysis] = {}
@@ -99,7 +101,7 @@ class WarpwiseServer(LanguageServer):
         for rep in reports:
             near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
             try:
-                analyses[rep] = analyze(rep, near, sources)
+                analyses[rep] = analyze(rep, near, sources, path_map=path_map)
             except InputError as e:
                 errors[rep] = str(e)
             except Exception as e:  # never let one bad file stop the server
@@ -178,6 +180,9 @@ async def publish(ls: WarpwiseServer, uri: str) -> None:
 def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict[Path, Analysis]) -> None:
     for msg in list(errors.values()) + [e for a in analyses.values() for e in a.errors]:
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=msg))
+    # a recorded path with several equal local candidates maps to none: tell the user how to choose
+    for note in dict.fromkeys(n for a in analyses.values() for k in a.kernels for n in k.ambiguous_paths):
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {note}"))
     if errors:
         first = next(iter(errors.values()))
         more = f" (and {len(errors) - 1} more, see the output log)" if len(errors) > 1 else ""

@@ -13,6 +13,7 @@ from warpwise.server.config import Settings
 from warpwise.server.findings import FileFindings, LineFinding
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
+from warpwise.server.uris import path_to_uri
 
 SOURCE = "warpwise"
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
@@ -88,7 +89,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         rng = _line_range(lines, cur)
         kname = f.kernel.profile.name
         related = [lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=Path(b.file).resolve().as_uri(), range=_related_range(b.file, b.line, ff, lmap,
+            location=lsp.Location(uri=path_to_uri(b.file, (uri,)), range=_related_range(b.file, b.line, ff, lmap,
                                                                                                lines, uri)),
             message=f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} (line {b.line}, "
                     f"{_instructions(b.distance)} earlier)")
@@ -122,7 +123,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
             if share >= s.min_share:
                 where = ", ".join(f"line {b.line} ({b.reason} {b.samples:,.0f})" for b in f.causes[:3])
                 rel = [lsp.DiagnosticRelatedInformation(
-                    location=lsp.Location(uri=Path(b.file).resolve().as_uri(),
+                    location=lsp.Location(uri=path_to_uri(b.file, (uri,)),
                                           range=_related_range(b.file, b.line, ff, lmap, lines, uri)),
                     message=f"stalls {b.samples:,.0f} samples ({b.reason})")
                     for b in f.causes[:5] if b.file is not None and b.line is not None]
@@ -145,6 +146,20 @@ def _related_range(file: Path | None, line: int | None, ff: FileFindings, lmap: 
     return lsp.Range(lsp.Position(ln, 0), lsp.Position(ln, 0))
 
 
+def _where(file: str | Path | None, line: int | None, current: Path) -> str:
+    """``line N`` in the current file, ``name.cuh:N`` in another one (a message never cites a bare line of
+    another file)."""
+    if file is not None and Path(file).resolve() != current.resolve():
+        return f"{Path(file).name}:{line}"
+    return f"line {line}"
+
+
+def _function_name(mangled: str) -> str:
+    from warpwise.analysis.report import _short
+
+    return _short(mangled)
+
+
 def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | None:
     """Markdown hover for the 1-based current ``line``: samples by reason, blame, estimates, SASS."""
     here = [f for cur, f in _mapped(ff, lmap) if cur == line]
@@ -162,15 +177,23 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             parts.append("| stall reason | samples | share |\n|---|---:|---:|")
             for r, v in sorted(st.stalls.items(), key=lambda kv: -kv[1]):
                 parts.append(f"| {r} | {v:,} | {_pct(v / max(1, st.samples))} |")
+            for c in f.kernel.inlined.get((st.file, st.line), [])[:3]:
+                parts.append(f"\nInlined into `{_function_name(c.function)}` at "
+                             f"{_where(f.kernel.local_path(c.file), c.line, ff.path)} ({c.samples:,} samples)")
+            inc = f.kernel.inclusive.get((st.file, st.line))
+            if inc is not None:
+                parts.append(f"\nInclusive: **{inc:,}** samples with the code inlined here "
+                             f"({_pct(inc / max(1, p.total_samples))} of the kernel)")
         if f.blamed_on:
             parts.append("\n**Blamed on** (GPA instruction blamer):")
             for b in f.blamed_on[:6]:
-                parts.append(f"- {b.reason}: {b.samples:,.1f} samples ← `{b.opcode}` at line {b.line}, "
-                             f"{_instructions(b.distance)} earlier")
+                parts.append(f"- {b.reason}: {b.samples:,.1f} samples ← `{b.opcode}` at "
+                             f"{_where(b.file, b.line, ff.path)}, {_instructions(b.distance)} earlier")
         if f.causes:
             parts.append("\n**Stalls caused here** (this line defines what others wait for):")
             for b in f.causes[:6]:
-                parts.append(f"- {b.samples:,.1f} samples of {b.reason} at line {b.line} (`{b.opcode}`)")
+                parts.append(f"- {b.samples:,.1f} samples of {b.reason} at {_where(b.file, b.line, ff.path)} "
+                             f"(`{b.opcode}`)")
         for adv in f.advice:
             parts.append(f"\n**{_optimizer(adv)}** — estimated speedup **{_speedup(adv):.2f}×**")
             est = getattr(adv, "estimate", None)
@@ -251,15 +274,19 @@ def kernel_line(ka: Any, path: Path) -> int | None:
 
 
 def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
-    """Warnings on device-side launches whose errors go unchecked or may exceed the pending-launch limit."""
-    try:
-        from warpwise.analysis.rewrite import launch_diagnostics as find
-    except ImportError:
-        return []
+    """Warnings on device-side launches whose errors go unchecked or may exceed the pending-launch limit.
+
+    A file that does not parse gets one information diagnostic with the reason ("parse failed at
+    FILE:LINE:COL: ...", rewrites withheld) and the unchecked-launch warnings of a token scan.
+    """
+    from warpwise.analysis.rewrite import RewriteError
+    from warpwise.analysis.rewrite import launch_diagnostics as find
+    from warpwise.analysis.rewrite.parse import CODE_PARSE_FAILED, fallback_launch_diagnostics
+
     try:
         found = find(text, path)
-    except Exception:
-        return []
+    except RewriteError:
+        found = fallback_launch_diagnostics(text, path) or []
     lines = text.split("\n")
     out = []
     for d in found:
@@ -267,8 +294,9 @@ def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
         from warpwise.server.positions import utf8_col_to_units
 
         a = utf8_col_to_units(lt, d.column - 1, ENCODING["value"])
-        b = utf8_col_to_units(lt, d.end_column - 1, ENCODING["value"])
+        b = utf8_col_to_units(lt, min(d.end_column - 1, len(lt.encode("utf-8"))), ENCODING["value"])
+        severity = (lsp.DiagnosticSeverity.Information if d.code == CODE_PARSE_FAILED
+                    else lsp.DiagnosticSeverity.Warning)
         out.append(lsp.Diagnostic(range=lsp.Range(lsp.Position(d.line - 1, a), lsp.Position(d.line - 1, b)),
-                                  message=d.message, severity=lsp.DiagnosticSeverity.Warning, source=SOURCE,
-                                  code=d.code))
+                                  message=d.message, severity=severity, source=SOURCE, code=d.code))
     return out
