@@ -40,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..profile.model import KernelProfile
+from ..profile.model import KernelProfile, PCSample
 from .model import TextEdit
 
 THRESHOLDS = (32, 256)  # child threads; bench/dp/sweep.py THRESHOLDS
@@ -111,7 +111,7 @@ def dp_facts(profiles: Iterable[KernelProfile], parent: str, recursive: bool = F
         occ += kp.launch.achieved_occupancy
         lim = [v for v in kp.launch.occupancy_limit.values() if v > 0]
         facts.max_blocks_per_sm = min(lim) if lim else facts.max_blocks_per_sm
-        by_fn: dict[str, list[tuple[int, object]]] = {}
+        by_fn: dict[str, list[tuple[int, PCSample]]] = {}
         for (fn, off), s in kp.pcs.items():
             by_fn.setdefault(fn, []).append((off, s))
             facts.samples += s.samples
@@ -121,15 +121,14 @@ def dp_facts(profiles: Iterable[KernelProfile], parent: str, recursive: bool = F
         for fn, rows in by_fn.items():
             rows.sort(key=lambda r: r[0])
             first = rows[0][1]
-            n = sum(r[1].samples for r in rows)  # type: ignore[attr-defined]
+            n = sum(r[1].samples for r in rows)
             if fn == kp.mangled:
                 facts.parent_samples += n
-                calls = max([calls] + [r[1].thread_inst_executed for r in rows  # type: ignore[attr-defined]
-                                       if str(r[1].sass).startswith("CALL")])  # type: ignore[attr-defined]
-                entries += first.thread_inst_executed if recursive else 0  # type: ignore[attr-defined]
-            elif fn.startswith(kp.mangled + "$") and str(first.sass).startswith(_ENTRY):  # type: ignore[attr-defined]
+                calls = max([calls] + [r[1].thread_inst_executed for r in rows if r[1].sass.startswith("CALL")])
+                entries += first.thread_inst_executed if recursive else 0
+            elif fn.startswith(kp.mangled + "$") and first.sass.startswith(_ENTRY):
                 facts.child_samples += n
-                entries += first.thread_inst_executed  # type: ignore[attr-defined]
+                entries += first.thread_inst_executed
                 useful += _past_bounds_check(rows)
             else:  # device-runtime routines and unattributed samples
                 facts.runtime_samples += n
@@ -144,16 +143,15 @@ def dp_facts(profiles: Iterable[KernelProfile], parent: str, recursive: bool = F
     return facts
 
 
-def _past_bounds_check(rows: list[tuple[int, object]]) -> int:
+def _past_bounds_check(rows: list[tuple[int, PCSample]]) -> int:
     """Threads of a child that pass its bounds check: the thread count of the instruction after the first
     predicated ``EXIT`` (``if (i >= n) return;``) when no branch comes before it, else the entry count."""
     for k, (_off, s) in enumerate(rows):
-        sass = str(s.sass)  # type: ignore[attr-defined]
-        if sass.startswith(("BRA", "BSSY", "CALL", "RET", "BRX", "JMP")):
+        if s.sass.startswith(("BRA", "BSSY", "CALL", "RET", "BRX", "JMP")):
             break
-        if sass.startswith("@") and " EXIT" in sass and k + 1 < len(rows):
-            return int(rows[k + 1][1].thread_inst_executed)  # type: ignore[attr-defined]
-    return int(rows[0][1].thread_inst_executed)  # type: ignore[attr-defined]
+        if s.sass.startswith("@") and " EXIT" in s.sass and k + 1 < len(rows):
+            return rows[k + 1][1].thread_inst_executed
+    return rows[0][1].thread_inst_executed
 
 
 @dataclass(frozen=True)
