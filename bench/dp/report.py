@@ -115,6 +115,39 @@ def table(summary: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
+    """raw.tsv of two runs into one: an example in ``replace`` is taken whole from the second run;
+    otherwise the first run's line of a (build, input) unless it has no result (skipped, timed out),
+    then the second's. Writes ``out`` and returns drift lines: builds timed in both runs."""
+    def lines(raw: Path) -> dict[tuple[str, str], str]:
+        out_: dict[tuple[str, str], str] = {}
+        for ln in raw.read_text().splitlines():
+            parts = ln.split("\t")
+            out_[(parts[0], parts[1] if len(parts) > 1 else "")] = ln
+        return out_
+
+    a, b = lines(raw1), lines(raw2)
+    merged: dict[tuple[str, str], str] = {}
+    drift = []
+    for key in dict.fromkeys([*a, *b]):
+        ex = key[0].split("__")[0]
+        la, lb = a.get(key), b.get(key)
+        has = (lambda ln: ln is not None and "RESULT" in ln)  # noqa: E731
+        if ex in replace:
+            pick = lb if lb is not None else la
+        else:
+            pick = la if has(la) else (lb if lb is not None else la)
+        if has(la) and has(lb) and ex not in replace:
+            ta = re.search(r"time_ms=([\d.]+)", la or "")
+            tb = re.search(r"time_ms=([\d.]+)", lb or "")
+            if ta and tb:
+                drift.append(f"{key[0]}@{key[1]}: run 1 {ta.group(1)} ms, run 2 {tb.group(1)} ms")
+        if pick is not None:
+            merged[key] = pick
+    out.write_text("\n".join(merged.values()) + "\n")
+    return drift
+
+
 def _geo(xs: list[float]) -> float | None:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
@@ -168,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--manifest", required=True, type=Path)
     c.add_argument("--raw", required=True, type=Path)
     c.add_argument("--out", required=True, type=Path)
+    g = sub.add_parser("merge", help="join the raw.tsv of a second (subset) run into the first")
+    g.add_argument("--raw", required=True, type=Path)
+    g.add_argument("--raw2", required=True, type=Path)
+    g.add_argument("--replace", default="", help="comma-separated examples taken whole from the second run")
+    g.add_argument("--out", required=True, type=Path, help="merged raw.tsv")
     m = sub.add_parser("markdown")
     m.add_argument("results", type=Path)
     m.add_argument("--plans", type=Path, default=None, help="plans.json of plan_eval.py: add the guided choice")
@@ -181,6 +219,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  NOT OK: {r['example']} {r['variant']}: {r['status']} "
                       f"launch_errors={r['launch_errors']} same_as_original={r['same_as_original']}")
         print(table(summary))
+        return 0
+    if a.cmd == "merge":
+        for d in merge(a.raw, a.raw2, {x for x in a.replace.split(",") if x}, a.out):
+            print(d)
         return 0
     data = json.loads(a.results.read_text())
     print(f"GPU: {data.get('gpu') or 'unknown'}\n")
