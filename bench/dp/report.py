@@ -159,21 +159,25 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
     lines = ["| benchmark | CDP ms | no-CDP ms | aggregation only ms | profile-guided ms (build) | best ms (variant) | "
              "guided / best | guided × over CDP | × over no-CDP | × over agg. only | default ms (build) |",
              "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
-    ratios: dict[str, list[float]] = {k: [] for k in ("g_cdp", "g_nocdp", "g_agg", "b_cdp", "b_nocdp", "b_agg",
-                                                      "g_best", "d_best")}
+    keys = ("g_cdp", "g_nocdp", "g_agg", "b_cdp", "b_nocdp", "b_agg", "g_best", "d_best")
+    subsets: dict[str, dict[str, list[float]]] = {"all inputs": {k: [] for k in keys},
+                                                  "large inputs": {k: [] for k in keys}}
     for ex, e in per.items():
         pl = plans.get(ex, {})
         g = pl.get("plan", {}) if isinstance(pl.get("plan"), dict) else {}
         d = pl.get("default", {}) if isinstance(pl.get("default"), dict) else {}
         gt, dt, bt = g.get("time_ms"), d.get("time_ms"), e["best_ms"]  # type: ignore[union-attr]
-        for key, t in (("g", gt), ("b", bt)):
-            for base in ("cdp", "nocdp", "agg"):
-                if t and e[f"{base}_ms"]:
-                    ratios[f"{key}_{base}"].append(float(e[f"{base}_ms"]) / float(t))  # type: ignore[arg-type]
-        if gt and bt:
-            ratios["g_best"].append(float(gt) / float(bt))  # type: ignore[arg-type]
-        if dt and bt:
-            ratios["d_best"].append(float(dt) / float(bt))  # type: ignore[arg-type]
+        for name, ratios in subsets.items():
+            if name == "large inputs" and not ex.endswith("@large"):
+                continue
+            for key, t in (("g", gt), ("b", bt)):
+                for base in ("cdp", "nocdp", "agg"):
+                    if t and e[f"{base}_ms"]:
+                        ratios[f"{key}_{base}"].append(float(e[f"{base}_ms"]) / float(t))  # type: ignore[arg-type]
+            if gt and bt:
+                ratios["g_best"].append(float(gt) / float(bt))  # type: ignore[arg-type]
+            if dt and bt:
+                ratios["d_best"].append(float(dt) / float(bt))  # type: ignore[arg-type]
 
         def x(base: str, t: object = gt, e: dict[str, object] = e) -> str:
             b = e[f"{base}_ms"]
@@ -183,12 +187,13 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
                      f"{_f(gt)} ({g.get('build')}) | {_f(bt)} ({e['best_variant']}) | "  # type: ignore[union-attr]
                      f"{_f(float(gt) / float(bt) if gt and bt else None, '{:.2f}')} | "  # type: ignore[arg-type]
                      f"{x('cdp')} | {x('nocdp')} | {x('agg')} | {_f(dt)} ({d.get('build')}) |")  # type: ignore[union-attr]
-    geo = {k: _geo(v) for k, v in ratios.items()}
-    lines.append(f"| **geometric mean, profile-guided** | | | | | | **{_f(geo['g_best'], '{:.2f}')}** | "
-                 f"**{_f(geo['g_cdp'], '{:.2f}×')}** | **{_f(geo['g_nocdp'], '{:.2f}×')}** | "
-                 f"**{_f(geo['g_agg'], '{:.2f}×')}** | default / best {_f(geo['d_best'], '{:.2f}')} |")
-    lines.append(f"| geometric mean, best of sweep | | | | | | 1.00 | {_f(geo['b_cdp'], '{:.2f}×')} | "
-                 f"{_f(geo['b_nocdp'], '{:.2f}×')} | {_f(geo['b_agg'], '{:.2f}×')} | |")
+    for name, ratios in subsets.items():
+        geo = {k: _geo(v) for k, v in ratios.items()}
+        lines.append(f"| **geometric mean, profile-guided, {name}** | | | | | | **{_f(geo['g_best'], '{:.2f}')}** | "
+                     f"**{_f(geo['g_cdp'], '{:.2f}×')}** | **{_f(geo['g_nocdp'], '{:.2f}×')}** | "
+                     f"**{_f(geo['g_agg'], '{:.2f}×')}** | default / best {_f(geo['d_best'], '{:.2f}')} |")
+        lines.append(f"| geometric mean, best of sweep, {name} | | | | | | 1.00 | {_f(geo['b_cdp'], '{:.2f}×')} | "
+                     f"{_f(geo['b_nocdp'], '{:.2f}×')} | {_f(geo['b_agg'], '{:.2f}×')} | |")
     lines.append(f"| CGO'22 paper (geomean, best of its sweep) | | | | | | | {PAPER['cdp']}× | {PAPER['nocdp']}× | "
                  f"{PAPER['agg']}× | |")
     return "\n".join(lines)
