@@ -22,8 +22,9 @@ The choice (reasons are returned with it), calibrated on the DP benchmark's H200
 
 - threshold: child grids of at most ``SERIAL_BELOW`` useful threads on average (half a warp: most of each
   child warp would idle, and a launch costs microseconds, CGO'22 §III) get the largest threshold of the
-  space, so nearly every child runs in its parent thread; larger grids the smallest one, so only the
-  smallest grids run serially;
+  space, so nearly every child runs in its parent thread, and so does a recursive launch (a child run
+  serially runs its whole subtree serially, saving all the launches below it); larger grids the smallest
+  one, so only the smallest grids run serially;
 - coarsening factor: when the child grids have more than one block on average (launched threads), the
   larger factor (fewer, fuller blocks, CGO'22 §IV); one-block grids are not coarsened (factor 1);
 - granularity: with mostly-serial children (the largest threshold) the few launches left are aggregated
@@ -74,6 +75,7 @@ class DpFacts:
     achieved_occupancy: float = 0.0  # percent, mean over launches
     sm_count: int = 0
     max_blocks_per_sm: float = 0.0  # parent blocks an SM holds at once (occupancy limit)
+    recursive: bool = False  # the child is the parent kernel itself
 
     @property
     def mean_child_threads(self) -> float:
@@ -96,7 +98,7 @@ class DpFacts:
 def dp_facts(profiles: Iterable[KernelProfile], parent: str, recursive: bool = False) -> DpFacts | None:
     """DpFacts of kernel ``parent`` (demangled base name) from the profiled launches among ``profiles``;
     None when none of them is that kernel."""
-    facts = DpFacts(parent)
+    facts = DpFacts(parent, recursive=recursive)
     occ = 0.0
     for kp in profiles:
         if kp.name.split("(")[0].split("<")[0].strip() != parent:
@@ -201,12 +203,18 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     if facts.samples:
         reasons.append(f"{100 * facts.runtime_share:.0f}% of samples in the device runtime, "
                        f"{100 * facts.parent_share:.0f}% in the parent")
-    serial = m <= SERIAL_BELOW
+    serial = m <= SERIAL_BELOW or facts.recursive
     t = THRESHOLDS[-1] if serial else THRESHOLDS[0]
     if "threshold" in allowed:
-        reasons.append(f"threshold {t}: " + (f"child grids of {m:.0f} useful threads on average run faster in the "
-                                             "parent thread than launched" if serial
-                                             else "only the smallest child grids run serially"))
+        if facts.recursive:
+            why = ("the launch is recursive: a child run serially also runs its whole subtree serially, which saves "
+                   f"the subtree's launches ({100 * facts.runtime_share:.0f}% of the samples are in the device "
+                   "runtime)")
+        elif serial:
+            why = f"child grids of {m:.0f} useful threads on average run faster in the parent thread than launched"
+        else:
+            why = "only the smallest child grids run serially"
+        reasons.append(f"threshold {t}: {why}")
     bs = child_block or 128
     launched = facts.child_threads_launched or facts.child_threads
     blocks = launched / facts.child_launches / bs if facts.child_launches and bs else 0.0
@@ -258,7 +266,7 @@ def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choic
 
 
 # the single point of the space with the best geometric mean over the DP benchmark's sweep (H200,
-# docs/benchmarks.md): 1.34x the per-program best; it needs no host launch in the file
+# docs/benchmarks.md): 1.35x the per-program best; it needs no host launch in the file
 DEFAULT = Choice(THRESHOLDS[-1], FACTORS[-1], "multiblock")
 DEFAULT_REASON = ("no profile of the CDP program: the measured default (bench/dp, docs/benchmarks.md) — "
                   "threshold 256, coarsen x4, aggregate per group of blocks")

@@ -166,3 +166,17 @@ def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice) 
     assert plan.facts is not None and plan.facts.child_launches == 32768
     assert round(plan.facts.mean_child_threads, 1) == mean
     assert plan.choice == choice
+
+
+def test_recursive_launch_takes_the_largest_threshold() -> None:
+    """The quadtree's recursive node kernel, profiled on the H200: a serial child runs its subtree serially."""
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    path = ROOT / "examples" / "dp" / "quadtree" / "quadtree.cu"
+    src = path.read_text()
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "qt_node<<<(hi - lo" in t)
+    plan = plan_launch(src, "examples/dp/quadtree/quadtree.cu", line,
+                       load_profiles(H200 / "quadtree@large.ncu-rep"))
+    assert plan.facts is not None and plan.facts.recursive and plan.facts.child_launches == 11752
+    assert plan.choice == Choice(256, 4, None)  # aggregation is refused for the recursive launch
+    assert any(r.startswith("threshold 256: the launch is recursive") for r in plan.reasons)
