@@ -56,3 +56,11 @@ def test_merge_takes_missing_rows_and_replaced_examples_from_the_second_run(tmp_
     assert "time_ms=1 " in got[("a__tc", "large")] and "time_ms=2 " in got[("a__nocdp", "large")]
     assert "time_ms=30 " in got[("b__original", "large")] and "time_ms=3 " in got[("b__nocdp", "large")]
     assert drift == ["a__nocdp@large: run 1 2 ms, run 2 2.2 ms"]
+
+
+def test_the_plan_space_is_the_sweep() -> None:
+    from warpwise.analysis.rewrite import plan
+
+    sweep = load_bench_module("sweep")
+    assert plan.THRESHOLDS == sweep.THRESHOLDS and plan.FACTORS == sweep.FACTORS
+    assert set(sweep.GRANULARITIES) == {"block", "multiblock", "grid"}
