@@ -104,6 +104,8 @@ def _plan_actions(uri: str, version: int | None, text: str, path: str, line: int
         plan = plan_launch(text, path, line, profiles)
     except RewriteError:
         return []  # no transform applies: the single-transform actions below carry the reasons
+    except Exception:  # a profile the plan cannot read must not cost the other actions
+        plan = plan_launch(text, path, line, None)
     head = "Profile-guided DP rewrite" if plan.facts else "DP rewrite (default, no profile)"
     out = []
     for i, ch in enumerate([plan.choice, *plan.alternatives[:PLAN_ALTERNATIVES]]):
