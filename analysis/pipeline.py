@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from warpwise.analysis.binary.model import Cubin
+from warpwise.analysis.bounded import InputFileError, open_regular, read_bytes
+from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.join import MismatchError, join
 from warpwise.analysis.profile.lines import LineStats, line_stats
 from warpwise.analysis.profile.model import KernelProfile
@@ -98,10 +100,16 @@ _profile_cache: dict[str, list[KernelProfile]] = {}
 _binary_cache: dict[str, list[Cubin]] = {}
 
 
-def content_hash(path: Path) -> str:
-    """SHA-1 of a file's bytes (cache key; also used to tell whether a source changed)."""
+def content_hash(path: Path, kind: str = "report") -> str:
+    """SHA-1 of a file's bytes (cache key; also used to tell whether a source changed).
+
+    Only a regular file within the ``kind`` size limit is read (:mod:`warpwise.analysis.bounded`).
+
+    Raises:
+        InputFileError: not a regular file, too large or unreadable (the message names the file).
+    """
     h = hashlib.sha1()
-    with path.open("rb") as fh:
+    with os.fdopen(open_regular(path, kind), "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -123,7 +131,7 @@ def _load_profiles_cached(path: Path) -> list[KernelProfile]:
 def _load_binary_cached(path: Path) -> list[Cubin]:
     from warpwise.analysis.binary.load import load_binary
 
-    key = f"{path.resolve()}:{content_hash(path)}"
+    key = f"{path.resolve()}:{content_hash(path, 'binary')}"
     with _cache_lock:
         hit = _binary_cache.get(key)
     if hit is None:
@@ -143,10 +151,9 @@ def executables_in(folder: Path) -> list[Path]:
                 os.access(f, os.X_OK) or ".so" in f.suffixes):
             continue
         try:
-            with f.open("rb") as fh:
-                if fh.read(4) == b"\x7fELF":
-                    out.append(f)
-        except OSError:
+            if read_bytes(f, "binary", head=4) == b"\x7fELF":
+                out.append(f)
+        except InputFileError:
             continue
     return out
 
@@ -167,6 +174,8 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             seen.add(d)
             cubins = []
             for f in sorted(d.iterdir()):
+                if f.is_dir():  # a folder named x.ncu-rep / x.cubin is no input (the loaders refuse FIFOs etc.)
+                    continue
                 if f.suffix in PROFILE_SUFFIXES:
                     profiles.append(f)
                 elif f.suffix in BINARY_SUFFIXES:
@@ -220,8 +229,8 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
                         ". They count in the kernel's total.")
     for recorded, here in local.items():
         embedded = profile.source_files.get(recorded)
-        if here is not None and embedded is not None and here.is_file() and \
-                not same_code(here.read_text(errors="replace"), embedded):
+        disk = read_source(here, errors="replace") if here is not None and embedded is not None else None
+        if here is not None and embedded is not None and disk is not None and not same_code(disk, embedded):
             ka.notes.append(f"{here} differs from the source that was profiled: line numbers and text here are "
                             "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
@@ -269,7 +278,7 @@ def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ker
     """
     try:
         profiles = _load_profiles_cached(report)
-    except ProfileLoadError as e:
+    except (ProfileLoadError, InputFileError) as e:
         raise InputError(str(e)) from e
     cubins: list[Cubin] = []
     errors: list[str] = []

@@ -21,8 +21,9 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in
-from warpwise.server import actions, render
+from warpwise.server import actions, lifecycle, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap
@@ -90,7 +91,8 @@ class WarpwiseServer(LanguageServer):
         from warpwise.server.tuning import find_tuned
 
         s = self.state.settings
-        self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
+        set_roots(self.roots())  # line-table/report source paths are read only inside the workspace
+        self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]), self.roots())
         reports = self.scan(s.profiles)
         binaries = self.scan(s.binaries)
         sources = self.scan([], SOURCE_EXTS)
@@ -109,6 +111,7 @@ class WarpwiseServer(LanguageServer):
 
 
 server = WarpwiseServer()
+lifecycle.install(server)  # shutdown/exit honoured even while a worker is stuck (issue 13)
 
 
 def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
@@ -176,11 +179,12 @@ async def publish(ls: WarpwiseServer, uri: str) -> None:
 
 
 def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict[Path, Analysis]) -> None:
-    for msg in list(errors.values()) + [e for a in analyses.values() for e in a.errors]:
+    problems = list(errors.values()) + [e for a in analyses.values() for e in a.errors]
+    for msg in problems:
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=msg))
-    if errors:
-        first = next(iter(errors.values()))
-        more = f" (and {len(errors) - 1} more, see the output log)" if len(errors) > 1 else ""
+    if problems:  # unreadable reports and unusable binaries alike: a window message, not only a log line
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more, see the output log)" if len(problems) > 1 else ""
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
                                                      message=f"warpwise: {first}{more}"))
 
@@ -508,7 +512,7 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     msg = f"tuning {kernel}: {last}" if rc == 0 else f"tuning {kernel} failed (exit {rc}): {last}"
     ls.window_show_message(lsp.ShowMessageParams(
         type=lsp.MessageType.Info if rc == 0 else lsp.MessageType.Error, message=f"warpwise: {msg}"))
-    ls.state.tuned = find_tuned(ls.scan(["**/*.tune.json"]))
+    ls.state.tuned = find_tuned(ls.scan(["**/*.tune.json"]), ls.roots())
     return msg
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from warpwise.analysis.bounded import ToolRunError, env_seconds
+from warpwise.analysis.bounded import run as run_bounded
 
 # Sections the analysis reads: per-instruction stall samples (SourceCounters), launch facts
 # (LaunchStats, Occupancy), warp-state totals (WarpStateStats), duration (SpeedOfLight).
@@ -72,10 +74,14 @@ def extract_cubins(executable: str, dest_dir: Path, stem: str, cuobjdump: str | 
     if tool is None:
         raise ProfileError("cuobjdump not found: install nvidia-cuda-cuobjdump (pip) or put CUDA's bin on PATH")
     with tempfile.TemporaryDirectory() as tmp:
-        run = subprocess.run([tool, "-xelf", "all", str(Path(executable).resolve())], cwd=tmp,
-                             capture_output=True, text=True)
-        if run.returncode != 0 and "does not contain device code" not in run.stderr + run.stdout:
-            raise ProfileError(f"cuobjdump -xelf failed on {executable}: {run.stderr.strip() or run.stdout.strip()}")
+        try:
+            run = run_bounded([tool, "-xelf", "all", str(Path(executable).resolve())], f"cuobjdump on {executable}",
+                              cwd=tmp)
+        except ToolRunError as e:
+            raise ProfileError(str(e)) from e
+        err, txt = run.stderr.decode(errors="replace"), run.stdout.decode(errors="replace")
+        if run.returncode != 0 and "does not contain device code" not in err + txt:
+            raise ProfileError(f"cuobjdump -xelf failed on {executable}: {err.strip() or txt.strip()}")
         out: list[Path] = []
         files = sorted(Path(tmp).glob("*.cubin"))
         counts: dict[str, int] = {}
@@ -108,8 +114,12 @@ def profile(command: list[str], report: Path, ncu: str | None = None, extra_ncu_
         raise ProfileError("no NVIDIA GPU found (no nvidia-smi, no /dev/nvidiactl): profiling needs a GPU")
     report = report if report.suffix == ".ncu-rep" else report.with_name(report.name + ".ncu-rep")
     report.parent.mkdir(parents=True, exist_ok=True)
-    run = subprocess.run(ncu_command(tool, report, command, extra_ncu_args), text=True, capture_output=True)
-    log = run.stdout + run.stderr
+    try:  # the profiled program and ncu: one process group, killed as a whole on timeout
+        run = run_bounded(ncu_command(tool, report, command, extra_ncu_args), f"ncu profiling {' '.join(command)}",
+                          timeout=env_seconds("WARPWISE_PROFILE_TIMEOUT_S", 3600.0))
+    except ToolRunError as e:
+        raise ProfileError(str(e)) from e
+    log = run.stdout.decode(errors="replace") + run.stderr.decode(errors="replace")
     if run.returncode != 0 or not report.exists():
         tail = "\n".join(log.strip().splitlines()[-15:])
         raise ProfileError(f"ncu failed (exit {run.returncode}) profiling {' '.join(command)}:\n{tail}")
