@@ -123,6 +123,8 @@ def check_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> 
     p = str(path)
     try:
         st = os.stat(p)
+    except FileNotFoundError as e:
+        raise InputFileError(f"{p}: no such {kind} file") from e
     except OSError as e:
         raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
     _check(p, st, kind, max_bytes)
@@ -140,6 +142,8 @@ def open_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> i
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(p, flags)
+    except FileNotFoundError as e:
+        raise InputFileError(f"{p}: no such {kind} file") from e
     except OSError as e:
         raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
     try:

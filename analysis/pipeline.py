@@ -118,7 +118,8 @@ def content_hash(path: Path, kind: str = "report") -> str:
 def _load_profiles_cached(path: Path) -> list[KernelProfile]:
     import copy
 
-    key = f"{path.resolve()}:{content_hash(path)}"
+    digest = content_hash(path)  # first: it refuses loops, FIFOs and devices with a clear message
+    key = f"{path.resolve()}:{digest}"
     with _cache_lock:
         hit = _profile_cache.get(key)
     if hit is None:
@@ -131,7 +132,8 @@ def _load_profiles_cached(path: Path) -> list[KernelProfile]:
 def _load_binary_cached(path: Path) -> list[Cubin]:
     from warpwise.analysis.binary.load import load_binary
 
-    key = f"{path.resolve()}:{content_hash(path, 'binary')}"
+    digest = content_hash(path, "binary")
+    key = f"{path.resolve()}:{digest}"
     with _cache_lock:
         hit = _binary_cache.get(key)
     if hit is None:

@@ -38,7 +38,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
     try:  # bytes as they are: no newline translation, a BOM kept (issue 13: -o turned CRLF into LF)
         text = read_bytes(src, "source").decode("utf-8")
     except InputFileError as e:
-        print(f"warpwise rewrite: {e}", file=sys.stderr)
+        print(f"warpwise rewrite: cannot read {e}", file=sys.stderr)
         return 2
     except UnicodeDecodeError:
         print(f"warpwise rewrite: {src} is not UTF-8 text", file=sys.stderr)

@@ -75,11 +75,13 @@ def read_manifest(path: Path, roots: Sequence[Path] | None = None) -> TunedKerne
         return None
     if is_dry_run(m):
         return None
-    ver = m.get("verification") or {}
-    speed = (m.get("side_by_side") or {}).get("speedup")
-    entry = m.get("tuned_cubin") or {}
-    tuned = entry.get("file") if isinstance(entry, dict) else None
-    if not isinstance(ver, dict) or not ver.get("passed") or not isinstance(speed, int | float) or speed <= 1.0:
+    ver, entry = _dict(m.get("verification")), _dict(m.get("tuned_cubin"))
+    speed = _dict(m.get("side_by_side")).get("speedup")
+    tuned = entry.get("file")
+    samples = ver.get("samples") or 0
+    if not ver.get("passed") or not isinstance(speed, int | float) or not 1.0 < speed < float("inf"):
+        return None
+    if not isinstance(samples, int):
         return None
     if not isinstance(tuned, str) or not tuned or any(ord(c) < 0x20 or ord(c) == 0x7F for c in tuned):
         return None
@@ -102,7 +104,11 @@ def read_manifest(path: Path, roots: Sequence[Path] | None = None) -> TunedKerne
     if cubin_sha256(real) != want:
         return None
     return TunedKernel(kernel=kernel, cubin=real, manifest=path, speedup=float(speed),
-                       verified_samples=int(ver.get("samples") or 0), sha256=want)
+                       verified_samples=samples, sha256=want)
+
+
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
 
 
 def verified_cubin(t: TunedKernel) -> Path | None:

@@ -112,10 +112,16 @@ def parse(text: str) -> Disassembly:
                     chain = chains.setdefault(ch, ch)
                     group_open = False
                 j = s.find("*/")
+                try:
+                    off = int(s[2:j], 16) if j > 2 else -1
+                except ValueError:
+                    off = -1
+                if off < 0:  # not an instruction line (a comment): the instruction count check catches gaps
+                    continue
                 body = s[j + 2 :].strip()
                 if body.endswith(";"):
                     body = body[:-1].rstrip()
-                current.append(SassLine(int(s[2:j], 16), body, loc, chain))
+                current.append(SassLine(off, body, loc, chain))
             elif s.startswith("//##"):
                 m = _LOC.search(s)
                 if m is None:
