@@ -23,7 +23,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in
-from warpwise.server import actions, lifecycle, render
+from warpwise.server import actions, lifecycle, render, stale
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap
@@ -135,7 +135,7 @@ def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, 
     ff = cached_findings(ls, uri_to_path(uri))
     if not ff.findings:
         return None
-    return ff, LineMap(ff.baseline, doc.source), doc.source
+    return ff, stale.line_map(uri, doc.version, ff.baseline, doc.source), doc.source
 
 
 def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Diagnostic]:
@@ -160,14 +160,19 @@ async def publish(ls: WarpwiseServer, uri: str) -> None:
     doc = ls.workspace.get_text_document(uri)
     version, text = doc.version, doc.source
     loop = asyncio.get_running_loop()
+    def work() -> list[lsp.Diagnostic] | None:
+        if stale.superseded(ls, uri, version):  # a newer version's publish follows
+            return None
+        return compute_diagnostics(ls, uri, text)
+
     try:
-        diags = await loop.run_in_executor(ls.pool, compute_diagnostics, ls, uri, text)
+        diags = await loop.run_in_executor(ls.pool, work)
     except Exception as e:  # a bad file must not stop the server
         log.exception("diagnostics for %s failed", uri)
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
                                                    message=f"warpwise: {uri_to_path(uri)}: {e}"))
         return
-    if uri not in ls.workspace.text_documents or ls.workspace.get_text_document(uri).version != version:
+    if diags is None or stale.superseded(ls, uri, version):
         return
     if diags or uri in ls.state.published:
         ls.text_document_publish_diagnostics(
@@ -356,6 +361,8 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
     loop = asyncio.get_running_loop()
 
     def work() -> list[lsp.CodeAction]:
+        if stale.superseded(ls, uri, version):  # queued behind newer edits: the editor asks again
+            return []
         out = actions.quickfix_actions(uri, version, text, str(uri_to_path(uri)), params.context.diagnostics,
                                        only, ls.state.analyses)
         if "<<<" in text:
@@ -365,6 +372,8 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
                                          ls.state.tuned)
         return out
 
+    if await stale.settled(ls, uri, version) is False:
+        return []  # superseded while typing: dropped before it reaches the workers
     return await loop.run_in_executor(ls.pool, work)
 
 
@@ -519,4 +528,5 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
 def serve() -> None:
     """Run the server on stdio until the client exits."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # pygls logs every message at INFO: a burst's cost
     server.start_io()

@@ -60,6 +60,8 @@ def disassemble(path: str) -> Disassembly:
     try:
         out = run_tool([exe, *NVDISASM_ARGS, path], what)
     except ToolError as first:
+        if getattr(first.__cause__, "timed_out", False):
+            raise  # a hung nvdisasm: no second run of the same time limit
         try:
             out = run_tool([exe, *NVDISASM_ARGS, "-ndf", path], what)
         except ToolError:

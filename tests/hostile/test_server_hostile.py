@@ -38,6 +38,14 @@ async def _start(root: Path) -> tuple[LanguageClient, list[Any], list[str]]:
         return [{}]
 
     await client.start_io(*SERVER)
+    proc = client._server
+    assert proc is not None and proc.stderr is not None
+
+    async def drain(stream: asyncio.StreamReader) -> None:  # an unread log pipe would fill and stop the server
+        while await stream.readline():
+            pass
+
+    client.stderr_task = asyncio.ensure_future(drain(proc.stderr))  # type: ignore[attr-defined]
     await client.initialize_async(lsp.InitializeParams(
         capabilities=lsp.ClientCapabilities(workspace=lsp.WorkspaceClientCapabilities(configuration=True)),
         root_uri=root.as_uri(), workspace_folders=[lsp.WorkspaceFolder(uri=root.as_uri(), name="w")]))
