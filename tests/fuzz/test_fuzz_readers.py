@@ -1,5 +1,8 @@
 """One fuzz target per reader (issue 13 item 6): each must return a value or raise its own documented
-error naming the file — never another exception, never hang (every tool run is time-limited)."""
+error naming the file — never another exception, never hang (every tool run is time-limited).
+
+Not here yet: the CSV reader (analysis/profile/csv*.py, issue 12's realproj work) had not landed on main
+when these targets were written; add a target for it beside test_report_reader once it has."""
 
 from __future__ import annotations
 
