@@ -529,4 +529,4 @@ def serve() -> None:
     """Run the server on stdio until the client exits."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # pygls logs every message at INFO: a burst's cost
-    server.start_io()
+    lifecycle.serve_stdio(server)  # stdin read on the event loop (no thread hop per message line)
