@@ -10,6 +10,7 @@ watchdog that ends the process with ``os._exit`` after a short grace if the norm
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -102,3 +103,17 @@ def serve_stdio(server: Any) -> None:
         pass
     finally:
         server.shutdown()
+
+
+def freeze_heap() -> None:
+    """After a reload: collect once, then move every object alive into the collector's permanent
+    generation (``gc.freeze``).
+
+    The analyses (profiles, cubins, blame graphs: millions of objects) live until the next reload; left in
+    the collected generations, every full collection walks them all and can stall the event loop for a
+    long time in the middle of a typing burst. Frozen objects are still freed by reference counting; the
+    ``gc.unfreeze`` first hands the previous reload's objects back, so the collection here also frees the
+    reference cycles among them."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

@@ -207,6 +207,7 @@ async def reload(ls: WarpwiseServer) -> None:
         ls.state.analyses = analyses
         ls.state.load_errors = errors
         ls.state.findings.clear()
+    lifecycle.freeze_heap()  # the analyses just loaded are long-lived: keep them out of GC passes
     _report_problems(ls, errors, analyses)
     kernels = sum(len(a.kernels) for a in analyses.values())
     names = ", ".join(p.name for p in analyses)

@@ -202,7 +202,7 @@ async def round_(s: Soak, edits: int, docs: int, deadline: float, rate: float) -
     hot_uri, hot_text = uris[0], texts["stencil"]
     hot_line = next(i for i, t in enumerate(hot_text.splitlines()) if "out[" in t or "+=" in t)
     fresh = key(await s.settle(hot_uri, 1))
-    await s.quiet(2.0)  # the other documents' first diagnostics are computed before anything is timed
+    await s.quiet(4.0)  # the other documents' first diagnostics are computed before anything is timed
     log(f"opened {docs} documents; {len(fresh)} diagnostics on {Path(hot_uri).name}")
     idle = []
     for _ in range(40):
