@@ -283,6 +283,7 @@ async def main_async(args: argparse.Namespace) -> int:
     rounds = []
     for _ in range(args.rounds):
         rounds.append(await round_(s, args.edits, args.docs, deadline, args.rate))
+        rounds[-1]["rss_mb"] = round(rss_kb(s.pid) / 1024, 1)  # growth after round 1 is what a leak shows
     rss1 = rss_kb(s.pid)
     await asyncio.wait_for(s.client.shutdown_async(None), 10)
     t = time.monotonic()
@@ -295,6 +296,7 @@ async def main_async(args: argparse.Namespace) -> int:
     burst95 = max(r["burst_p95_ms"] for r in rounds)
     out = {"rounds": rounds, "errors": s.errors[:10], "n_errors": len(s.errors), "rss_start_mb": round(rss0 / 1024, 1),
            "rss_end_mb": round(rss1 / 1024, 1), "rss_growth_mb": round((rss1 - rss0) / 1024, 1),
+           "rss_growth_after_round_1_mb": round(rss1 / 1024 - rounds[0]["rss_mb"], 1),
            "exit_status": rc, "exit_s": round(exit_s, 2), "burst_over_idle_p95": round(burst95 / max(idle95, 1e-3), 2)}
     print(json.dumps(out, indent=1))
     ok = (not s.errors and rc == 0 and exit_s < 5 and all(r["same_as_fresh_open"] for r in rounds)
