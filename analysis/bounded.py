@@ -200,6 +200,12 @@ def _killpg(pgid: int) -> None:
         pass
 
 
+def kill_group(pgid: int) -> None:
+    """SIGKILL process group ``pgid`` (a child started with ``start_new_session=True``); no error when it
+    has already ended."""
+    _killpg(pgid)
+
+
 def kill_all() -> int:
     """Kill every tool process group this process started and that still runs; returns how many."""
     with _live_lock:

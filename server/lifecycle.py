@@ -20,6 +20,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from warpwise.analysis.bounded import kill_all
+from warpwise.analysis.bounded import kill_group as kill_group
 
 #: Seconds the normal exit path gets before the watchdog ends the process.
 EXIT_GRACE_S = 1.0

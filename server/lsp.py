@@ -498,7 +498,7 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
                                                                  message=kernel))
     cancelled = ls.work_done_progress.tokens.get(token)
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT)
+                                                stderr=asyncio.subprocess.STDOUT, start_new_session=True)
     last = ""
     assert proc.stdout is not None
     while True:
@@ -507,7 +507,7 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
         except TimeoutError:
             raw = None
         if cancelled is not None and cancelled.cancelled():
-            proc.terminate()
+            lifecycle.kill_group(proc.pid)  # the tuner and anything it started (its own session)
             await proc.wait()
             ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled"))
             return "tuning cancelled"
