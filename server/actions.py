@@ -236,11 +236,14 @@ def tuned_actions(uri: str, version: int | None, text: str, path: str, first_lin
         source_name,
         use_tuned_edits,
     )
-    from warpwise.server.tuning import launch_cubin_path
+    from warpwise.server.tuning import launch_cubin_path, verified_cubin
 
     out: list[lsp.CodeAction] = []
     for mangled, t in tuned.items():
-        cubin = launch_cubin_path(t.cubin)
+        checked = verified_cubin(t)  # the cubin's SHA-256 still matches its manifest (issue 13)
+        if checked is None:
+            continue
+        cubin = launch_cubin_path(checked)
         for ln in find_launches(text, source_name(mangled)):
             if not (first_line <= ln.line <= last_line):
                 continue

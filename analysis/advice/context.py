@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from warpwise.analysis.advice.model import Location, Scope
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.model import ArchFacts
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.model import BlameEdge, BlameGraph
+from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.paths import map_path
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
@@ -99,7 +99,8 @@ class KernelView:
 
     def source(self, file: str | None) -> str | None:
         """Text of recorded source ``file``: from ``sources`` (exact path, else the longest matching path
-        suffix), else the file on disk when it exists. None when unavailable or unreadable."""
+        suffix), else the file on disk when it resolves inside the workspace / command-line folders
+        (:mod:`warpwise.analysis.confine`; a line table can name any path). None when unavailable."""
         if not file:
             return None
         if file in self.sources:
@@ -107,10 +108,7 @@ class KernelView:
         best = map_path(file, list(self.sources))
         if best is not None and str(best) in self.sources:
             return self.sources[str(best)]
-        try:
-            return Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        return read_source(file)
 
     # ---- resolution -------------------------------------------------------------------------------
     def resolve(self, name: str, offset: int) -> ProgramFunction | None:

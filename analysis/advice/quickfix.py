@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 import clang.cindex as ci
 from warpwise.analysis.advice.context import demangle_short
+from warpwise.analysis.eol import eol_at, with_eol
 from warpwise.analysis.rewrite import cursors
 from warpwise.analysis.rewrite.model import RewriteError
 from warpwise.analysis.rewrite.parse import Parsed, parse, walk
@@ -84,6 +85,7 @@ def _parse(source: str, path: str) -> Parsed:
 
 
 def _edit(p: Parsed, start: int, end: int, new_text: str) -> Edit:
+    new_text = with_eol(new_text, eol_at(p.data, start))  # a CRLF file stays CRLF
     line, col = p.line_col(start)
     eline, ecol = p.line_col(end)
     return Edit(start=start, end=end, line=line, column=col, end_line=eline, end_column=ecol, new_text=new_text)
@@ -255,6 +257,8 @@ def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = 
     else:
         if not indent.strip() == "":
             indent = ""
+        if prev_end > 0 and prev.rstrip("\r").endswith("\\"):
+            return None  # the loop is inside a macro body: a line of its own would end the macro
         edit = _edit(p, line_start, line_start, f"{indent}{pragma}\n")
         title = f"Insert '{pragma}' before the loop at line {loop_line}"
     why = ("the loop's trip count is a compile-time constant, so the compiler can unroll it fully"

@@ -60,6 +60,8 @@ def disassemble(path: str) -> Disassembly:
     try:
         out = run_tool([exe, *NVDISASM_ARGS, path], what)
     except ToolError as first:
+        if getattr(first.__cause__, "timed_out", False):
+            raise  # a hung nvdisasm: no second run of the same time limit
         try:
             out = run_tool([exe, *NVDISASM_ARGS, "-ndf", path], what)
         except ToolError:
@@ -112,10 +114,16 @@ def parse(text: str) -> Disassembly:
                     chain = chains.setdefault(ch, ch)
                     group_open = False
                 j = s.find("*/")
+                try:
+                    off = int(s[2:j], 16) if j > 2 else -1
+                except ValueError:
+                    off = -1
+                if off < 0:  # not an instruction line (a comment): the instruction count check catches gaps
+                    continue
                 body = s[j + 2 :].strip()
                 if body.endswith(";"):
                     body = body[:-1].rstrip()
-                current.append(SassLine(int(s[2:j], 16), body, loc, chain))
+                current.append(SassLine(off, body, loc, chain))
             elif s.startswith("//##"):
                 m = _LOC.search(s)
                 if m is None:
