@@ -7,7 +7,10 @@ immediate dependency source, with the shortest def→use distance in issue cycle
 
 Walking every path from every use is quadratic on large functions, so for unpredicated uses the walk
 beyond j's own block is answered from a per-register summary computed once per function (a reaching-
-definitions fixpoint where a block stops the walk when its own defs cover an unpredicated use). The
+definitions fixpoint where a block stops the walk when its own defs cover an unpredicated use). A def
+stops propagating once it is farther than its latency upper bound (the latency rule would cut it at every
+use beyond that point): surviving edges are unchanged, the cost is linear on every CFG shape, and the
+``cut_*`` counters count only the candidates the search met (defs dropped that way are not counted). The
 summary is exact for per-block coverage; a path on which coverage needs defs from two different blocks
 (``@P0`` in one, ``@!P0`` in another) continues past them, so it may report a few more (older) sources
 than the per-path walk. Predicated uses not covered in their own block use the exact per-path walk
@@ -71,8 +74,9 @@ class FunctionIndex:
     (max(1, stall) per instruction) so a straight-line distance is ``cum[b] - cum[a]``.
     """
 
-    def __init__(self, pf: ProgramFunction) -> None:
+    def __init__(self, pf: ProgramFunction, arch: str | None = None) -> None:
         self.pf = pf
+        self.arch = arch
         self.ins = pf.instructions
         self.index = {i.offset: k for k, i in enumerate(self.ins)}
         self.du: list[DefUse] = [def_use(i) for i in self.ins]
@@ -102,6 +106,9 @@ class FunctionIndex:
         self.preds = {n: list(pf.cfg.predecessors(n)) for n in pf.cfg.nodes}
         self.succs = {n: list(pf.cfg.successors(n)) for n in pf.cfg.nodes}
         self._reach: dict[str, dict[int, dict[int, tuple[int, int]]]] = {}
+        self._reach_far: dict[str, dict[int, tuple[int, ...]]] = {}
+        self._bound: list[float] | None = None
+        self._rpo: dict[int, int] | None = None
         self._dag_order: list[int] | None = None
         self._dag: nx.DiGraph | None = None
         self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
@@ -125,10 +132,18 @@ class FunctionIndex:
     # --- slicing ----------------------------------------------------------------------------------
     def slice_use(self, j: int) -> dict[int, Dep]:
         """Immediate dependency sources of instruction ``j`` over all the registers it uses."""
+        return self.slice_candidates(j)[0]
+
+    def slice_candidates(self, j: int) -> tuple[dict[int, Dep], int]:
+        """(:meth:`slice_use`, number of candidate sources before pruning, capped at 2).
+
+        The count also includes defs the search dropped past their latency bound (see
+        :meth:`_reaching_in`), so "exactly one candidate" (GPA Fig. 7's coverage before pruning) is exact."""
         out: dict[int, Dep] = {}
+        far: set[int] = set()
         d = self.du[j]
         for reg in sorted(d.uses):
-            for k, cyc, n in self._sources(j, reg, d.guard):
+            for k, cyc, n in self._sources(j, reg, d.guard, far):
                 dep = out.get(k)
                 if dep is None:
                     dep = out[k] = Dep(k, j, cycles=cyc, instructions=n)
@@ -137,12 +152,14 @@ class FunctionIndex:
                 dep.operands.add(reg)
                 if reg.startswith("SB") and self.du[k].read_barrier == reg and self.du[k].write_barrier != reg:
                     dep.war = True
-        return out
+        return out, min(2, len(far | out.keys()))
 
-    def _sources(self, j: int, reg: str, guard: str | None) -> list[tuple[int, int, int]]:
+    def _sources(self, j: int, reg: str, guard: str | None,
+                 far: set[int] | None = None) -> list[tuple[int, int, int]]:
         """Defs of ``reg`` reaching ``j``: scan j's block; if that does not cover an unpredicated use, take
         the block's reaching-def summary; a predicated use with no cover in its block gets the exact
-        per-path search (its guard can stop paths earlier than the summary does)."""
+        per-path search (its guard can stop paths earlier than the summary does). ``far`` collects up to
+        two defs that also reach but lie past their latency bound."""
         b = self.block[j]
         found: list[tuple[int, int, int]] = []
         preds: frozenset[str] = frozenset()
@@ -159,60 +176,149 @@ class FunctionIndex:
         best = {k: (c, n) for k, c, n in found}
         for k, (c, n) in self._reaching_in(reg).get(b, {}).items():
             c, n = c + c0, n + n0
-            if k not in best or c < best[k][0]:
+            if k not in best or (c, n) < best[k]:
                 best[k] = (c, n)
+        if far is not None:
+            far.update(self._reach_far[reg].get(b, ()))
         return [(k, c, n) for k, (c, n) in best.items()]
+
+    def bound(self, k: int) -> float:
+        """Issue cycles past which def ``k`` can no longer be a candidate source in another block: its
+        latency upper bound on ``arch`` (GPA rule 3, the latency rule, would cut it; analysis/arch/latency.py),
+        SEARCH_LIMIT_CYCLES without an arch, unbounded for a CALL (the latency rule spares CALLs)."""
+        if self._bound is None:
+            from warpwise.analysis.arch.latency import latency_of
+
+            b: list[float] = []
+            for ins, d in zip(self.ins, self.du, strict=True):
+                if d.clobbers_all:
+                    b.append(float("inf"))
+                elif self.arch is None:
+                    b.append(float(SEARCH_LIMIT_CYCLES))
+                else:
+                    b.append(float(latency_of(ins.opcode, self.arch).upper))
+            self._bound = b
+        return self._bound[k]
+
+    def _rpo_index(self) -> dict[int, int]:
+        """Reverse-postorder position of every block (unreachable blocks after the reachable ones)."""
+        if self._rpo is None:
+            seen: set[int] = set()
+            post: list[int] = []
+            for root in [self.pf.entry, *sorted(self.first)]:
+                if root in seen:
+                    continue
+                seen.add(root)
+                stack = [(root, iter(self.succs.get(root, ())))]
+                while stack:
+                    n, it = stack[-1]
+                    for x in it:
+                        if x not in seen:
+                            seen.add(x)
+                            stack.append((x, iter(self.succs.get(x, ()))))
+                            break
+                    else:
+                        post.append(n)
+                        stack.pop()
+            self._rpo = {b: k for k, b in enumerate(reversed(post))}
+        return self._rpo
 
     def _reaching_in(self, reg: str) -> dict[int, dict[int, tuple[int, int]]]:
         """For every block, the defs of ``reg`` that reach its entry along some path on which no def
         covering an unpredicated use (GPA's predicate union) lies in between, each with the shortest
-        (cycles, instructions) distance to the block entry. Backward slicing for all uses at once, as a
-        forward dataflow fixpoint (distances only shrink, so it terminates)."""
+        (cycles, instructions) distance to the block entry (ties: fewer instructions).
+
+        A forward dataflow fixpoint over the blocks in reverse postorder (distances only shrink, so it
+        terminates). A def stops propagating once its distance exceeds :meth:`bound`: from there on the
+        latency rule cuts it at every use, so dropping it changes no surviving edge, and each block's set
+        stays as small as the defs of ``reg`` within their latency of its entry. That keeps the cost linear
+        in blocks on every CFG shape (one register redefined in many skippable loops used to make every
+        block carry every earlier def: quadratic)."""
         cached = self._reach.get(reg)
         if cached is not None:
             return cached
-        gen: dict[int, tuple[dict[int, tuple[int, int]], bool]] = {}
+        bound = self.bound
+        rpo = self._rpo_index()
+        order = sorted(self.first, key=rpo.__getitem__)
+        gen: dict[int, tuple[dict[int, tuple[int, int]], tuple[int, ...], bool]] = {}
         for b in self.first:
             e = self.end[b]
             found: dict[int, tuple[int, int]] = {}
-            preds: frozenset[str] = frozenset()
+            gfar: tuple[int, ...] = ()
             covered = False
-            for k in self.defs_before(b, e, reg):
-                found[k] = (self.cum[e] - self.cum[k], e - k)
-                dk = self.du[k]
-                preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
-                if covers(preds, None):
-                    covered = True
-                    break
-            gen[b] = (found, covered)
+            ks = self.defs_before(b, e, reg)
+            if ks:
+                preds: frozenset[str] = frozenset()
+                for k in ks:
+                    c = self.cum[e] - self.cum[k]
+                    if c <= bound(k):
+                        found[k] = (c, e - k)
+                    elif len(gfar) < 2:
+                        gfar += (k,)
+                    dk = self.du[k]
+                    preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
+                    if covers(preds, None):
+                        covered = True
+                        break
+            gen[b] = (found, gfar, covered)
         inn: dict[int, dict[int, tuple[int, int]]] = {}
-        work = list(self.first)
-        queued = set(work)
-        while work:
-            b = work.pop()
+        # up to two defs per block entry that reach it but were dropped past their bound: enough to tell
+        # whether a use has exactly one candidate (slice_candidates)
+        inn_far: dict[int, tuple[int, ...]] = {}
+        heap = [rpo[b] for b in order]
+        queued = set(order)
+        while heap:
+            b = order[heapq.heappop(heap)]
             queued.discard(b)
-            found, covered = gen[b]
-            out = dict(found)
+            found, ofar, covered = gen[b]
+            inb = inn.get(b)
             if not covered:
+                for k in inn_far.get(b, ()):
+                    if len(ofar) >= 2:
+                        break
+                    if k not in ofar:
+                        ofar += (k,)
+            if covered or not inb:
+                out = found
+            else:
+                out = dict(found)
                 lc, ln = self.cum[self.end[b]] - self.cum[self.first[b]], self.end[b] - self.first[b]
-                for k, (c, n) in inn.get(b, {}).items():
+                for k, (c, n) in inb.items():
                     c, n = c + lc, n + ln
-                    if k not in out or c < out[k][0]:
+                    if c > bound(k):
+                        if len(ofar) < 2 and k not in ofar:
+                            ofar += (k,)
+                        continue
+                    old = out.get(k)
+                    if old is None or (c, n) < old:
                         out[k] = (c, n)
-            if not out:
+            if not out and not ofar:
                 continue
             for s in self.succs.get(b, ()):
-                tgt = inn.setdefault(s, {})
+                tgt = inn.get(s)
+                if tgt is None:
+                    tgt = inn[s] = {}
                 changed = False
                 for k, cn in out.items():
                     old = tgt.get(k)
-                    if old is None or cn[0] < old[0]:
+                    if old is None or cn < old:
                         tgt[k] = cn
                         changed = True
+                if ofar:
+                    tf = inn_far.get(s, ())
+                    if len(tf) < 2:
+                        nf = tf
+                        for k in ofar:
+                            if len(nf) < 2 and k not in nf:
+                                nf += (k,)
+                        if nf != tf:
+                            inn_far[s] = nf
+                            changed = True
                 if changed and s not in queued:
-                    work.append(s)
+                    heapq.heappush(heap, rpo[s])
                     queued.add(s)
         self._reach[reg] = inn
+        self._reach_far[reg] = inn_far
         return inn
 
     def _slice_reg(self, j: int, reg: str, guard: str | None) -> list[tuple[int, int, int]]:
