@@ -18,6 +18,7 @@ from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
+from warpwise.analysis.program.model import ProgramFunction
 
 #: GPA released (GPUGlobalMemoryCoalesceOptimizer / GPUGlobalMemoryReductionOptimizer): accesses with an
 #: L2 sector efficiency (ideal / actual sectors) below this are uncoalesced.
@@ -508,11 +509,27 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
     produced = cm.dest_registers(use)
     if not produced:
         return False
-    block = ev.use_fn.block_of(use.offset)
+    return bool(produced & _address_registers_after(view, ev.use_fn, use.offset))
+
+
+def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
+    """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
+    per block, so each edge costs a lookup instead of a scan of the block)."""
+    block = pf.block_of(offset)
     if block is None:
-        return False
-    after = [i for i in block.instructions if i.offset > use.offset]
-    return any(produced & cm.address_registers(i) for i in after if cm.is_memory(i))
+        return frozenset()
+
+    def make() -> dict[int, frozenset[str]]:
+        out: dict[int, frozenset[str]] = {}
+        acc: frozenset[str] = frozenset()
+        for i in reversed(block.instructions):
+            out[i.offset] = acc  # strictly after i
+            if cm.is_memory(i):
+                acc = acc | cm.address_registers(i)
+        return out
+
+    table: dict[int, frozenset[str]] = view.memo(("address_after", id(pf), block.start), make)
+    return table.get(offset, frozenset())
 
 
 @register("indirect_address_elimination", "Indirect address elimination", "stall_elimination",

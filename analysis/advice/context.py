@@ -9,10 +9,12 @@ kernel's section and is reported under the kernel's name), the program model has
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from warpwise.analysis.advice.model import Location, Scope
 from warpwise.analysis.arch import stalls
@@ -86,6 +88,14 @@ class KernelView:
     active: int = 0
     selected: int = 0
     _pc_fn: dict[tuple[str, int], ProgramFunction | None] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
+        program a view holds do not change)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     @property
     def r_issue(self) -> float:
@@ -177,13 +187,28 @@ class KernelView:
     def active_in_loop(self, pf: ProgramFunction, loop: Loop) -> float:
         """Active (issued) samples of the instructions in ``loop`` and its nested loops (GPA eq. 5's
         Σ_{l' ∈ nested(l)} A_l')."""
-        total = 0
-        for (name, off), s in self.profile.pcs.items():
-            if self.resolve(name, off) is pf and pf is not None:
-                b = pf.block_of(off)
-                if b is not None and b.start in loop.blocks:
-                    total += s.issued
-        return float(total)
+        if pf is None:  # callers pass a loop's function; keep the old scan's answer for None
+            return 0.0
+        by_block = self._issued_by_block(pf)
+        return float(sum(by_block.get(b, 0) for b in loop.blocks))
+
+    def _issued_by_block(self, pf: ProgramFunction) -> dict[int, int]:
+        """Issued samples per block start of ``pf`` (one pass over the profile per function, so loop
+        totals cost the loop's blocks, not the profile's PCs)."""
+        fn: ProgramFunction = pf
+
+        def make() -> dict[int, int]:
+            out: dict[int, int] = defaultdict(int)
+            for (name, off), s in self.profile.pcs.items():
+                mine = self.resolve(name, off) is fn
+                if mine:
+                    b = fn.block_of(off)
+                    if b is not None:
+                        out[b.start] += s.issued
+            return dict(out)
+
+        table: dict[int, int] = self.memo(("issued_by_block", id(pf)), make)
+        return table
 
     def active_in_function(self, pf: ProgramFunction) -> float:
         """Active samples of the instructions of ``pf``."""
@@ -262,6 +287,7 @@ def _innermost(name: str) -> str:
     return name.rsplit("$", 1)[-1] if "$" in name else name
 
 
+@functools.lru_cache(maxsize=4096)
 def is_math_routine(name: str) -> bool:
     """Whether ``name`` (a program symbol) is a compiler-emitted CUDA math routine (e.g. the IEEE division
     slow path); local symbols ``$kernel$callee`` / ``$__internal_0_$__cuda_sm3x_...`` are matched on their parts."""
@@ -271,6 +297,7 @@ def is_math_routine(name: str) -> bool:
     return any(p.startswith(MATH_PREFIXES) for p in parts)
 
 
+@functools.lru_cache(maxsize=4096)  # pure in the name; asked once per blame edge
 def is_runtime_function(name: str | None) -> bool:
     """Whether ``name`` is CUDA device-runtime code (``__cudaCDP2LaunchDeviceV2``, ``__cuda_syscall_*``,
     ``cnprt*``, the runtime's memset/memcpy kernels): names starting ``__cuda`` that are not math routines

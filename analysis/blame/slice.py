@@ -108,6 +108,7 @@ class FunctionIndex:
         self._reach: dict[str, dict[int, dict[int, tuple[int, int]]]] = {}
         self._reach_far: dict[str, dict[int, tuple[int, ...]]] = {}
         self._bound: list[float] | None = None
+        self._limits: dict[str, float] = {}
         self._rpo: dict[int, int] | None = None
         self._dag_order: list[int] | None = None
         self._dag: nx.DiGraph | None = None
@@ -117,9 +118,11 @@ class FunctionIndex:
     # --- def lookup -------------------------------------------------------------------------------
     def defs_before(self, block: int, end: int, reg: str) -> list[int]:
         """Indices in ``block`` below ``end`` that define ``reg`` (CALLs included), nearest first."""
-        a = self._defs.get((block, reg), [])
-        c = self._calls.get(block, [])
-        out = a[: bisect.bisect_left(a, end)] + c[: bisect.bisect_left(c, end)]
+        a = self._defs.get((block, reg))
+        c = self._calls.get(block)
+        if not c:
+            return a[bisect.bisect_left(a, end) - 1::-1] if a and a[0] < end else []
+        out = (a[: bisect.bisect_left(a, end)] if a else []) + c[: bisect.bisect_left(c, end)]
         out.sort(reverse=True)
         return out
 
@@ -199,6 +202,24 @@ class FunctionIndex:
                     b.append(float(latency_of(ins.opcode, self.arch).upper))
             self._bound = b
         return self._bound[k]
+
+    def _path_limit(self, reg: str) -> float:
+        """Issue cycles after which the per-path walk for ``reg`` stops: SEARCH_LIMIT_CYCLES, or less when
+        every def of ``reg`` in the function has a smaller latency bound (a def found farther away would be
+        cut by the latency rule)."""
+        lim = self._limits.get(reg)
+        if lim is None:
+            if self._calls:
+                lim = float(SEARCH_LIMIT_CYCLES)
+            else:
+                if not self._limits:
+                    top: dict[str, float] = {}
+                    for (_b, r), ks in self._defs.items():
+                        top[r] = max(top.get(r, 0.0), max(self.bound(k) for k in ks))
+                    self._limits.update({r: min(float(SEARCH_LIMIT_CYCLES), v) for r, v in top.items()})
+                lim = self._limits.get(reg, 0.0)
+            self._limits[reg] = lim
+        return lim
 
     def _rpo_index(self) -> dict[int, int]:
         """Reverse-postorder position of every block (unreachable blocks after the reachable ones)."""
@@ -323,6 +344,7 @@ class FunctionIndex:
 
     def _slice_reg(self, j: int, reg: str, guard: str | None) -> list[tuple[int, int, int]]:
         found: dict[int, tuple[int, int]] = {}
+        limit = self._path_limit(reg)
         bj = self.block[j]
         heap: list[tuple[int, int, int, int, frozenset[str]]] = [(0, 0, bj, j, frozenset())]
         seen: set[tuple[int, int, frozenset[str]]] = set()
@@ -346,7 +368,7 @@ class FunctionIndex:
                 continue
             f = self.first[b]
             c2, n2 = c + self.cum[e] - self.cum[f], n + e - f
-            if c2 > SEARCH_LIMIT_CYCLES:
+            if c2 > limit:
                 continue
             for p in self.preds.get(b, ()):
                 pe = self.end[p]
