@@ -265,8 +265,22 @@ def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ker
     """Analyse every kernel launch of ``report`` against ``binaries`` (.cubin / executables).
 
     Raises InputError for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or
-    entries of ``errors`` so one bad kernel does not hide the others.
+    entries of ``errors`` so one bad kernel does not hide the others. Results are kept in the persistent
+    cache (:mod:`warpwise.analysis.cache`), keyed by the contents of all inputs.
     """
+    from warpwise.analysis import cache
+
+    key = cache.make_key("analysis", [report, *binaries, *sources], [f"kernel={kernel}"]) if cache.enabled() else None
+    hit = cache.load(key) if key else None
+    if isinstance(hit, Analysis):
+        return hit
+    result = _analyze(report, binaries, sources, kernel)
+    if key and not result.errors:  # per-file problems may be transient (a binary being rewritten)
+        cache.store(key, result)
+    return result
+
+
+def _analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None) -> Analysis:
     try:
         profiles = _load_profiles_cached(report)
     except ProfileLoadError as e:
