@@ -156,7 +156,7 @@ def load(key: str) -> Any | None:
         with p.open("rb") as fh:
             if fh.read(len(_MAGIC)) != _MAGIC:
                 raise ValueError("bad header")
-            obj = pickle.load(fh)  # noqa: S301 - only from our private cache directory (module doc)
+            obj = pickle.load(fh)
     except FileNotFoundError:
         return None
     except Exception as e:
