@@ -11,6 +11,10 @@ device runtime's internal code in a parent's report — have no SASS and no sour
 from __future__ import annotations
 
 import bisect
+import os
+import pickle
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +172,10 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
 def load_profiles(path: str | Path) -> list[KernelProfile]:
     """Every kernel launch in the report at ``path`` with PC samples, in report order.
 
+    The report is read in a child Python process (:func:`_read_in_subprocess`): ncu-report's native reader
+    takes about 125 MiB for its first action whatever the report's size, and a process is the only way to
+    give that memory back. ``WARPWISE_NCU_INPROCESS=1`` reads in this process instead.
+
     Raises ProfileLoadError when the file is missing, is not a readable Nsight Compute report, or
     holds no launch with PC samples (no SourceCounters section).
     """
@@ -178,6 +186,53 @@ def load_profiles(path: str | Path) -> list[KernelProfile]:
         head = fh.read(16)
     if not head:
         raise ProfileLoadError(f"{p}: empty file, not an Nsight Compute report")
+    if os.environ.get("WARPWISE_NCU_INPROCESS", "") not in ("", "0"):
+        return _read_report(p)
+    return _read_in_subprocess(p)
+
+
+#: Seconds a child may take to read one report.
+READ_TIMEOUT_S = 600.0
+
+
+def _read_in_subprocess(p: Path) -> list[KernelProfile]:
+    """:func:`_read_report` in a child process (``python -m warpwise.analysis.profile.ncu``), whose result
+    comes back as a pickle in a private temporary directory this process created (never from elsewhere)."""
+    from warpwise.analysis.binary.errors import ToolError
+    from warpwise.analysis.binary.tools import run_tool
+
+    with tempfile.TemporaryDirectory(prefix="warpwise-ncu-") as tmp:
+        out = Path(tmp, "profiles.pickle")
+        try:
+            run_tool([sys.executable, "-m", "warpwise.analysis.profile.ncu", str(p), str(out)],
+                     f"reading {p}", timeout=READ_TIMEOUT_S)
+        except ToolError as e:
+            raise ProfileLoadError(f"{p}: the report reader failed ({e})") from e
+        try:
+            with out.open("rb") as fh:
+                status, value = pickle.load(fh)
+        except Exception as e:
+            raise ProfileLoadError(f"{p}: the report reader gave no result ({e})") from e
+    if status != "ok":
+        raise ProfileLoadError(str(value))
+    return list(value)
+
+
+def _worker(argv: list[str]) -> int:
+    """Child side of :func:`_read_in_subprocess`: read report ``argv[0]``, pickle ("ok", profiles) or
+    ("error", message) to ``argv[1]``."""
+    report, out = Path(argv[0]), Path(argv[1])
+    try:
+        result: tuple[str, Any] = ("ok", _read_report(report))
+    except ProfileLoadError as e:
+        result = ("error", str(e))
+    with out.open("wb") as fh:
+        pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    return 0
+
+
+def _read_report(p: Path) -> list[KernelProfile]:
+    """Read the report with ncu-report in this process (see :func:`load_profiles`)."""
     ncu = _import_ncu_report()
     try:
         report = ncu.load_report(str(p))
@@ -198,8 +253,13 @@ def load_profiles(path: str | Path) -> list[KernelProfile]:
                 out.append(_profile_of(rng.action_by_idx(a), ncu, str(p), (r, a)))
             except ProfileLoadError as e:
                 errors.append(str(e))
+    del report  # release the native report before returning (only plain Python objects are kept)
     if not out:
         raise ProfileLoadError(errors[0] if errors else
                                f"{p}: no kernel launch could be read: the file is corrupt, truncated, or not an "
                                "Nsight Compute report")
     return out
+
+
+if __name__ == "__main__":
+    sys.exit(_worker(sys.argv[1:]))
