@@ -25,7 +25,7 @@ from warpwise.analysis.pipeline import Analysis, InputError, analyze, executable
 from warpwise.server import actions, render
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
-from warpwise.server.linemap import LineMap
+from warpwise.server.linemap import LineMap, line_map
 from warpwise.server.uris import uri_to_path
 
 log = logging.getLogger("warpwise")
@@ -132,7 +132,7 @@ def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, 
     ff = cached_findings(ls, uri_to_path(uri))
     if not ff.findings:
         return None
-    return ff, LineMap(ff.baseline, doc.source), doc.source
+    return ff, line_map(ff.baseline, doc.source), doc.source
 
 
 def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Diagnostic]:
@@ -141,7 +141,7 @@ def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Dia
     path = uri_to_path(uri)
     ff = cached_findings(ls, path)
     if ff.findings:
-        diags = render.diagnostics(ff, LineMap(ff.baseline, text), text, ls.state.settings, uri)
+        diags = render.diagnostics(ff, line_map(ff.baseline, text), text, ls.state.settings, uri)
     if "<<<" in text:
         diags.extend(render.launch_diagnostics(text, str(path)))
     return diags
@@ -352,11 +352,13 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
     loop = asyncio.get_running_loop()
 
     def work() -> list[lsp.CodeAction]:
+        if ls.workspace.get_text_document(uri).version != version:
+            return []  # superseded by an edit while queued: the client asks again for the new version
         out = actions.quickfix_actions(uri, version, text, str(uri_to_path(uri)), params.context.diagnostics,
-                                       only, ls.state.analyses)
+                                       only, ls.state.analyses, submit=ls.pool.submit)
         if "<<<" in text:
             out += actions.rewrite_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
-                                           resolve, disabled_ok)
+                                           resolve, disabled_ok, submit=ls.pool.submit)
             out += actions.tuned_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
                                          ls.state.tuned)
         return out
