@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from tests.conftest import example
 from warpwise.server import actions, doccache
 from warpwise.server.linemap import LineMap, line_map
+
+from tests.conftest import example
 
 
 def test_cached_computes_once_per_text_and_keeps_failures() -> None:
