@@ -47,7 +47,7 @@ def test_fresh_or_stale_answers_from_older_text_and_runs_one_job() -> None:
 def test_line_map_is_shared_and_maps_around_an_insertion() -> None:
     base = "\n".join(f"int x{i} = {i};" for i in range(200))
     lines = base.split("\n")
-    cur = "\n".join(lines[:50] + ["int added = 1;", "int more = 2;"] + lines[50:120] + lines[121:])
+    cur = "\n".join([*lines[:50], "int added = 1;", "int more = 2;", *lines[50:120], *lines[121:]])
     m = line_map(base, cur)
     assert line_map(base, cur) is m
     assert m.line(10) == 10 and m.line(51) == 53 and m.line(120) == 122
