@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -74,8 +75,8 @@ def fresh_or_stale(kind: Any, path: str, text: str, compute: Callable[[], Any],
                    submit: Callable[[Callable[[], None]], Any]) -> tuple[str, Any]:
     """(text the result belongs to, result) for ``text``, else for the newest older text of ``path`` whose
     computation finished; the first text of a document is computed right away. On a miss with an older
-    result, the computation for ``text`` is handed to ``submit`` (e.g. a thread pool's submit) unless one for
-    this document is already running."""
+    result, the computation of the newest text asked for is handed to ``submit`` (e.g. a thread pool's
+    submit) once no newer text was asked for ``QUIET_S`` seconds; one per (kind, document) at a time."""
     hit, value = _get(kind, path, text)
     if hit:
         return text, value
@@ -86,20 +87,52 @@ def fresh_or_stale(kind: Any, path: str, text: str, compute: Callable[[], Any],
             _inflight.add((kind, path))
     if old is None:  # nothing to answer with yet: compute now (the caller runs off the event loop)
         return text, cached(kind, path, text, compute)
+    with _lock:
+        _wanted[(kind, path)] = (text, compute, time.monotonic())
     if start:
+        _arm(kind, path, submit, QUIET_S)
+    return old
+
+
+#: Seconds without a request for a newer text before the background computation starts (while the user
+#: types, requests are answered from the older text and nothing is parsed).
+QUIET_S = 0.2
+_wanted: dict[tuple[Any, str], tuple[str, Callable[[], Any], float]] = {}
+
+
+def _arm(kind: Any, path: str, submit: Callable[[Callable[[], None]], Any], delay: float) -> None:
+    """Start the newest wanted computation of (kind, path) once no newer text was asked for ``QUIET_S``."""
+    def fire() -> None:
+        with _lock:
+            text, compute, asked = _wanted[(kind, path)]
+        wait = asked + QUIET_S - time.monotonic()
+        if wait > 0:
+            _arm(kind, path, submit, wait)
+            return
+
         def run() -> None:
             try:
                 cached(kind, path, text, compute)
             finally:
                 with _lock:
-                    _inflight.discard((kind, path))
+                    newer = _wanted.get((kind, path), (text,))[0] is not text
+                    if not newer:
+                        _inflight.discard((kind, path))
+                if newer:
+                    _arm(kind, path, submit, QUIET_S)
 
         try:
             submit(run)
         except Exception:  # a pool shut down at exit: nothing to compute for
             with _lock:
                 _inflight.discard((kind, path))
-    return old
+
+    if delay <= 0:
+        fire()
+        return
+    t = threading.Timer(delay, fire)
+    t.daemon = True
+    t.start()
 
 
 def clear() -> None:
@@ -107,3 +140,4 @@ def clear() -> None:
     with _lock:
         _memo.clear()
         _latest.clear()
+        _wanted.clear()

@@ -7,6 +7,7 @@ lines; a line that was edited or deleted maps to None (its results are dropped /
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import hashlib
 import threading
@@ -21,38 +22,60 @@ def text_hash(text: str) -> str:
 
 
 class LineMap:
-    """Maps 1-based baseline lines to 1-based current lines; None where the line changed."""
+    """Maps 1-based baseline lines to 1-based current lines; None where the line changed.
+
+    Built in time linear in the text with C-level list operations: the common head and tail of the two
+    texts' code lines are found by comparing slices, only the middle (where the edits are) goes to difflib,
+    and the map is kept as matching blocks (``line`` bisects them)."""
 
     def __init__(self, baseline: str, current: str) -> None:
-        self.identical = text_hash(baseline) == text_hash(current)
-        self._map: dict[int, int] = {}
+        self.identical = baseline == current or baseline.replace("\r\n", "\n") == current.replace("\r\n", "\n")
+        self._starts: list[int] = []
+        self._blocks: list[tuple[int, int, int]] = []  # (baseline first line, current first line, lines)
         if self.identical:
             return
         # compare code only: a line whose comment or indentation changed keeps its results
         a, b = _code_lines(baseline), _code_lines(current)
-        # the common head and tail map one to one; only the middle (where edits are) goes to difflib
-        head = 0
-        n = min(len(a), len(b))
-        while head < n and a[head] == b[head]:
-            head += 1
-        tail = 0
-        while tail < n - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-            tail += 1
-        for k in range(head):
-            self._map[k + 1] = k + 1
-        sm = difflib.SequenceMatcher(a=a[head:len(a) - tail], b=b[head:len(b) - tail], autojunk=False)
-        for tag, i1, i2, j1, _j2 in sm.get_opcodes():
-            if tag == "equal":
-                for k in range(i2 - i1):
-                    self._map[head + i1 + k + 1] = head + j1 + k + 1
-        for k in range(tail):
-            self._map[len(a) - k] = len(b) - k
+        head = _common_length(a, b, tail=False)
+        tail = _common_length(a[head:], b[head:], tail=True)
+        blocks = [(1, 1, head)] if head else []
+        # difflib indexes its second sequence: give it the shorter middle (usually the baseline's)
+        am, bm = a[head:len(a) - tail], b[head:len(b) - tail]
+        swap = len(am) < len(bm)
+        sm = difflib.SequenceMatcher(a=bm if swap else am, b=am if swap else bm, autojunk=False)
+        for i1, j1, size in sm.get_matching_blocks():
+            if size:
+                base0, cur0 = (j1, i1) if swap else (i1, j1)
+                blocks.append((head + base0 + 1, head + cur0 + 1, size))
+        if tail:
+            blocks.append((len(a) - tail + 1, len(b) - tail + 1, tail))
+        blocks.sort()
+        self._blocks = blocks
+        self._starts = [x[0] for x in blocks]
 
     def line(self, baseline_line: int) -> int | None:
         """Current line of ``baseline_line`` or None when that line was edited or removed."""
         if self.identical:
             return baseline_line
-        return self._map.get(baseline_line)
+        k = bisect.bisect_right(self._starts, baseline_line) - 1
+        if k < 0:
+            return None
+        base0, cur0, size = self._blocks[k]
+        return cur0 + baseline_line - base0 if baseline_line < base0 + size else None
+
+
+def _common_length(a: list[str], b: list[str], tail: bool) -> int:
+    """Length of the longest common prefix (suffix when ``tail``) of ``a`` and ``b`` (binary search over
+    slice comparisons: O(n log n) element compares, all in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        same = a[len(a) - mid:] == b[len(b) - mid:] if tail else a[:mid] == b[:mid]
+        if same:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
 
 
 _code_cache: dict[str, str] = {}
@@ -61,16 +84,16 @@ _code_cache: dict[str, str] = {}
 def _code_lines(text: str) -> list[str]:
     """``code_lines`` (analysis/profile/source.py) with each line's result remembered by its text (most
     lines of a document are the same from one version to the next)."""
-    out = []
     cache = _code_cache
     if len(cache) > 200_000:
         cache.clear()
-    for x in text.replace("\r\n", "\n").split("\n"):
-        c = cache.get(x)
-        if c is None:
-            c = cache[x] = code_of_line(x)
-        out.append(c)
-    return out
+    lines = text.replace("\r\n", "\n").split("\n")
+    codes: list[str | None] = list(map(cache.get, lines))
+    if None in codes:
+        for k, c in enumerate(codes):
+            if c is None:
+                codes[k] = cache[lines[k]] = code_of_line(lines[k])
+    return codes  # type: ignore[return-value]
 
 
 _maps_lock = threading.Lock()

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
+import pytest
 from warpwise.server import actions, doccache
 from warpwise.server.linemap import LineMap, line_map
 
@@ -30,7 +32,8 @@ def test_cached_computes_once_per_text_and_keeps_failures() -> None:
     assert calls == ["abc", "bad"]
 
 
-def test_fresh_or_stale_answers_from_older_text_and_runs_one_job() -> None:
+def test_fresh_or_stale_answers_from_older_text_and_runs_one_job(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doccache, "QUIET_S", 0.0)  # no typing pause to wait for
     doccache.clear()
     jobs: list[Callable[[], None]] = []
     assert doccache.fresh_or_stale("k", "/b.cu", "v1", lambda: "r1", jobs.append) == ("v1", "r1")  # first: now
@@ -64,7 +67,8 @@ def test_same_lines() -> None:
     assert not actions.same_lines("a\nb", "a\nb\nc", 2, 3)  # line 3 only in one of them
 
 
-def test_launches_from_an_older_text_only_where_unchanged() -> None:
+def test_launches_from_an_older_text_only_where_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doccache, "QUIET_S", 0.0)
     doccache.clear()
     path = str(example("cdp", ".cu"))
     text = example("cdp", ".cu").read_text()
@@ -81,3 +85,18 @@ def test_launches_from_an_older_text_only_where_unchanged() -> None:
     tail = far + "\n// edit at the end\n"  # an edit below the launch keeps the older parse usable
     stale = actions.rewrite_actions("file:///x.cu", 3, tail, path, 1, 999, None, True, True, submit=jobs.append)
     assert [a.title for a in stale] == [a.title for a in fresh] and len(jobs) == 1
+
+
+def test_background_waits_for_a_typing_pause(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(doccache, "QUIET_S", 0.15)
+    doccache.clear()
+    jobs: list[Callable[[], None]] = []
+    doccache.fresh_or_stale("k", "/c.cu", "v1", lambda: 1, jobs.append)
+    for i in range(2, 6):  # a request for a newer text every 50 ms: nothing starts
+        assert doccache.fresh_or_stale("k", "/c.cu", f"v{i}", lambda i=i: i, jobs.append) == ("v1", 1)
+        time.sleep(0.05)
+        assert not jobs
+    time.sleep(0.3)
+    assert len(jobs) == 1
+    jobs.pop()()
+    assert doccache.fresh_or_stale("k", "/c.cu", "v5", lambda: 0, jobs.append) == ("v5", 5)  # the newest
