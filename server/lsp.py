@@ -517,4 +517,5 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
 def serve() -> None:
     """Run the server on stdio until the client exits."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it writes every message's JSON to stderr
     server.start_io()
