@@ -16,6 +16,8 @@ Finders:
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -76,11 +78,27 @@ class QuickFix:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+_local = threading.local()
+
+
 def _parse(source: str, path: str) -> Parsed:
+    """libclang parse of ``source``, remembered for the last 8 (path, text) pairs per thread (every kernel of
+    a cubin, and every fix of one advice, asks for the same file; a translation unit is not shared between
+    threads)."""
+    key = (path, source)
+    _PARSED: OrderedDict[tuple[str, str], Parsed] = _local.__dict__.setdefault("parsed", OrderedDict())
+    hit = _PARSED.get(key)
+    if hit is not None:
+        _PARSED.move_to_end(key)
+        return hit
     try:
-        return parse(source, path)
+        p = parse(source, path)
     except RewriteError as e:
         raise QuickFixError(str(e)) from e
+    _PARSED[key] = p
+    while len(_PARSED) > 8:
+        _PARSED.popitem(last=False)
+    return p
 
 
 def _edit(p: Parsed, start: int, end: int, new_text: str) -> Edit:
@@ -150,7 +168,15 @@ def float_literal_fixes(source: str, path: str, lines: set[int] | None = None) -
 
 
 def _loops(p: Parsed) -> list[ci.Cursor]:
-    return [c for fn in _device_functions(p) for c in walk(fn) if c.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
+    memo: dict[int, tuple[Parsed, list[ci.Cursor]]] = _local.__dict__.setdefault("loops", {})
+    hit = memo.get(id(p))
+    if hit is not None and hit[0] is p:  # one AST walk per parse (the entry pins p, so its id stays unique)
+        return hit[1]
+    if len(memo) > 8:
+        memo.clear()
+    out = [c for fn in _device_functions(p) for c in walk(fn) if c.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
+    memo[id(p)] = (p, out)
+    return out
 
 
 def _constant_trip(loop: ci.Cursor) -> bool:
