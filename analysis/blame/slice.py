@@ -106,9 +106,11 @@ class FunctionIndex:
         self.preds = {n: list(pf.cfg.predecessors(n)) for n in pf.cfg.nodes}
         self.succs = {n: list(pf.cfg.successors(n)) for n in pf.cfg.nodes}
         self._reach: dict[str, dict[int, dict[int, tuple[int, int]]]] = {}
-        self._reach_far: dict[str, dict[int, tuple[int, ...]]] = {}
+        self._reach_far: dict[str, dict[int, dict[int, int]]] = {}
         self._bound: list[float] | None = None
         self._limits: dict[str, float] = {}
+        self._blocks_of: dict[str, set[int]] | None = None
+        self._order: list[int] | None = None
         self._rpo: dict[int, int] | None = None
         self._dag_order: list[int] | None = None
         self._dag: nx.DiGraph | None = None
@@ -182,7 +184,7 @@ class FunctionIndex:
             if k not in best or (c, n) < best[k]:
                 best[k] = (c, n)
         if far is not None:
-            far.update(self._reach_far[reg].get(b, ()))
+            far.update(self._reach_far[reg].get(b, {}))
         return [(k, c, n) for k, (c, n) in best.items()]
 
     def bound(self, k: int) -> float:
@@ -202,6 +204,15 @@ class FunctionIndex:
                     b.append(float(latency_of(ins.opcode, self.arch).upper))
             self._bound = b
         return self._bound[k]
+
+    def _def_blocks(self, reg: str) -> set[int]:
+        """Blocks with a def of ``reg`` or a CALL (which defines every register)."""
+        if self._blocks_of is None:
+            by: dict[str, set[int]] = {}
+            for (b, r) in self._defs:
+                by.setdefault(r, set()).add(b)
+            self._blocks_of = by
+        return self._blocks_of.get(reg, set()) | self._calls.keys()
 
     def _path_limit(self, reg: str) -> float:
         """Issue cycles after which the per-path walk for ``reg`` stops: SEARCH_LIMIT_CYCLES, or less when
@@ -260,12 +271,16 @@ class FunctionIndex:
             return cached
         bound = self.bound
         rpo = self._rpo_index()
-        order = sorted(self.first, key=rpo.__getitem__)
-        gen: dict[int, tuple[dict[int, tuple[int, int]], tuple[int, ...], bool]] = {}
-        for b in self.first:
+        if self._order is None:
+            self._order = sorted(self.first, key=rpo.__getitem__)
+        order = self._order
+        gen: dict[int, tuple[dict[int, tuple[int, int]], dict[int, int], bool]] = {}
+        limit = SEARCH_LIMIT_CYCLES
+        # sparse: only blocks defining reg (or holding a CALL) generate; others only pass sets along
+        for b in self._def_blocks(reg):
             e = self.end[b]
             found: dict[int, tuple[int, int]] = {}
-            gfar: tuple[int, ...] = ()
+            gfar: dict[int, int] = {}
             covered = False
             ks = self.defs_before(b, e, reg)
             if ks:
@@ -274,45 +289,54 @@ class FunctionIndex:
                     c = self.cum[e] - self.cum[k]
                     if c <= bound(k):
                         found[k] = (c, e - k)
-                    elif len(gfar) < 2:
-                        gfar += (k,)
+                    elif c <= limit:
+                        gfar[k] = c
                     dk = self.du[k]
                     preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
                     if covers(preds, None):
                         covered = True
                         break
-            gen[b] = (found, gfar, covered)
+            gen[b] = (found, _two_nearest(gfar), covered)
         inn: dict[int, dict[int, tuple[int, int]]] = {}
-        # up to two defs per block entry that reach it but were dropped past their bound: enough to tell
-        # whether a use has exactly one candidate (slice_candidates)
-        inn_far: dict[int, tuple[int, ...]] = {}
-        heap = [rpo[b] for b in order]
-        queued = set(order)
+        # the two nearest defs (within SEARCH_LIMIT_CYCLES) per block entry that reach it but were dropped
+        # past their bound: enough to tell whether a use has exactly one candidate (slice_candidates)
+        inn_far: dict[int, dict[int, int]] = {}
+        heap = sorted(rpo[b] for b in gen)
+        queued = set(gen)
+        nothing: tuple[dict[int, tuple[int, int]], dict[int, int], bool] = ({}, {}, False)
         while heap:
             b = order[heapq.heappop(heap)]
             queued.discard(b)
-            found, ofar, covered = gen[b]
+            found, gfar, covered = gen.get(b, nothing)
             inb = inn.get(b)
+            ofar = gfar
+            lc = self.cum[self.end[b]] - self.cum[self.first[b]]
             if not covered:
-                for k in inn_far.get(b, ()):
-                    if len(ofar) >= 2:
-                        break
-                    if k not in ofar:
-                        ofar += (k,)
+                fin = inn_far.get(b)
+                if fin:
+                    ofar = dict(gfar)
+                    for k, c in fin.items():
+                        c += lc
+                        if c <= limit and c < ofar.get(k, limit + 1):
+                            ofar[k] = c
             if covered or not inb:
                 out = found
             else:
                 out = dict(found)
-                lc, ln = self.cum[self.end[b]] - self.cum[self.first[b]], self.end[b] - self.first[b]
+                ln = self.end[b] - self.first[b]
                 for k, (c, n) in inb.items():
                     c, n = c + lc, n + ln
                     if c > bound(k):
-                        if len(ofar) < 2 and k not in ofar:
-                            ofar += (k,)
+                        if c <= limit and c < ofar.get(k, limit + 1):
+                            if ofar is gfar:
+                                ofar = dict(gfar)
+                            ofar[k] = c
                         continue
                     old = out.get(k)
                     if old is None or (c, n) < old:
                         out[k] = (c, n)
+            if len(ofar) > 2:
+                ofar = _two_nearest(ofar)
             if not out and not ofar:
                 continue
             for s in self.succs.get(b, ()):
@@ -326,15 +350,15 @@ class FunctionIndex:
                         tgt[k] = cn
                         changed = True
                 if ofar:
-                    tf = inn_far.get(s, ())
-                    if len(tf) < 2:
-                        nf = tf
-                        for k in ofar:
-                            if len(nf) < 2 and k not in nf:
-                                nf += (k,)
-                        if nf != tf:
-                            inn_far[s] = nf
-                            changed = True
+                    tf = inn_far.get(s)
+                    merged = dict(tf) if tf else {}
+                    for k, c in ofar.items():
+                        if c < merged.get(k, limit + 1):
+                            merged[k] = c
+                    merged = _two_nearest(merged)
+                    if merged != tf:
+                        inn_far[s] = merged
+                        changed = True
                 if changed and s not in queued:
                     heapq.heappush(heap, rpo[s])
                     queued.add(s)
@@ -466,6 +490,14 @@ class FunctionIndex:
             seen.add(n)
             stack.extend(s for s in g.successors(n) if s != avoid and s not in seen)
         return False
+
+
+def _two_nearest(far: dict[int, int]) -> dict[int, int]:
+    """The two entries with the smallest distances (ties: lower index): two distinct far candidates are as
+    good as more for the "exactly one candidate" count, and keeping the nearest keeps the fixpoint exact."""
+    if len(far) <= 2:
+        return far
+    return dict(sorted(far.items(), key=lambda kc: (kc[1], kc[0]))[:2])
 
 
 def _back_edges(g: nx.DiGraph, entry: int) -> set[tuple[int, int]]:
