@@ -344,6 +344,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     view.latency = profile.latency_samples
     view.active = profile.active_samples
     view.selected = sum(s.stalls.get("selected", 0) for s in profile.pcs.values())
+    at: dict[tuple[int, int], tuple[Instruction | None, Loop | None]] = {}
     for e in blame.edges:
         use_fn = view.resolve(e.function, e.use_offset)
         if use_fn is None and program is not None:
@@ -352,14 +353,25 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
         if use_fn is not None and is_runtime_function(use_fn.name):
             view.runtime += e.stall_samples  # __cudaCDP2* etc.: stalls inside code the user cannot change
             continue
-        ev = EdgeView(edge=e, use_fn=use_fn,
-                      use_ins=None if use_fn is None else use_fn.function.at(e.use_offset),
-                      use_loop=None if use_fn is None else use_fn.loop_of(e.use_offset),
+        use_ins, use_loop = _ins_and_loop(at, use_fn, e.use_offset)
+        ev = EdgeView(edge=e, use_fn=use_fn, use_ins=use_ins, use_loop=use_loop,
                       gpa_class=stalls.stall_class(e.reason))
         if e.def_offset is not None:
             ev.def_fn = view.resolve(e.function, e.def_offset)
             if ev.def_fn is not None:
-                ev.def_ins = ev.def_fn.function.at(e.def_offset)
-                ev.def_loop = ev.def_fn.loop_of(e.def_offset)
+                ev.def_ins, ev.def_loop = _ins_and_loop(at, ev.def_fn, e.def_offset)
         view.edges.append(ev)
     return view
+
+
+def _ins_and_loop(memo: dict[tuple[int, int], tuple[Instruction | None, Loop | None]], pf: ProgramFunction | None,
+                  offset: int) -> tuple[Instruction | None, Loop | None]:
+    """(instruction, innermost loop) at ``offset`` of ``pf``, looked up once per PC (several blame edges —
+    one per stall reason and source — share a PC)."""
+    if pf is None:
+        return None, None
+    key = (id(pf), offset)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (pf.function.at(offset), pf.loop_of(offset))
+    return hit

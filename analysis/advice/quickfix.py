@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -108,9 +108,20 @@ def _edit(p: Parsed, start: int, end: int, new_text: str) -> Edit:
 
 
 def _device_functions(p: Parsed) -> list[ci.Cursor]:
-    return [c for c in walk(p.tu.cursor)
+    return [c for c in _declarations(p.tu.cursor)
             if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and p.in_main(c) and cursors.is_device_function(c)
             and cursors.body_of(c) is not None]
+
+
+def _declarations(c: ci.Cursor) -> Iterator[ci.Cursor]:
+    """:func:`walk` without descending into compound statements: a function with a body is never declared
+    inside one, so the device functions are found without walking every function body."""
+    stack = [c]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if cur.kind != K.COMPOUND_STMT:
+            stack.extend(reversed(list(cur.get_children())))
 
 
 def _is_float_expr(c: ci.Cursor) -> bool:
@@ -167,15 +178,27 @@ def float_literal_fixes(source: str, path: str, lines: set[int] | None = None) -
     return out
 
 
-def _loops(p: Parsed) -> list[ci.Cursor]:
-    memo: dict[int, tuple[Parsed, list[ci.Cursor]]] = _local.__dict__.setdefault("loops", {})
-    hit = memo.get(id(p))
-    if hit is not None and hit[0] is p:  # one AST walk per parse (the entry pins p, so its id stays unique)
-        return hit[1]
-    if len(memo) > 8:
-        memo.clear()
-    out = [c for fn in _device_functions(p) for c in walk(fn) if c.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
-    memo[id(p)] = (p, out)
+_LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _loops_covering(p: Parsed, first_line: int, last_line: int) -> list[ci.Cursor]:
+    """Loop statements of device functions whose extent spans lines [first_line, last_line]. Only cursors
+    spanning those lines are descended into (a loop spanning them lies inside such a cursor), so a long
+    function is not walked statement by statement."""
+    def spans(c: ci.Cursor) -> bool:
+        e = c.extent
+        return bool(e.start.line <= first_line and e.end.line >= last_line)
+
+    out = []
+    for fn in _device_functions(p):
+        if not spans(fn):
+            continue
+        stack = [fn]
+        while stack:
+            cur = stack.pop()
+            if cur.kind in _LOOP_KINDS:
+                out.append(cur)
+            stack.extend(ch for ch in cur.get_children() if spans(ch))
     return out
 
 
@@ -208,7 +231,7 @@ def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = 
     """
     p = _parse(source, path)
     last = last_line if last_line is not None else first_line
-    cands = [c for c in _loops(p) if c.extent.start.line <= first_line and c.extent.end.line >= last]
+    cands = _loops_covering(p, first_line, last)
     if not cands:
         return None
     loop = max(cands, key=lambda c: c.extent.start.offset)  # innermost: starts last
