@@ -47,13 +47,27 @@ def generator_source(units: int) -> str:
     return "\n".join(lines)
 
 
+#: Loops per PTX kernel: ptxas needs > 9 GiB and many minutes for one 200k-instruction function of this
+#: shape, so larger sizes are several kernels of about 50k instructions in one module.
+PTX_LOOPS_PER_KERNEL = 3000
+
+
 def ptx_loops_source(units: int) -> str:
-    """``units`` skippable loops, each redefining the same accumulator %f1 (PTX for ptxas)."""
-    out = [""".version 8.0
+    """``units`` skippable loops, each redefining the same accumulator %f1 (PTX for ptxas); kernels ``big``,
+    ``big1``, ... of at most PTX_LOOPS_PER_KERNEL loops each."""
+    head = """.version 8.0
 .target sm_90
 .address_size 64
-.visible .entry big(.param .u64 pin, .param .u64 pout, .param .u32 pn, .param .u32 ps)
-{
+"""
+    parts = []
+    for k, first in enumerate(range(0, units, PTX_LOOPS_PER_KERNEL)):
+        parts.append(_ptx_loops_kernel("big" if k == 0 else f"big{k}", min(PTX_LOOPS_PER_KERNEL, units - first)))
+    return head + "\n".join(parts)
+
+
+def _ptx_loops_kernel(name: str, units: int) -> str:
+    out = [f""".visible .entry {name}(.param .u64 pin, .param .u64 pout, .param .u32 pn, .param .u32 ps)
+{{
  .reg .pred %p<4>; .reg .b32 %r<16>; .reg .f32 %f<16>; .reg .b64 %rd<12>;
  ld.param.u64 %rd1, [pin]; ld.param.u64 %rd2, [pout]; ld.param.u32 %r1, [pn]; ld.param.u32 %r2, [ps];
  cvta.to.global.u64 %rd3, %rd1; cvta.to.global.u64 %rd4, %rd2;
