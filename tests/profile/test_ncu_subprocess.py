@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import example
 from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
+
+from tests.conftest import example
 
 
 def test_child_read_equals_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
