@@ -91,7 +91,9 @@ def build_function(fn: Function, cubin: Cubin | None = None) -> ProgramFunction:
     pf = ProgramFunction(function=fn, blocks=blocks, cfg=g, entry=lo, exits=sorted(set(exits)))
     pf.idom = dict(nx.immediate_dominators(g, lo))
     pf.idom[lo] = lo  # networkx >= 3.6 leaves the start node out
-    rev = g.reverse(copy=True)
+    rev: nx.DiGraph = nx.DiGraph()  # the reversed CFG without edge attributes (reverse(copy=True) deep-copies them)
+    rev.add_nodes_from(g)
+    rev.add_edges_from((v, u) for u, v in g.edges)
     rev.add_node(VIRTUAL_EXIT)
     for e in pf.exits:
         rev.add_edge(VIRTUAL_EXIT, e)
