@@ -480,8 +480,31 @@ def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ker
     ``report`` is a ``.ncu-rep`` or an ncu CSV export; ``pages``: the other CSV pages of the same export
     (default for ``<stem>.source.csv``: ``<stem>.details.csv``/``.raw.csv`` beside it). Raises InputError
     for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or entries of
-    ``errors`` so one bad kernel does not hide the others. ``path_map``: see analyze_kernel.
+    ``errors`` so one bad kernel does not hide the others. ``path_map``: see analyze_kernel. Results are
+    kept in the persistent cache (:mod:`warpwise.analysis.cache`), keyed by the contents of all inputs.
     """
+    from warpwise.analysis import cache
+    from warpwise.analysis.profile.csv_load import companions, is_csv
+
+    key = None
+    if cache.enabled():
+        files = [report, *pages, *(companions(report) if is_csv(report) and not pages else [])]
+        try:
+            key = cache.make_key("analysis", [*files, *binaries, *sources],
+                                 [f"kernel={kernel}", f"path_map={sorted(path_map)}"])
+        except Exception:  # an unreadable input: the uncached path reports it with the file named
+            key = None
+    hit = cache.load(key) if key else None
+    if isinstance(hit, Analysis):
+        return hit
+    result = _analyze(report, binaries, sources, kernel, pages, path_map)
+    if key and not result.errors:  # per-file problems may be transient (a binary being rewritten)
+        cache.store(key, result)
+    return result
+
+
+def _analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None,
+             pages: Sequence[Path], path_map: Sequence[tuple[str, str]]) -> Analysis:
     from warpwise.analysis.profile.csvfile import CsvError
 
     try:

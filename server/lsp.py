@@ -27,7 +27,7 @@ from warpwise.analysis.profile.paths import parse_path_map
 from warpwise.server import actions, lifecycle, render, stale
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
-from warpwise.server.linemap import LineMap
+from warpwise.server.linemap import LineMap, line_map
 from warpwise.server.uris import uri_to_path
 
 log = logging.getLogger("warpwise")
@@ -137,7 +137,7 @@ def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, 
     ff = cached_findings(ls, uri_to_path(uri))
     if not ff.findings:
         return None
-    return ff, stale.line_map(uri, doc.version, ff.baseline, doc.source), doc.source
+    return ff, line_map(ff.baseline, doc.source), doc.source
 
 
 def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Diagnostic]:
@@ -146,7 +146,7 @@ def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Dia
     path = uri_to_path(uri)
     ff = cached_findings(ls, path)
     if ff.findings:
-        diags = render.diagnostics(ff, LineMap(ff.baseline, text), text, ls.state.settings, uri)
+        diags = render.diagnostics(ff, line_map(ff.baseline, text), text, ls.state.settings, uri)
     if "<<<" in text:
         diags.extend(render.launch_diagnostics(text, str(path)))
     return diags
@@ -370,11 +370,12 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
         if stale.superseded(ls, uri, version):  # queued behind newer edits: the editor asks again
             return []
         out = actions.quickfix_actions(uri, version, text, str(uri_to_path(uri)), params.context.diagnostics,
-                                       only, ls.state.analyses)
+                                       only, ls.state.analyses, submit=ls.pool.submit)
         if "<<<" in text:
             out += actions.rewrite_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
                                            resolve, disabled_ok,
-                                           [k.profile for a in ls.state.analyses.values() for k in a.kernels])
+                                           [k.profile for a in ls.state.analyses.values() for k in a.kernels],
+                                           submit=ls.pool.submit)
             out += actions.tuned_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
                                          ls.state.tuned)
         return out

@@ -11,10 +11,7 @@ a traceback for every dropped request), diagnostics are skipped (the newer versi
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any
-
-from warpwise.server.linemap import LineMap
 
 #: Seconds a code-action request waits for the text to stop changing before it is computed (a typing
 #: burst sends one per keystroke; all but the last are superseded within this time).
@@ -35,20 +32,3 @@ async def settled(ls: Any, uri: str, version: int | None, wait_s: float = SETTLE
     superseded, drop the request before any worker computes it)."""
     await asyncio.sleep(wait_s)
     return not superseded(ls, uri, version)
-
-
-_maps: dict[str, tuple[int | None, str, LineMap]] = {}
-_maps_lock = threading.Lock()
-
-
-def line_map(uri: str, version: int | None, baseline: str, text: str) -> LineMap:
-    """The :class:`LineMap` from ``baseline`` to document ``uri`` at ``version``, computed once per version
-    (hover, inlay hints and code lens of one text share it instead of diffing the file again each)."""
-    with _maps_lock:
-        hit = _maps.get(uri)
-    if hit is not None and hit[0] == version and version is not None and hit[1] is baseline:
-        return hit[2]
-    m = LineMap(baseline, text)
-    with _maps_lock:
-        _maps[uri] = (version, baseline, m)
-    return m

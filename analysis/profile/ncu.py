@@ -11,6 +11,7 @@ device runtime's internal code in a parent's report — have no SASS and no sour
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -196,7 +197,9 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
     in a worker process (``python -m warpwise.analysis.profile.ncu``) with a time limit of ``timeout``
     seconds (default ``WARPWISE_REPORT_TIMEOUT_S``, 300 s) and an address-space limit
     (``WARPWISE_REPORT_MEMORY_BYTES``, default 16 GiB); the worker's process group is killed on expiry.
-    It costs one interpreter start per load (docs/benchmarks.md "Hostile inputs").
+    It costs one interpreter start per load (docs/benchmarks.md "Hostile inputs"), and gives the ~125 MiB
+    the native reader takes back to the system when the worker exits; ``WARPWISE_NCU_INPROCESS=1`` reads in
+    this process instead.
 
     Raises ProfileLoadError when the file is missing, not a regular file, too large, is not a readable
     Nsight Compute report, holds no launch with PC samples (no SourceCounters section), or the loader
@@ -209,6 +212,8 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
     from warpwise.analysis.bounded import run as run_bounded
 
     p = Path(path)
+    if os.environ.get("WARPWISE_NCU_INPROCESS", "") not in ("", "0"):  # no worker: debugging, profiling
+        return load_profiles_in_process(p)
     try:
         size = check_regular(p, "report")
     except InputFileError as e:
@@ -280,6 +285,7 @@ def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
         raise
     except Exception as e:
         raise ProfileLoadError(f"{p}: corrupt Nsight Compute report ({type(e).__name__}: {e})") from e
+    del report  # release the native report before returning (only plain Python objects are kept)
     if not out:
         raise ProfileLoadError(errors[0] if errors else
                                f"{p}: no kernel launch could be read: the file is corrupt, truncated, or not an "

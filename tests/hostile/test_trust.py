@@ -19,11 +19,11 @@ def test_restricted_settings() -> None:
     assert restricted <= declared  # each restricted name is a real setting
 
 
-def test_stale_line_map_is_shared_per_version() -> None:
-    from warpwise.server import stale
+def test_line_map_is_shared_per_document_text() -> None:
+    from warpwise.server.linemap import line_map
 
     base = "a\nb\n"
-    a = stale.line_map("file:///x.cu", 3, base, "a\nx\nb\n")
-    assert stale.line_map("file:///x.cu", 3, base, "a\nx\nb\n") is a  # one diff per version
-    b = stale.line_map("file:///x.cu", 4, base, "a\nb\n")
+    a = line_map(base, "a\nx\nb\n")
+    assert line_map(base, "a\nx\nb\n") is a  # one diff per text (hover, inlay and lens of one version share it)
+    b = line_map(base, "a\nb\n")
     assert b is not a and a.line(2) == 3 and b.line(2) == 2
