@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     adv.add_argument("sources", nargs="+", help=".cu/.cuh files (or an example folder)")
     adv.add_argument("--profile", help=".ncu-rep report (default: found next to SOURCE)")
     adv.add_argument("--binary", help=".cubin, or executable/shared library holding cubins")
-    adv.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    adv.add_argument("--format", choices=["text", "json", "sarif", "html"], default="text")
     adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel (>= 1)")
     adv.add_argument("--kernel", help="only kernels whose name contains this")
 

@@ -8,9 +8,7 @@ superseded reloads are dropped by a generation counter.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import logging
-import os
 import sys
 import threading
 import uuid
@@ -21,8 +19,8 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in
-from warpwise.server import actions, render
+from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in
+from warpwise.server import actions, render, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap
@@ -30,9 +28,9 @@ from warpwise.server.uris import uri_to_path
 
 log = logging.getLogger("warpwise")
 
-SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache", "build", "dist"}
 SOURCE_EXTS = (".cu", ".cuh")
-COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule")
+COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule",
+            "warpwise.profileView", "warpwise.reports", "warpwise.selectReport")
 
 
 @dataclass
@@ -44,6 +42,7 @@ class State:
     load_errors: dict[Path, str] = field(default_factory=dict)
     published: set[str] = field(default_factory=set)
     tuned: dict[str, Any] = field(default_factory=dict)  # kernel (mangled) -> TunedKernel
+    active: dict[str, Path] = field(default_factory=dict)  # kernel (mangled) -> report the user picked
     # findings per local file for the current analyses: hover/inlay/lens requests reuse them instead of
     # walking every blame edge again; cleared on reload and when the file is saved
     findings: dict[str, FileFindings] = field(default_factory=dict)
@@ -69,43 +68,41 @@ class WarpwiseServer(LanguageServer):
         return folders
 
     def scan(self, patterns: list[str], exts: tuple[str, ...] | None = None) -> list[Path]:
-        """Files under the workspace folders matching any glob of ``patterns`` (or ``exts``)."""
-        out: list[Path] = []
-        for root in self.roots():
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-                for name in sorted(filenames):
-                    p = Path(dirpath) / name
-                    rel = p.relative_to(root).as_posix()
-                    if exts is not None:
-                        if name.endswith(exts):
-                            out.append(p)
-                    elif any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat.split("/")[-1])
-                             for pat in patterns):
-                        out.append(p)
-        return out
+        """Files under the workspace folders matching a glob of ``patterns`` (or ``exts``); see workspace.py."""
+        return workspace.scan(self.roots(), patterns, exts)
 
-    def load_all(self) -> tuple[dict[Path, Analysis], dict[Path, str]]:
-        """Analyse every report in the workspace against every binary found (runs in the pool)."""
+    def plan(self, open_files: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
+        """(reports, binaries, sources) to analyse, reports covering ``open_files`` first (runs in the pool)."""
         from warpwise.server.tuning import find_tuned
 
         s = self.state.settings
         self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
-        reports = self.scan(s.profiles)
-        binaries = self.scan(s.binaries)
-        sources = self.scan([], SOURCE_EXTS)
-        analyses: dict[Path, Analysis] = {}
-        errors: dict[Path, str] = {}
-        for rep in reports:
-            near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
-            try:
-                analyses[rep] = analyze(rep, near, sources)
-            except InputError as e:
-                errors[rep] = str(e)
-            except Exception as e:  # never let one bad file stop the server
-                log.exception("analysis of %s failed", rep)
-                errors[rep] = f"{rep}: analysis failed: {e}"
-        return analyses, errors
+        reports = workspace.open_first(self.scan(s.profiles), open_files)
+        return reports, self.scan(s.binaries), self.scan([], SOURCE_EXTS)
+
+    def analyze_one(self, rep: Path, binaries: list[Path], sources: list[Path]) -> tuple[Analysis | None, str | None]:
+        """Analyse one report against the binaries beside it (else every binary); (analysis, error)."""
+        near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
+        try:
+            return ANALYZE(rep, near, sources), None
+        except InputError as e:
+            return None, str(e)
+        except Exception as e:  # never let one bad file stop the server
+            log.exception("analysis of %s failed", rep)
+            return None, f"{rep}: analysis failed: {e}"
+
+
+def _analyzer() -> Any:
+    """The analysis entry point: the persistent on-disk cache (analysis/cache.py, keyed by the content
+    hashes of report, binaries and sources) when it is installed, else the pipeline itself."""
+    try:
+        from warpwise.analysis import cache
+    except ImportError:
+        return analyze
+    return getattr(cache, "analyze_cached", None) or getattr(cache, "analyze", None) or analyze
+
+
+ANALYZE = _analyzer()
 
 
 server = WarpwiseServer()
@@ -118,9 +115,10 @@ def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
         hit = ls.state.findings.get(key)
         analyses = list(ls.state.analyses.values())
         generation = ls.state.generation
+        active = dict(ls.state.active)
     if hit is not None:
         return hit
-    ff = file_findings(analyses, path)
+    ff = file_findings(analyses, path, active=active)
     with ls.state.lock:
         if generation == ls.state.generation:  # not superseded by a reload meanwhile
             ls.state.findings[key] = ff
@@ -185,31 +183,98 @@ def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict
                                                      message=f"warpwise: {first}{more}"))
 
 
-async def reload(ls: WarpwiseServer) -> None:
-    """Re-read settings-selected reports in the worker and republish; drops superseded results."""
-    with ls.state.lock:
-        ls.state.generation += 1
-        gen = ls.state.generation
-    loop = asyncio.get_running_loop()
-    analyses, errors = await loop.run_in_executor(ls.pool, ls.load_all)
-    with ls.state.lock:
-        if gen != ls.state.generation:
-            return  # a newer reload is under way
-        ls.state.analyses = analyses
-        ls.state.load_errors = errors
-        ls.state.findings.clear()
-    _report_problems(ls, errors, analyses)
-    kernels = sum(len(a.kernels) for a in analyses.values())
-    names = ", ".join(p.name for p in analyses)
-    ls.protocol.notify("warpwise/status", {"profiles": len(analyses), "kernels": kernels,
-                                           "message": names or "no profile found"})
-    for uri in list(ls.workspace.text_documents):
-        await publish(ls, uri)
+def _open_sources(ls: WarpwiseServer) -> dict[Path, str]:
+    """Open CUDA documents: local path -> URI."""
+    return {uri_to_path(u): u for u in ls.workspace.text_documents if uri_to_path(u).name.endswith(SOURCE_EXTS)}
+
+
+def _refresh_views(ls: WarpwiseServer) -> None:
+    """Ask the client to re-request inlay hints and code lenses (they stay stale otherwise)."""
     caps = ls.client_capabilities.workspace if ls.client_capabilities else None
     if caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support:
         ls.workspace_inlay_hint_refresh(None)
     if caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support:
         ls.workspace_code_lens_refresh(None)
+
+
+def _status(ls: WarpwiseServer) -> None:
+    from warpwise.server.findings import group_kernels
+
+    with ls.state.lock:
+        analyses = dict(ls.state.analyses)
+        active = dict(ls.state.active)
+    groups = group_kernels(list(analyses.values()), active)
+    names = ", ".join(p.name for p in analyses)
+    ls.protocol.notify("warpwise/status", {
+        "profiles": len(analyses), "kernels": len(groups),
+        "choices": sum(1 for g in groups if len(g.reports) > 1),
+        "message": names or "no profile found"})
+
+
+async def reload(ls: WarpwiseServer) -> None:
+    """Re-read settings-selected reports in the worker and republish; drops superseded results.
+
+    Reports that likely cover an open file are analysed first and each open file is published as soon as
+    a report covering it is in, so the file in front of the user gets its diagnostics before the rest of
+    the workspace is analysed (with $/progress for the rest).
+    """
+    with ls.state.lock:
+        ls.state.generation += 1
+        gen = ls.state.generation
+    loop = asyncio.get_running_loop()
+    open_docs = _open_sources(ls)
+    reports, binaries, sources = await loop.run_in_executor(ls.pool, ls.plan, list(open_docs))
+    analyses: dict[Path, Analysis] = {}
+    errors: dict[Path, str] = {}
+    token: str | None = None
+    pending = set(open_docs)
+    try:
+        for i, rep in enumerate(reports):
+            if token is None and not pending and _progress_ok(ls):
+                token = f"warpwise-load-{uuid.uuid4()}"
+                await ls.work_done_progress.create_async(token)
+                ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+                    title="warpwise: analysing profiles", percentage=0, message=rep.name))
+            elif token is not None:
+                ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(
+                    message=rep.name, percentage=int(100 * i / len(reports))))
+            got, err = await loop.run_in_executor(ls.pool, ls.analyze_one, rep, binaries, sources)
+            if gen != ls.state.generation:
+                return  # a newer reload is under way
+            if got is not None:
+                analyses[rep] = got
+            if err is not None:
+                errors[rep] = err
+            covered = {f for f in pending if got is not None and covers(got, f)}
+            if covered and i < len(reports) - 1:
+                with ls.state.lock:  # publish what is known so far for the files in front of the user
+                    ls.state.analyses = dict(analyses)
+                    ls.state.findings.clear()
+                for f in covered:
+                    await publish(ls, open_docs[f])
+                pending -= covered
+                _refresh_views(ls)
+            elif i == 0 and not covered:
+                pending = set()  # the first report was not theirs: show progress for the rest
+    finally:
+        if token is not None:
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"{len(analyses)} profile(s)"))
+    with ls.state.lock:
+        if gen != ls.state.generation:
+            return
+        ls.state.analyses = analyses
+        ls.state.load_errors = errors
+        ls.state.findings.clear()
+    _report_problems(ls, errors, analyses)
+    _status(ls)
+    for uri in list(ls.workspace.text_documents):
+        await publish(ls, uri)
+    _refresh_views(ls)
+
+
+def _progress_ok(ls: WarpwiseServer) -> bool:
+    caps = ls.client_capabilities.window if ls.client_capabilities else None
+    return bool(caps is not None and caps.work_done_progress)
 
 
 async def _load_settings(ls: WarpwiseServer) -> None:
@@ -224,6 +289,7 @@ async def _load_settings(ls: WarpwiseServer) -> None:
         return
     settings, problems = parse_settings(res[0] if res else None)
     ls.state.settings = settings
+    set_log_level(settings.python_log_level())
     for p in problems:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=p))
 
@@ -327,7 +393,7 @@ def code_lens(ls: WarpwiseServer, params: lsp.CodeLensParams) -> list[lsp.CodeLe
     if got is None:
         return []
     ff, lmap, text = got
-    return render.code_lenses(ff, lmap, text, params.text_document.uri)
+    return render.code_lenses(ff, lmap, text, params.text_document.uri, ls.state.settings)
 
 
 def _client_supports_resolve(ls: WarpwiseServer) -> tuple[bool, bool]:
@@ -410,6 +476,71 @@ def cmd_show_report(ls: WarpwiseServer, *args: Any) -> str:
         return "warpwise: no profile loaded. Record one with `warpwise profile -o app.ncu-rep -- ./app`."
     roots = ls.roots()
     return render_text(analyses, top=20, root=roots[0] if roots else None)
+
+
+def _groups(ls: WarpwiseServer) -> list[Any]:
+    from warpwise.server.findings import group_kernels
+
+    with ls.state.lock:
+        analyses = list(ls.state.analyses.values())
+        active = dict(ls.state.active)
+    return group_kernels(analyses, active)
+
+
+@server.command("warpwise.reports")
+def cmd_reports(ls: WarpwiseServer, *args: Any) -> list[dict[str, Any]]:
+    """Every kernel with the reports that hold it (newest first) and the active one, for the picker.
+
+    Optional argument ``{kernel}``: only that kernel (mangled name)."""
+    want = args[0].get("kernel") if args and isinstance(args[0], dict) else None
+    out = []
+    for g in _groups(ls):
+        if want and g.mangled != want:
+            continue
+        with ls.state.lock:
+            per = {p: [k for k in a.kernels if k.profile.mangled == g.mangled] for p, a in ls.state.analyses.items()}
+        out.append({"kernel": g.mangled, "name": g.name, "active": str(g.report), "reports": [
+            {"path": str(p), "launches": len(per.get(p, [])),
+             "samples": sum(k.profile.total_samples for k in per.get(p, []))} for p in g.reports]})
+    return out
+
+
+@server.command("warpwise.selectReport")
+async def cmd_select_report(ls: WarpwiseServer, *args: Any) -> str:
+    """Make ``{kernel, report}`` the active report of a kernel, then republish every open file."""
+    arg = args[0] if args and isinstance(args[0], dict) else {}
+    kernel, report = arg.get("kernel"), arg.get("report")
+    if not isinstance(kernel, str) or not isinstance(report, str):
+        return "warpwise.selectReport needs {kernel, report}"
+    with ls.state.lock:
+        if Path(report) not in ls.state.analyses:
+            return f"{report} is not a loaded report"
+        ls.state.active[kernel] = Path(report)
+        ls.state.findings.clear()
+    for uri in list(ls.workspace.text_documents):
+        await publish(ls, uri)
+    _refresh_views(ls)
+    _status(ls)
+    return f"{Path(report).name} is now the active report of {kernel}"
+
+
+@server.command("warpwise.profileView")
+async def cmd_profile_view(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
+    """The profile view's data (profile_view.page_data) for ``{uri, kernel}`` or a URI: the kernels whose
+    samples lie in that file (the named kernel first), or every kernel without an argument."""
+    from warpwise.server.profile_view import page_data
+
+    arg = args[0] if args else None
+    uri = arg.get("uri") if isinstance(arg, dict) else (arg if isinstance(arg, str) else None)
+    kernel = arg.get("kernel") if isinstance(arg, dict) else None
+    groups = _groups(ls)
+    if uri:
+        path = uri_to_path(uri).resolve()
+        groups = [g for g in groups if any(p is not None and p.resolve() == path for p in g.local.values())] or groups
+    if kernel:
+        groups.sort(key=lambda g: g.mangled != kernel)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(ls.pool, page_data, groups)
 
 
 @server.command("warpwise.profile")
@@ -512,7 +643,16 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     return msg
 
 
+def set_log_level(level: int) -> None:
+    """Log at ``level`` (WARNING by default): pygls logs every JSON-RPC payload at INFO/DEBUG, which only
+    warpwise.trace.server or warpwise.logLevel asks for."""
+    logging.getLogger().setLevel(level)
+    for name in ("pygls", "warpwise"):
+        logging.getLogger(name).setLevel(level)
+
+
 def serve() -> None:
-    """Run the server on stdio until the client exits."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    """Run the server on stdio until the client exits (stderr logging at WARNING until settings say more)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    set_log_level(logging.WARNING)
     server.start_io()
