@@ -20,7 +20,7 @@ test('every setting in package.json has the same default as DEFAULTS, and vice v
   for (const key of [
     'server.path', 'server.python', 'profiles', 'binaries', 'minShare', 'maxDiagnosticsPerFile', 'severity',
     'inlayHints.enabled', 'ncuPath', 'profile.command', 'profile.output', 'tune.iterations', 'tune.seed',
-    'tune.verifySamples', 'trace.server',
+    'tune.verifySamples', 'trace.server', 'minGain', 'logLevel',
   ]) {
     assert.ok(keys.includes(key), `package.json lacks warpwise.${key}`);
   }
