@@ -14,7 +14,7 @@ SEVERITIES = ("error", "warning", "information", "hint")
 LOG_LEVELS = ("error", "warning", "info", "debug")
 
 #: Diagnostic codes that are not optimizer ids (optimizer ids are the codes of advice diagnostics).
-HOT_LINE, STALL_CAUSE = "hot_line", "stall_cause"
+HOT_LINE, STALL_CAUSE, DP_LAUNCH = "hot_line", "stall_cause", "dp_launch"
 #: Severity keys of earlier versions -> the code the user sees (kept working, with a deprecation warning).
 DEPRECATED_SEVERITY_KEYS = {"hotLine": HOT_LINE, "blamedDef": STALL_CAUSE}
 

@@ -176,6 +176,7 @@ class FileFindings:
     findings: list[LineFinding]
     groups: list[KernelGroup] = field(default_factory=list)
     advice_lines: dict[int, set[int]] = field(default_factory=dict)
+    launch_costs: list[Any] = field(default_factory=list)  # cdp.LaunchCost of device-side launch lines
     stale: bool = False  # the profiled source differs from the file on disk
 
 
@@ -325,7 +326,11 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
         advice_lines.update(lines_of)
     if disk_text is None and path.is_file():
         disk_text = path.read_text(errors="replace")
+    from warpwise.server.cdp import launch_costs
+
+    costs = [c for g in groups for c in launch_costs(g, path, baseline or disk_text or "")]
     stale = baseline is not None and disk_text is not None and not same_code(baseline, disk_text)
     findings.sort(key=lambda f: (-(f.stats.samples if f.stats else 0), f.line))
     return FileFindings(path=path, baseline=baseline if baseline is not None else (disk_text or ""),
-                        findings=findings, groups=groups, advice_lines=advice_lines, stale=stale)
+                        findings=findings, groups=groups, advice_lines=advice_lines, launch_costs=costs,
+                        stale=stale)

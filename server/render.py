@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from warpwise.server.config import HOT_LINE, STALL_CAUSE, Settings
+from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALL_CAUSE, Settings
 from warpwise.server.findings import FileFindings, KernelGroup, LineFinding, advice_primary
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
@@ -189,8 +189,18 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
     view = View.of(ff, lmap)
     lines = text.split("\n")
     out: list[tuple[float, lsp.Diagnostic]] = []
+    launch_lines: set[tuple[str, int]] = set()
+    for cost in ff.launch_costs:
+        cur = lmap.line(cost.line)
+        if cur is None or cost.share < s.min_share:
+            continue
+        launch_lines.add((cost.kernel.mangled, cur))
+        out.append((cost.share, lsp.Diagnostic(
+            range=_line_range(lines, cur), message=launch_cost_text(cost, text, view), source=SOURCE,
+            severity=_SEVERITY[s.severity_of(DP_LAUNCH)], code=DP_LAUNCH,
+            data={"kernel": cost.kernel.mangled, "line": cost.line, "report": str(cost.kernel.report)})))
     for cur, f in view.mapped():
-        if f.weight < s.min_share:
+        if f.weight < s.min_share or (f.kernel.mangled, cur) in launch_lines:
             continue
         g = f.kernel
         kname = g.name
@@ -230,6 +240,25 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
             related_information=related or None, data=data)))
     out.sort(key=lambda t: -t[0])
     return [d for _, d in out[: s.max_diagnostics_per_file]]
+
+
+def launch_cost_text(cost: Any, text: str, view: View | None = None) -> str:
+    """What a device-side launch line costs: child-kernel and device-runtime samples, launches vs the
+    pending-launch limit, and where the rewrites are."""
+    from warpwise.server.cdp import pending_limit
+
+    g = cost.kernel
+    kids = ", ".join(f"{c} {_pct(v / max(1, cost.total))}" for c, v in
+                     sorted(cost.children.items(), key=lambda kv: -kv[1])) or "none sampled"
+    msg = (f"device-side launch: {_pct(cost.share)} of {g.name}'s samples are its children's and the device "
+           f"runtime's (child kernels: {kids}; device runtime {_pct(cost.runtime / max(1, cost.total))})")
+    limit, where = pending_limit(text)
+    if cost.launches is not None:
+        set_at = f", set at line {where}" if where is not None else ", the default"
+        msg += f"; {cost.launches:,} child launches against a pending-launch limit of {limit:,}{set_at}"
+        if cost.launches > limit:
+            msg += " — launches past it are dropped"
+    return msg + "; try the dynamic-parallelism rewrites (code actions: threshold, coarsen, aggregate)"
 
 
 def _related_range(view: View, file: Path, line: int, lines: list[str]) -> lsp.Range | None:
@@ -294,9 +323,10 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     estimate and confidence), then the details: stall table, blame, every estimate's arithmetic, SASS."""
     view = View.of(ff, lmap)
     here = [f for cur, f in view.mapped() if cur == line]
-    if not here:
+    costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
+    if not here and not costs:
         return None
-    summary: list[str] = []
+    summary: list[str] = [f"**warpwise** · `{c.kernel.name}` · {launch_cost_text(c, text, view)}" for c in costs]
     details: list[str] = []
     for f in here:
         g = f.kernel
@@ -377,6 +407,12 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
         best = _best(view, f, s.min_gain)
         label = _pct(f.share) + (f" · {_speedup(best):.2f}×" if best is not None else "")
         per_line.setdefault(cur, []).append((f.share, label))
+    for cost in ff.launch_costs:
+        cur = lmap.line(cost.line)
+        if cur is not None and cost.share >= s.min_share and rng.start.line <= cur - 1 <= rng.end.line:
+            child = sum(cost.children.values()) / max(1, cost.total)
+            label = f"children {_pct(child)} · runtime {_pct(cost.runtime / max(1, cost.total))}"
+            per_line[cur] = [(cost.share, label)] + [x for x in per_line.get(cur, []) if x[0] >= s.min_share]
     out: list[lsp.InlayHint] = []
     for cur, labels in sorted(per_line.items()):
         label = " | ".join(lab for _, lab in sorted(labels, key=lambda t: -t[0]))

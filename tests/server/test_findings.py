@@ -189,3 +189,24 @@ def test_text_bar() -> None:
     assert render.bar(0.0) == "·" * 10
     assert render.bar(1.0) == "█" * 10
     assert render.bar(0.45) == "████▌·····"
+
+
+def test_device_launch_line_shows_the_childs_cost() -> None:
+    cu = example("cdp", ".cu").resolve()
+    a = analyze(example("cdp", ".ncu-rep"), [example("cdp", ".sm_90.cubin")], [cu])
+    ff = file_findings([a], cu)
+    text = cu.read_text()
+    lmap = LineMap(ff.baseline, text)
+    launch = next(i for i, t in enumerate(text.split("\n"), 1) if "scale_segment<<<" in t)
+    ds = [d for d in render.diagnostics(ff, lmap, text, settings(), cu.as_uri()) if d.range.start.line + 1 == launch]
+    assert [d.code for d in ds] == ["dp_launch"]
+    msg = ds[0].message
+    assert "scale_segment 73.7%" in msg and "device runtime 26.3%" in msg
+    assert "2,000 child launches against a pending-launch limit of 4,096, set at line 49" in msg
+    h = render.hover(ff, lmap, text, launch)
+    assert h is not None and "scale_segment 73.7%" in h.contents.value  # type: ignore[union-attr]
+    hints = {x.position.line + 1: str(x.label) for x in render.inlay_hints(ff, lmap, text, settings(), ALL)}
+    assert hints[launch] == "children 73.7% · runtime 26.3%"
+    # the default limit is named when the program does not set one
+    plain = text.replace("cudaLimitDevRuntimePendingLaunchCount, 4096", "cudaLimitStackSize, 4096")
+    assert "limit of 2,048, the default" in render.launch_cost_text(ff.launch_costs[0], plain)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import sys
 from typing import Any
 
@@ -178,6 +179,13 @@ async def test_dp_rewrite_actions_on_device_launch(client: LanguageClient) -> No
     titles = [a.title for a in actions if isinstance(a, lsp.CodeAction)]
     assert any(t.startswith("Threshold") for t in titles)
     assert any("multiblock" in t for t in titles)
+    assert not any(re.search(r"\b_[A-Z]", t) for t in titles), titles  # no reserved identifiers in titles
+    # the launch line shows what the children and the device runtime cost (it holds 0.0% itself)
+    h = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=line, character=4)))
+    assert h is not None and "scale_segment 73.7%" in h.contents.value  # type: ignore[union-attr]
+    (d,) = [d for d in client.diagnostics.get(uri, []) if d.range.start.line == line and d.code == "dp_launch"]
+    assert "device runtime 26.3%" in d.message
     thr = next(a for a in actions if isinstance(a, lsp.CodeAction) and a.title.startswith("Threshold"))
     resolved = await client.code_action_resolve_async(thr)
     assert resolved.edit is not None and resolved.edit.document_changes
