@@ -25,7 +25,7 @@ from warpwise.analysis.profile.source import same_code
 
 log = logging.getLogger("warpwise")
 
-PROFILE_SUFFIXES = (".ncu-rep",)
+PROFILE_SUFFIXES = (".ncu-rep", ".csv")  # .csv: ncu CSV exports (analysis/profile/csv_load.py)
 BINARY_SUFFIXES = (".cubin",)
 SOURCE_SUFFIXES = (".cu", ".cuh")
 
@@ -76,6 +76,13 @@ class KernelAnalysis:
             file, line = ins.loc.file, ins.loc.line
         return ins, s, file, line
 
+    @property
+    def cubin_has_lines(self) -> bool:
+        """Whether the binary has any line information (-lineinfo or -G)."""
+        if self.cubin is None:
+            return False
+        return any(i.loc is not None for f in self.cubin.functions.values() for i in f.instructions)
+
     def local_path(self, recorded: str | None) -> str | None:
         """Local path for a recorded path (the recorded one when none matched)."""
         if recorded is None:
@@ -85,12 +92,104 @@ class KernelAnalysis:
 
 
 @dataclass
+class KernelGroup:
+    """One kernel over all its launches in a report: what the CLI ranks and the editor shows.
+
+    ``launches``: the per-launch analyses in report order; ``lines``: line stats summed over the launches
+    (recorded paths; a line's share of the summed T is never above 100%); ``advice_report``: one ranking
+    over the launches (analysis/advice/launches: S = Σ t_i / Σ (t_i / S_i), t_i the launch's duration);
+    ``notes``: the launches' notes, each once.
+    """
+
+    mangled: str
+    name: str
+    launches: list[KernelAnalysis]
+    lines: list[LineStats]
+    advice_report: Any = None
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def first(self) -> KernelAnalysis:
+        """The first launch (launch facts, cubin, local path map shared by all launches of the report)."""
+        return self.launches[0]
+
+    @property
+    def advice(self) -> list[Any]:
+        """The kernel-level ranked advice (empty without a binary)."""
+        return list(self.advice_report.advice) if self.advice_report is not None else []
+
+    @property
+    def total_samples(self) -> int:
+        """T summed over the launches."""
+        return sum(k.profile.total_samples for k in self.launches)
+
+    @property
+    def latency_samples(self) -> int:
+        """L summed over the launches."""
+        return sum(k.profile.latency_samples for k in self.launches)
+
+    @property
+    def duration_ns(self) -> float:
+        """Summed duration of the launches (ns; 0 when the report has none)."""
+        return sum(k.profile.launch.duration_ns for k in self.launches)
+
+
+def merge_lines(kernels: Sequence[KernelAnalysis]) -> list[LineStats]:
+    """Line stats of several launches summed per (file, line), hottest first (the one place launches'
+    lines are merged)."""
+    by: dict[tuple[str, int], LineStats] = {}
+    for ka in kernels:
+        for ls in ka.lines:
+            cur = by.get((ls.file, ls.line))
+            if cur is None:
+                cur = by[(ls.file, ls.line)] = LineStats(ls.file, ls.line)
+            cur.samples += ls.samples
+            cur.latency_samples += ls.latency_samples
+            for r, v in ls.stalls.items():
+                cur.stalls[r] = cur.stalls.get(r, 0) + v
+            cur.pcs.extend(pc for pc in ls.pcs if pc not in cur.pcs)
+    return sorted(by.values(), key=lambda st: (-st.samples, st.file, st.line))
+
+
+def group_kernels(kernels: Sequence[KernelAnalysis]) -> list[KernelGroup]:
+    """Group launches by kernel (mangled name), in order of first appearance, with one combined ranking."""
+    from warpwise.analysis.advice.launches import combine
+
+    order: dict[str, list[KernelAnalysis]] = {}
+    for ka in kernels:
+        order.setdefault(ka.profile.mangled, []).append(ka)
+    out = []
+    for mangled, kas in order.items():
+        reps = [(k.profile, k.advice_report) for k in kas if k.advice_report is not None]
+        notes: list[str] = []
+        for k in kas:
+            notes.extend(n for n in k.notes if n not in notes)
+        g = KernelGroup(mangled=mangled, name=kas[0].profile.name, launches=kas,
+                        lines=kas[0].lines if len(kas) == 1 else merge_lines(kas),
+                        advice_report=combine(reps) if reps else None, notes=notes)
+        if len(kas) > 1:
+            g.notes.insert(0, f"{len(kas)} launches of {g.name}: samples and lines are summed over them; advice is "
+                              "ranked once, each launch weighted by its duration (S = sum t_i / sum t_i/S_i)")
+        out.append(g)
+    return out
+
+
+@dataclass
 class Analysis:
-    """Result of analysing one report: its kernels and the per-file problems met on the way."""
+    """Result of analysing one report: its kernel launches, the launches grouped per kernel, and the
+    per-file problems met on the way."""
 
     report: Path
     kernels: list[KernelAnalysis]
     errors: list[str] = field(default_factory=list)
+    _groups: list[KernelGroup] | None = field(default=None, repr=False)
+
+    @property
+    def groups(self) -> list[KernelGroup]:
+        """One :class:`KernelGroup` per kernel of the report (launches merged), computed once."""
+        if self._groups is None:
+            self._groups = group_kernels(self.kernels)
+        return self._groups
 
 
 _cache_lock = threading.Lock()
@@ -107,14 +206,17 @@ def content_hash(path: Path) -> str:
     return h.hexdigest()
 
 
-def _load_profiles_cached(path: Path) -> list[KernelProfile]:
+def _load_profiles_cached(path: Path, pages: Sequence[Path] = ()) -> list[KernelProfile]:
     import copy
 
-    key = f"{path.resolve()}:{content_hash(path)}"
+    from warpwise.analysis.profile.csv_load import companions, is_csv, load_csv_profiles
+
+    files = [path, *pages, *(companions(path) if is_csv(path) and not pages else [])]
+    key = ";".join(f"{f.resolve()}:{content_hash(f)}" for f in files)
     with _cache_lock:
         hit = _profile_cache.get(key)
     if hit is None:
-        hit = load_profiles(path)
+        hit = load_csv_profiles(files) if is_csv(path) else load_profiles(path)
         with _cache_lock:
             _profile_cache[key] = hit
     return copy.deepcopy(hit)  # join() renames in place
@@ -151,9 +253,20 @@ def executables_in(folder: Path) -> list[Path]:
     return out
 
 
+def prefer_reports(paths: Iterable[Path]) -> list[Path]:
+    """``paths`` without the CSV exports ``<stem>.source.csv`` whose report ``<stem>.ncu-rep`` is in the same
+    folder (the report has more: samples outside the module, embedded sources), order kept."""
+    paths = list(paths)
+    reports = {(p.parent, p.name.removesuffix(".ncu-rep")) for p in paths if p.suffix == ".ncu-rep"}
+    return [p for p in paths if not (p.name.endswith(".source.csv")
+                                     and (p.parent, p.name.removesuffix(".source.csv")) in reports)]
+
+
 def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
     """Profiles and binaries next to the given sources/folders (same folder, then one level down).
 
+    Profiles are ``*.ncu-rep`` reports and ncu CSV exports named ``<stem>.source.csv`` (their
+    ``<stem>.details.csv``/``<stem>.raw.csv`` pages are read with them); a report beats the CSV of the same stem.
     Binaries are the ``.cubin`` files there; a folder without any contributes its ELF executables and
     shared libraries instead (their cubins are extracted with cuobjdump)."""
     profiles: list[Path] = []
@@ -165,12 +278,10 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             if d in seen:
                 continue
             seen.add(d)
-            cubins = []
-            for f in sorted(d.iterdir()):
-                if f.suffix in PROFILE_SUFFIXES:
-                    profiles.append(f)
-                elif f.suffix in BINARY_SUFFIXES:
-                    cubins.append(f)
+            files = sorted(d.iterdir())
+            profiles.extend(prefer_reports(f for f in files
+                                           if f.suffix == ".ncu-rep" or f.name.endswith(".source.csv")))
+            cubins = [f for f in files if f.suffix in BINARY_SUFFIXES]
             binaries.extend(cubins or executables_in(d))
     return profiles, binaries
 
@@ -188,20 +299,37 @@ def _pick_cubin(profile: KernelProfile, cubins: Sequence[Cubin]) -> tuple[Cubin 
     return None, problems
 
 
-def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Sequence[Path]) -> KernelAnalysis:
-    """Join, blame and advise one kernel launch. Raises MismatchError when the binary does not match."""
+def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Sequence[Path],
+                   launches: int | None = None, programs: dict[int, Any] | None = None) -> KernelAnalysis:
+    """Join, blame and advise one kernel launch. Raises MismatchError when the binary does not match.
+
+    ``launches``: launches of this kernel in the report (kernel_merge needs it); ``programs``: a cache of
+    program structures by ``id(cubin)`` shared by the launches of one report."""
+    from warpwise.analysis.profile import csv_load
     from warpwise.analysis.profile.ncu import UNATTRIBUTED
 
-    cubin, problems = _pick_cubin(profile, cubins)
-    notes = list(problems)
+    if profile.origin == "csv":  # the CSV has no mangled name: it comes from the cubin that matches the SASS
+        csv_load.name_from_cubin(profile, cubins)
+    cubin, problems = _pick_cubin(profile, cubins) if profile.origin in ("ncu-rep", "csv") else (None, [])
+    notes = [*profile.notes, *problems]
     if cubin is not None:
         join(profile, cubin)
+        if profile.origin == "csv":
+            csv_load.lines_from_cubin(profile, cubin)
         if cubin.debug_build:
             notes.append(f"{cubin.path} is a -G (debug) build: its SASS is unoptimized, so this advice "
                          "does not describe a release build. Profile a -lineinfo -O3 build instead.")
-    else:
+    elif profile.origin == "csv":
+        notes.append(f"no cubin matching the SASS of {profile.name} was found: a CSV's SASS view has no source "
+                     "lines, so nothing can be placed on lines, and blame and advice need the binary (--binary, "
+                     "or keep the .cubin next to the export)")
+    elif profile.origin == "ncu-rep":
         notes.append(f"no cubin for {profile.name} ({profile.arch}) was found: showing sampled lines only; "
                      "blame and advice need the binary (--binary, or keep the .cubin next to the report)")
+    if cubin is not None and not any(i.loc is not None for f in cubin.functions.values() for i in f.instructions):
+        notes.append(f"no line information in {Path(cubin.path).name}: it was built without -lineinfo, so hot lines "
+                     "and line-level advice cannot be placed on the source; kernel-level advice is shown. Rebuild "
+                     "with `nvcc -lineinfo` and profile again")
     lines = line_stats(profile)
     recorded = {s.file for s in profile.pcs.values() if s.file}
     local = {r: map_path(r, sources) for r in recorded}
@@ -225,11 +353,11 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
             ka.notes.append(f"{here} differs from the source that was profiled: line numbers and text here are "
                             "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
-        _blame_and_advise(ka)
+        _blame_and_advise(ka, launches, programs)
     return ka
 
 
-def _blame_and_advise(ka: KernelAnalysis) -> None:
+def _blame_and_advise(ka: KernelAnalysis, launches: int | None = None, programs: dict[int, Any] | None = None) -> None:
     """Build the program structure, run the blamer (GPA §4) and the optimizers (GPA §5).
 
     A failure in a stage becomes a note on the kernel (and is logged) so the sampled-lines view still
@@ -245,11 +373,14 @@ def _blame_and_advise(ka: KernelAnalysis) -> None:
     assert ka.cubin is not None
     stage = "program structure"
     try:
-        ka.program = build_program(ka.cubin)
+        cache = programs if programs is not None else {}
+        ka.program = cache.get(id(ka.cubin))
+        if ka.program is None:
+            ka.program = cache[id(ka.cubin)] = build_program(ka.cubin)
         stage = "blame"
         ka.blame = attribute(ka.program, ka.profile, ka.profile.arch)
         stage = "advice"
-        report = evaluate(ka.profile, ka.program, ka.blame, ka.profile.arch)
+        report = evaluate(ka.profile, ka.program, ka.blame, ka.profile.arch, launches=launches)
     except Exception as e:
         log.exception("%s failed for %s", stage, ka.profile.name)
         ka.notes.append(f"{stage} failed for {ka.profile.name}: {e}")
@@ -261,15 +392,20 @@ def _blame_and_advise(ka: KernelAnalysis) -> None:
     ka.notes.extend(n for n in report.notes if n not in ka.notes and not any(p in n for p in said))
 
 
-def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None) -> Analysis:
+def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None,
+            pages: Sequence[Path] = ()) -> Analysis:
     """Analyse every kernel launch of ``report`` against ``binaries`` (.cubin / executables).
 
-    Raises InputError for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or
-    entries of ``errors`` so one bad kernel does not hide the others.
+    ``report`` is a ``.ncu-rep`` or an ncu CSV export; ``pages``: the other CSV pages of the same export
+    (default for ``<stem>.source.csv``: ``<stem>.details.csv``/``.raw.csv`` beside it). Raises InputError
+    for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or entries of
+    ``errors`` so one bad kernel does not hide the others.
     """
+    from warpwise.analysis.profile.csvfile import CsvError
+
     try:
-        profiles = _load_profiles_cached(report)
-    except ProfileLoadError as e:
+        profiles = _load_profiles_cached(report, pages)
+    except (ProfileLoadError, CsvError) as e:
         raise InputError(str(e)) from e
     cubins: list[Cubin] = []
     errors: list[str] = []
@@ -279,11 +415,15 @@ def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ker
         except Exception as e:  # BinaryError and friends: keep going with the others
             errors.append(f"{b}: {e}" if str(b) not in str(e) else str(e))
     out: list[KernelAnalysis] = []
+    counts: dict[str, int] = {}
+    for p in profiles:
+        counts[p.mangled] = counts.get(p.mangled, 0) + 1
+    programs: dict[int, Any] = {}
     for p in profiles:
         if kernel and kernel not in p.name and kernel not in p.mangled:
             continue
         try:
-            out.append(analyze_kernel(p, cubins, sources))
+            out.append(analyze_kernel(p, cubins, sources, launches=counts[p.mangled], programs=programs))
         except MismatchError as e:
             errors.append(str(e))
     return Analysis(report=report, kernels=out, errors=errors)

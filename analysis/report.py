@@ -9,10 +9,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from warpwise.analysis.pipeline import Analysis, KernelAnalysis
+from warpwise.analysis.pipeline import Analysis, KernelAnalysis, KernelGroup
 from warpwise.analysis.profile.lines import LineStats
 
-JSON_VERSION = 1
+#: 2: one ``kernels`` entry per kernel over its launches (``launches`` holds the per-launch detail); advice
+#: gains ``confidence``, ``upper_bound``, ``cap``, ``why``, ``alternatives``; kernels gain ``bound``.
+JSON_VERSION = 2
 
 
 def _loc(ka: KernelAnalysis, function: str, offset: int | None, section: str = "") -> dict[str, Any]:
@@ -35,24 +37,40 @@ def line_json(ka: KernelAnalysis, ls: LineStats) -> dict[str, Any]:
             "stall_reasons": dict(sorted(ls.stalls.items(), key=lambda kv: (-kv[1], kv[0])))}
 
 
-def blame_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
-    """The ``blame`` array: one entry per def→use edge, largest first."""
-    if ka.blame is None:
-        return []
-    edges = sorted(ka.blame.edges, key=lambda e: (-e.stall_samples, e.use_offset, e.def_offset or -1, e.reason))
-    return [{"use": _loc(ka, e.function, e.use_offset, e.section),
-             "def": _loc(ka, e.function, e.def_offset, e.section),
+def _edges(kas: list[KernelAnalysis]) -> list[Any]:
+    """Blame edges of several launches summed per (function, section, def, use, reason, category)."""
+    from dataclasses import replace
+
+    by: dict[tuple[Any, ...], Any] = {}
+    for ka in kas:
+        if ka.blame is None:
+            continue
+        for e in ka.blame.edges:
+            k = (e.function, e.section, e.def_offset, e.use_offset, e.reason, e.category)
+            cur = by.get(k)
+            by[k] = e if cur is None else replace(cur, stall_samples=cur.stall_samples + e.stall_samples,
+                                                  latency_samples=cur.latency_samples + e.latency_samples)
+    return list(by.values())
+
+
+def blame_json(ka: KernelAnalysis | KernelGroup) -> list[dict[str, Any]]:
+    """The ``blame`` array: one entry per def→use edge (summed over a kernel's launches), largest first."""
+    kas = ka.launches if isinstance(ka, KernelGroup) else [ka]
+    first = kas[0]
+    edges = sorted(_edges(kas), key=lambda e: (-e.stall_samples, e.use_offset, e.def_offset or -1, e.reason))
+    return [{"use": _loc(first, e.function, e.use_offset, e.section),
+             "def": _loc(first, e.function, e.def_offset, e.section),
              "reason": e.reason, "category": e.category, "stall_samples": round(e.stall_samples, 3),
              "latency_samples": round(e.latency_samples, 3), "distance": e.distance}
             for e in edges if e.stall_samples > 0]
 
 
-def _advice_json(ka: KernelAnalysis) -> list[dict[str, Any]]:
-    if not ka.advice:
+def _advice_json(ka: KernelAnalysis, advice: list[Any]) -> list[dict[str, Any]]:
+    if not advice:
         return []
     from warpwise.analysis.advice import to_json as advice_to_json
 
-    return advice_to_json(ka.advice, map_file=_mapper(ka))
+    return advice_to_json(advice, map_file=_mapper(ka))
 
 
 def _mapper(ka: KernelAnalysis) -> Any:
@@ -63,28 +81,57 @@ def _mapper(ka: KernelAnalysis) -> Any:
     return map_file
 
 
-def kernel_json(ka: KernelAnalysis) -> dict[str, Any]:
-    """One entry of the ``kernels`` array (DESIGN.md contract)."""
-    p, lc = ka.profile, ka.profile.launch
+def _launch_json(ka: KernelAnalysis) -> dict[str, Any]:
+    lc = ka.profile.launch
+    return {"grid": list(lc.grid), "block": list(lc.block), "registers_per_thread": lc.registers_per_thread,
+            "shared_bytes_per_block": lc.shared_bytes_per_block, "sm_count": lc.sm_count,
+            "theoretical_occupancy_pct": round(lc.theoretical_occupancy, 2),
+            "achieved_occupancy_pct": round(lc.achieved_occupancy, 2), "duration_ns": lc.duration_ns,
+            "throughput_pct": {k: round(v, 2) for k, v in lc.throughput_pct.items()},
+            "sampling_interval_cycles": lc.sampling_interval_cycles}
+
+
+def _bound_json(rep: Any) -> dict[str, Any] | None:
+    b = getattr(rep, "bound", None)
+    return None if b is None else {"unit": b.unit, "pct": round(b.pct, 2), "cap": round(b.cap, 6), "text": b.text}
+
+
+def kernel_json(g: KernelGroup | KernelAnalysis) -> dict[str, Any]:
+    """One entry of the ``kernels`` array (DESIGN.md contract, version 2): a kernel over its launches.
+
+    ``samples``/``lines``/``blame`` are summed over the launches, ``advice`` is the one ranking over them,
+    ``launch`` is the first launch's facts and ``launches`` each launch's facts, samples and own advice."""
+    if isinstance(g, KernelAnalysis):
+        g = KernelGroup(mangled=g.profile.mangled, name=g.profile.name, launches=[g], lines=g.lines,
+                        advice_report=g.advice_report, notes=g.notes)
+    ka = g.first
+    p = ka.profile
+    rep = g.advice_report
+    launches = [{"index": list(k.profile.launch_index), **_launch_json(k),
+                 "samples": {"total": k.profile.total_samples, "latency": k.profile.latency_samples,
+                             "active": k.profile.active_samples},
+                 "advice": [{"optimizer": a.optimizer, "estimated_speedup": round(a.estimated_speedup, 6)}
+                            for a in k.advice]} for k in g.launches]
     return {
         "name": p.name, "mangled": p.mangled, "arch": p.arch, "device": p.device, "report": p.report,
         "binary": ka.cubin.path if ka.cubin else None,
-        "samples": {"total": p.total_samples, "latency": p.latency_samples, "active": p.active_samples},
-        "launch": {"grid": list(lc.grid), "block": list(lc.block), "registers_per_thread": lc.registers_per_thread,
-                   "shared_bytes_per_block": lc.shared_bytes_per_block, "sm_count": lc.sm_count,
-                   "theoretical_occupancy_pct": round(lc.theoretical_occupancy, 2),
-                   "achieved_occupancy_pct": round(lc.achieved_occupancy, 2), "duration_ns": lc.duration_ns},
-        "lines": [line_json(ka, ls) for ls in ka.lines],
-        "blame": blame_json(ka),
-        "advice": _advice_json(ka),
-        "notes": ka.notes,
+        "samples": {"total": g.total_samples, "latency": g.latency_samples,
+                    "active": g.total_samples - g.latency_samples},
+        "launch": _launch_json(ka),
+        "launches": launches,
+        "bound": _bound_json(rep),
+        "lines": [line_json(ka, ls) for ls in g.lines],
+        "blame": blame_json(g),
+        "advice": _advice_json(ka, g.advice),
+        "notes": g.notes,
     }
 
 
 def to_json(analyses: list[Analysis]) -> dict[str, Any]:
-    """The whole ``advise --format json`` object: {"version": 1, "kernels": [...], "errors": [...]}."""
+    """The whole ``advise --format json`` object: {"version": 2, "kernels": [...], "errors": [...]}, one
+    ``kernels`` entry per kernel of each report (its launches merged)."""
     return {"version": JSON_VERSION,
-            "kernels": [kernel_json(k) for a in analyses for k in a.kernels],
+            "kernels": [kernel_json(g) for a in analyses for g in a.groups],
             "errors": [e for a in analyses for e in a.errors]}
 
 
@@ -117,10 +164,16 @@ def _pct(a: float, b: float) -> str:
     return f"{100.0 * a / b:.1f}%" if b else "-"
 
 
-def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = None) -> str:
-    """Plain-text report of one kernel: launch facts, sample totals, hot lines, blame, advice."""
+def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Path | None = None) -> str:
+    """Plain-text report of one kernel over its launches: launch facts, sample totals, hot lines, blame,
+    the roofline finding, advice."""
+    if isinstance(g, KernelAnalysis):
+        g = KernelGroup(mangled=g.profile.mangled, name=g.profile.name, launches=[g], lines=g.lines,
+                        advice_report=g.advice_report, notes=g.notes)
+    ka = g.first
     p, lc = ka.profile, ka.profile.launch
-    T = p.total_samples
+    T = g.total_samples
+    L = g.latency_samples
 
     def rel(path: str | None) -> str:
         if path is None:
@@ -134,18 +187,18 @@ def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = No
 
     out = [f"== {p.name}  [{p.mangled}]  {p.arch}  {p.device}".rstrip(),
            f"   report {rel(p.report)}" + (f"   binary {rel(ka.cubin.path)}" if ka.cubin else ""),
-           f"   grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
-           f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  {lc.sm_count} SMs  "
-           f"occupancy {lc.theoretical_occupancy:.0f}% theoretical, {lc.achieved_occupancy:.0f}% achieved  "
-           f"{lc.duration_ns / 1000:.1f} us",
-           f"   samples: {T:,} total, {p.latency_samples:,} latency ({_pct(p.latency_samples, T)}), "
-           f"{p.active_samples:,} active"]
-    for n in ka.notes:
+           *(_launch_line(k, len(g.launches) > 1) for k in g.launches),
+           f"   samples: {T:,} total, {L:,} latency ({_pct(L, T)}), {T - L:,} active"
+           + (f" over {len(g.launches)} launches" if len(g.launches) > 1 else "")]
+    sol = ", ".join(f"{k} {v:.0f}%" for k, v in lc.throughput_pct.items() if k != "memory")
+    if sol:
+        out.append(f"   speed of light: {sol} of peak")
+    for n in g.notes:
         out.append(f"   note: {n}")
     out.append("")
-    out.append(f"   Hot lines (top {min(top, len(ka.lines))} of {len(ka.lines)})")
+    out.append(f"   Hot lines (top {min(top, len(g.lines))} of {len(g.lines)})")
     out.append(f"   {'share':>6} {'samples':>8} {'latency':>8}  location / stall reasons")
-    for ls in ka.lines[:top]:
+    for ls in g.lines[:top]:
         reasons = ", ".join(f"{r} {_pct(v, ls.samples)}" for r, v in ls.top_reasons(3))
         src = _source_line(ka, ls.file, ls.line)
         funcs = sorted({f for f, _ in ls.pcs if f != p.mangled})
@@ -153,34 +206,52 @@ def render_kernel_text(ka: KernelAnalysis, top: int = 10, root: Path | None = No
         out.append(f"   {_pct(ls.samples, T):>6} {ls.samples:>8,} {_pct(ls.latency_samples, ls.samples):>8}  "
                    f"{rel(ka.local_path(ls.file))}:{ls.line}{where}  {src}")
         out.append(f"   {'':>6} {'':>8} {'':>8}    {reasons}")
-        for b in _blame_lines(ka, ls, 3):
+        for b in _blame_lines(g, ls, 3):
             out.append(f"   {'':>6} {'':>8} {'':>8}    <- {b}")
-    if ka.advice_report is not None:
+    if not g.lines and ka.cubin is not None and not ka.cubin_has_lines:
+        out.append("   (no line information: rebuild with -lineinfo to see hot lines; kernel-level advice below)")
+    if g.advice_report is not None:
         from warpwise.analysis.advice import render_text as advice_text
 
         def rel_map(recorded: str) -> str:
             return rel(ka.local_path(recorded))
 
         out.append("")
-        out.append("   Advice (GPA optimizers, ranked by estimated speedup)")
-        body = advice_text(ka.advice_report, map_file=rel_map, top=min(top, 5))
+        out.append("   Advice (GPA optimizers, ranked by expected gain)")
+        body = advice_text(g.advice_report, map_file=rel_map, top=min(top, 5))
         # its header line and notes are already in the kernel's header above
         out.extend("   " + ln if ln else "" for ln in body.splitlines()[1:] if not ln.startswith("  note:"))
     return "\n".join(out)
 
 
-def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
-    """Up to ``n`` strongest defs that ``ls``'s stalls are blamed on, as text."""
-    if ka.blame is None:
+def _launch_line(ka: KernelAnalysis, numbered: bool) -> str:
+    lc = ka.profile.launch
+    head = f"   launch {ka.profile.launch_index[0]}.{ka.profile.launch_index[1]}: " if numbered else "   "
+    return (f"{head}grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
+            f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  {lc.sm_count} SMs  "
+            f"occupancy {lc.theoretical_occupancy:.0f}% theoretical, {lc.achieved_occupancy:.0f}% achieved  "
+            f"{lc.duration_ns / 1000:.1f} us" + (f"  {ka.profile.total_samples:,} samples" if numbered else ""))
+
+
+def _blame_lines(g: KernelGroup, ls: LineStats, n: int) -> list[str]:
+    """Up to ``n`` strongest defs that ``ls``'s stalls are blamed on (over all launches), as text; the
+    distance shown is the sample-weighted dominant one of the merged edges."""
+    ka = g.first
+    edges = _edges(g.launches)
+    if not edges:
         return []
     pcs = set(ls.pcs)
     agg: dict[tuple[int | None, str, str, str], tuple[float, int]] = {}
-    for e in ka.blame.edges:
+    heavy: dict[tuple[int | None, str, str, str], float] = {}
+    for e in edges:
         owner = e.section.removeprefix(".text.") if e.section else e.function
         if (owner, e.use_offset) in pcs and e.stall_samples > 0:
             key = (e.def_offset, e.reason, e.function, e.section)
             s, d = agg.get(key, (0.0, 0))
-            agg[key] = (s + e.stall_samples, max(d, e.distance))
+            if e.stall_samples > heavy.get(key, -1.0):  # the distance of the heaviest merged edge
+                heavy[key] = e.stall_samples
+                d = e.distance
+            agg[key] = (s + e.stall_samples, d)
     from warpwise.analysis.arch.stalls import is_blamed
 
     # issued ('selected') samples are not stalls; other non-dependency reasons have no producer to blame
@@ -201,8 +272,9 @@ def _blame_lines(ka: KernelAnalysis, ls: LineStats, n: int) -> list[str]:
 
 def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = None) -> str:
     """The ``advise --format text`` report for all analyses (kernels in report order) plus errors."""
-    parts = [render_kernel_text(k, top, root) for a in analyses for k in a.kernels]
-    parts.append(LEGEND)
+    parts = [render_kernel_text(g, top, root) for a in analyses for g in a.groups]
+    if parts:
+        parts.append(LEGEND)
     return "\n\n".join(parts) + "\n"
 
 
@@ -216,7 +288,7 @@ def to_sarif(analyses: list[Analysis]) -> dict[str, Any]:
     """SARIF 2.1.0 log of every kernel's advice (one result per hotspot), paths mapped to local files."""
     from warpwise.analysis.advice import to_sarif as advice_sarif
 
-    reports = [k.advice_report for a in analyses for k in a.kernels if k.advice_report is not None]
+    reports = [g.advice_report for a in analyses for g in a.groups if g.advice_report is not None]
     locals_: dict[str, str] = {}
     for a in analyses:
         for k in a.kernels:

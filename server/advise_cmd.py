@@ -41,7 +41,8 @@ def run_advise(args: argparse.Namespace) -> int:
     if args.top is not None and args.top < 1:
         print("warpwise advise: --top must be at least 1", file=sys.stderr)
         return 2
-    problems = [m for m in (_check_file("--profile", args.profile, (".ncu-rep",)) if args.profile else None,
+    given = list(args.profile or [])
+    problems = [m for m in (*(_check_file("--profile", g, (".ncu-rep", ".csv")) for g in given),
                             _check_file("--binary", args.binary) if args.binary else None) if m]
     sources, src_problems = _sources(args.sources)
     problems += src_problems
@@ -49,21 +50,29 @@ def run_advise(args: argparse.Namespace) -> int:
         print(f"warpwise advise: {m}", file=sys.stderr)
     if problems:
         return 2
-    if args.profile:
-        profiles = [Path(args.profile)]
-        binaries = [Path(args.binary)] if args.binary else discover([Path(args.profile)])[1]
+    pages: list[Path] = []
+    if given:
+        # .ncu-rep reports are analysed one by one; all .csv files given are pages of one export
+        profiles = [Path(g) for g in given if not g.endswith(".csv")]
+        csvs = [Path(g) for g in given if g.endswith(".csv")]
+        if csvs:
+            profiles.append(csvs[0])
+            pages = csvs[1:]
+        binaries = [Path(args.binary)] if args.binary else discover([Path(given[0])])[1]
     else:
         profiles, found_bins = discover(sources)
         binaries = [Path(args.binary)] if args.binary else found_bins
         if not profiles:
             print("warpwise advise: no .ncu-rep report found next to "
-                  f"{', '.join(map(str, args.sources))}; pass --profile REPORT.ncu-rep "
+                  f"{', '.join(map(str, args.sources))} (nor an ncu CSV export <stem>.source.csv); "
+                  "pass --profile REPORT.ncu-rep "
                   "(record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)", file=sys.stderr)
             return 2
     analyses: list[Analysis] = []
     for rep in profiles:
         try:
-            analyses.append(analyze(rep, binaries, sources, kernel=args.kernel))
+            analyses.append(analyze(rep, binaries, sources, kernel=args.kernel,
+                                    pages=pages if rep.suffix == ".csv" else ()))
         except InputError as e:
             print(f"warpwise advise: {e}", file=sys.stderr)
             return 2
@@ -78,9 +87,12 @@ def run_advise(args: argparse.Namespace) -> int:
         print(f"warpwise advise: no kernel matching '{args.kernel}' in {', '.join(map(str, profiles))}; "
               f"kernels there: {', '.join(names)}", file=sys.stderr)
         return 2
-    # keep only kernels with samples in the given sources
+    # keep only kernels with samples in the given sources (a kernel without line information — built without
+    # -lineinfo, or a CSV export of launch facts only — cannot be placed: keep it, its kernel-level advice still
+    # applies and its notes say what it lacks)
     for a in analyses:
-        a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values())]
+        a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values()) or not k.local]
+        a._groups = None
     if found and not any(a.kernels for a in analyses):
         covered = sorted({Path(f).name for k in found for f in k.local})
         print(f"warpwise advise: {', '.join(map(str, profiles))} has no samples in "
@@ -113,9 +125,9 @@ def run_advise(args: argparse.Namespace) -> int:
 
 
 def _profiles_of(rep: Path) -> list[Any]:
-    from warpwise.analysis.profile.ncu import load_profiles
+    from warpwise.analysis.pipeline import _load_profiles_cached
 
     try:
-        return load_profiles(rep)
+        return _load_profiles_cached(rep)
     except Exception:
         return []

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 
-from warpwise.server.findings import KernelGroup
+from warpwise.server.findings import EditorKernel
 
 #: The device runtime's default cudaLimitDevRuntimePendingLaunchCount (CUDA Programming Guide, CDP).
 DEFAULT_PENDING_LIMIT = 2048
@@ -31,7 +31,7 @@ class LaunchCost:
     threads that executed the launch call (one child grid each), None when the profile lacks the count.
     """
 
-    kernel: KernelGroup
+    kernel: EditorKernel
     line: int
     children: dict[str, int] = field(default_factory=dict)
     runtime: int = 0
@@ -53,7 +53,7 @@ def pending_limit(text: str) -> tuple[int, int | None]:
     return int(m.group(1)), text.count("\n", 0, m.start()) + 1
 
 
-def launch_costs(g: KernelGroup, path: Path, baseline: str) -> list[LaunchCost]:
+def launch_costs(g: EditorKernel, path: Path, baseline: str) -> list[LaunchCost]:
     """Costs of the group's device-side launch lines that lie in ``path`` (baseline lines).
 
     Launch sites are the analysis' (advice.filters.device_launch_lines: CALLs to the CDP2 launch entry);

@@ -13,30 +13,60 @@ from pathlib import Path
 
 
 def _cmd_profile(args: argparse.Namespace) -> int:
-    from warpwise.analysis.profile.collect import ProfileError, profile
+    from warpwise.analysis.profile.collect import (
+        SHORT_KERNEL_SAMPLING_INTERVAL,
+        NcuOptions,
+        ProfileError,
+        profile,
+    )
 
     command = list(args.command)
     if command and command[0] == "--":
         command = command[1:]
+    if args.short_kernels and args.sampling_interval is not None:
+        print("warpwise profile: --short-kernels sets --sampling-interval "
+              f"{SHORT_KERNEL_SAMPLING_INTERVAL}; give one of them", file=sys.stderr)
+        return 2
+    interval = SHORT_KERNEL_SAMPLING_INTERVAL if args.short_kernels else args.sampling_interval
+    opts = NcuOptions(kernel=args.kernel, launch_count=args.launch_count, launch_skip=args.launch_skip,
+                      sampling_interval=interval,
+                      nvtx_include=list(args.nvtx_include or []), replay_mode=args.replay_mode,
+                      extra=list(getattr(args, "ncu_args", []) or []))
     try:
-        res = profile(command, Path(args.output), ncu=args.ncu)
+        res = profile(command, Path(args.output), ncu=args.ncu, extra_ncu_args=opts, keep_cubins=not args.no_cubins,
+                      binaries=list(args.binary or []), timeout=args.timeout or None)
     except ProfileError as e:
         print(f"warpwise profile: {e}", file=sys.stderr)
         return 2
     print(f"report: {res.report}")
     for c in res.cubins:
         print(f"cubin:  {c}")
+    for b in res.skipped:
+        print(f"note:   {b} holds no device code (no cubin saved); name the library that holds the kernels "
+              "with --binary (docs/cli.md)")
     return 0
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("warpwise")
+    except Exception:  # running from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every sub-command."""
     p = argparse.ArgumentParser(prog="warpwise", description="CUDA performance advisor")
+    p.add_argument("--version", action="version", version=f"warpwise {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True)
 
     adv = sub.add_parser("advise", help="analyse a profile and print advice for CUDA sources")
     adv.add_argument("sources", nargs="+", help=".cu/.cuh files (or an example folder)")
-    adv.add_argument("--profile", help=".ncu-rep report (default: found next to SOURCE)")
+    adv.add_argument("--profile", action="append",
+                     help=".ncu-rep report, or an ncu CSV export (repeat for its pages: x.source.csv, x.details.csv); "
+                          "default: found next to SOURCE")
     adv.add_argument("--binary", help=".cubin, or executable/shared library holding cubins")
     adv.add_argument("--format", choices=["text", "json", "sarif", "html"], default="text")
     adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel (>= 1)")
@@ -54,9 +84,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_tune_arguments(tune)
 
-    prof = sub.add_parser("profile", help="run COMMAND under Nsight Compute (needs a GPU)")
+    prof = sub.add_parser(
+        "profile", help="run COMMAND under Nsight Compute (needs a GPU)",
+        usage="warpwise profile [-o REPORT.ncu-rep] [options] [--ncu-args NCU_OPTION...] -- COMMAND ARGS...",
+        description="Runs COMMAND under ncu with the sections warpwise reads, writes REPORT.ncu-rep and saves "
+                    "the cubins (with device code) of the program beside it. Options after --ncu-args, up to "
+                    "--, go to ncu verbatim (see docs/cli.md).")
     prof.add_argument("-o", "--output", default="warpwise.ncu-rep")
     prof.add_argument("--ncu", help="path of ncu")
+    prof.add_argument("-k", "--kernel", help="ncu --kernel-name: profile only kernels with this name "
+                                             "(or regex:PATTERN)")
+    prof.add_argument("-c", "--launch-count", type=int, help="ncu --launch-count: profile N launches")
+    prof.add_argument("--launch-skip", type=int, help="ncu --launch-skip: skip the first N launches that match")
+    prof.add_argument("--sampling-interval", type=int, metavar="N",
+                      help="ncu --warp-sampling-interval N (0..31: a sample every 2^(5+N) cycles)")
+    prof.add_argument("--short-kernels", action="store_true",
+                      help="use the sampling interval warpwise recommends for short kernels (0: every 32 cycles)")
+    prof.add_argument("--nvtx-include", action="append", metavar="RANGE",
+                      help="ncu --nvtx --nvtx-include RANGE (repeatable)")
+    prof.add_argument("--replay-mode", choices=["kernel", "application", "range", "app-range"],
+                      help="ncu --replay-mode")
+    prof.add_argument("--binary", action="append", metavar="FILE",
+                      help="take cubins from this executable/shared library (repeatable; default: COMMAND's "
+                           "program), e.g. a PyTorch extension's .so")
+    prof.add_argument("--no-cubins", action="store_true", help="save no cubins")
+    prof.add_argument("--timeout", type=float, default=0, help="seconds before ncu and the program are killed "
+                                                                "(0: none)")
     prof.add_argument("command", nargs=argparse.REMAINDER)
     return p
 
@@ -77,7 +130,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    ncu_args: list[str] = []
+    if argv and argv[0] == "profile":
+        # `--ncu-args ... --` belongs to ncu: split it off before argparse sees it
+        from warpwise.analysis.profile.collect import split_profile_argv
+
+        own, ncu_args, command = split_profile_argv(argv[1:])
+        argv = ["profile", *own, *(["--", *command] if command else [])]
     args = build_parser().parse_args(argv)
+    args.ncu_args = ncu_args
     if args.cmd == "profile":
         return _cmd_profile(args)
     if args.cmd == "advise":

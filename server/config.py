@@ -30,7 +30,7 @@ class Settings:
     (warning unless asked; trace.server "messages"/"verbose" raise it to info/debug).
     """
 
-    profiles: list[str] = field(default_factory=lambda: ["**/*.ncu-rep"])
+    profiles: list[str] = field(default_factory=lambda: ["**/*.ncu-rep", "**/*.source.csv"])
     binaries: list[str] = field(default_factory=lambda: ["**/*.cubin"])
     min_share: float = 0.02
     min_gain: float = 1.02

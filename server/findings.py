@@ -4,9 +4,10 @@ Pure functions over analysis results (no LSP types) so they are tested without a
 1-based in the *baseline* text: the source embedded in the profile when present (what was profiled),
 otherwise the file as it was on disk when analysed.
 
-Findings are per kernel, not per launch or per report (``KernelGroup``): the launches of one kernel in a
-report are merged (samples summed, so a line's share is never above 100%), and when several reports
-cover the same kernel the newest is active unless the user picked another one.
+Findings are per kernel, not per launch or per report (``EditorKernel``): the launches of one kernel in a
+report are the analysis' KernelGroup (samples summed, so a line's share is never above 100%; one ranking
+over the launches, the CLI's), and when several reports cover the same kernel the newest is active unless
+the user picked another one.
 """
 
 from __future__ import annotations
@@ -15,41 +16,71 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from warpwise.analysis.pipeline import Analysis, KernelAnalysis
+from warpwise.analysis.pipeline import Analysis, KernelAnalysis, KernelGroup
 from warpwise.analysis.profile.lines import LineStats
 from warpwise.analysis.profile.source import same_code
 
-#: How the launches of one kernel are combined, as the hover states it. Until the analysis ranks a kernel
-#: over all its launches (issue 10), the advice shown is that of the launch with the most samples.
-RULE_ONE_LAUNCH = "one launch"
-RULE_HEAVIEST = ("samples summed over the {n} launches; advice of the launch with the most samples "
-                 "({samples:,} of {total:,})")
-
 
 @dataclass
-class KernelGroup:
-    """One kernel as the editor shows it: its launches in the active report, merged.
+class EditorKernel:
+    """One kernel as the editor shows it: the analysis' grouping of its launches in the active report.
 
-    ``mangled``/``name``: the kernel; ``report``: the active report; ``reports``: every report holding the
-    kernel, newest first; ``launches``: the kernel's launches in the active report (report order);
-    ``lines``: line stats summed over the launches (samples), hottest first; ``total_samples``: T summed
-    over the launches; ``advice``: ranked advice (best first); ``rule``: how launches were combined.
+    ``group``: the analysis' KernelGroup (lines summed over the launches, one ranking over them by the
+    CLI's rule); ``report``: the active report; ``reports``: every report holding the kernel, newest first.
     """
 
-    mangled: str
-    name: str
+    group: KernelGroup
     report: Path
     reports: list[Path]
-    launches: list[KernelAnalysis]
-    lines: list[LineStats]
-    total_samples: int
-    advice: list[Any]
-    rule: str
+
+    @property
+    def mangled(self) -> str:
+        """The kernel's symbol."""
+        return self.group.mangled
+
+    @property
+    def name(self) -> str:
+        """The kernel's name as ncu shows it."""
+        return self.group.name
+
+    @property
+    def launches(self) -> list[KernelAnalysis]:
+        """The kernel's launches in the active report (report order)."""
+        return self.group.launches
+
+    @property
+    def lines(self) -> list[LineStats]:
+        """Line stats summed over the launches, hottest first."""
+        return self.group.lines
+
+    @property
+    def total_samples(self) -> int:
+        """T summed over the launches."""
+        return self.group.total_samples
+
+    @property
+    def advice(self) -> list[Any]:
+        """The kernel-level ranked advice (best first)."""
+        return self.group.advice
+
+    @property
+    def bound(self) -> Any:
+        """The roofline the kernel runs at (advice model ``Bound``), or None."""
+        rep = self.group.advice_report
+        return getattr(rep, "bound", None) if rep is not None else None
+
+    @property
+    def rule(self) -> str:
+        """How the launches were combined (the analysis' own words, stated in the hover)."""
+        if len(self.launches) == 1:
+            return "one launch"
+        return ("samples and lines summed over the launches; advice ranked once, each launch weighted by its "
+                "duration: S = Σ t_i / Σ (t_i / S_i)")
 
     @property
     def first(self) -> KernelAnalysis:
         """The first launch (its binary, path map and embedded sources serve the whole group)."""
-        return self.launches[0]
+        return self.group.first
 
     @property
     def arch(self) -> str:
@@ -72,21 +103,6 @@ class KernelGroup:
         return out
 
 
-def _merge_lines(launches: list[KernelAnalysis]) -> list[LineStats]:
-    by: dict[tuple[str, int], LineStats] = {}
-    for ka in launches:
-        for ls in ka.lines:
-            m = by.get((ls.file, ls.line))
-            if m is None:
-                m = by[(ls.file, ls.line)] = LineStats(ls.file, ls.line)
-            m.samples += ls.samples
-            m.latency_samples += ls.latency_samples
-            for r, v in ls.stalls.items():
-                m.stalls[r] = m.stalls.get(r, 0) + v
-            m.pcs.extend(pc for pc in ls.pcs if pc not in m.pcs)
-    return sorted(by.values(), key=lambda st: (-st.samples, st.file, st.line))
-
-
 def _mtime(p: Path) -> float:
     try:
         return p.stat().st_mtime
@@ -94,29 +110,22 @@ def _mtime(p: Path) -> float:
         return 0.0
 
 
-def group_kernels(analyses: list[Analysis], active: dict[str, Path] | None = None) -> list[KernelGroup]:
-    """One group per kernel (mangled name) over ``analyses``.
+def group_kernels(analyses: list[Analysis], active: dict[str, Path] | None = None) -> list[EditorKernel]:
+    """One entry per kernel (mangled name) over ``analyses``: the analysis' group of the active report.
 
     The active report of a kernel is ``active[mangled]`` when it holds the kernel, else the newest report
-    (file modification time, then path) holding it. Groups come in the order their kernels first appear.
+    (file modification time, then path) holding it. Kernels come in the order they first appear.
     """
-    by_kernel: dict[str, dict[Path, list[KernelAnalysis]]] = {}
+    by_kernel: dict[str, dict[Path, KernelGroup]] = {}
     for a in analyses:
-        for ka in a.kernels:
-            by_kernel.setdefault(ka.profile.mangled, {}).setdefault(a.report, []).append(ka)
-    out: list[KernelGroup] = []
+        for g in a.groups:
+            by_kernel.setdefault(g.mangled, {})[a.report] = g
+    out: list[EditorKernel] = []
     for mangled, per_report in by_kernel.items():
         reports = sorted(per_report, key=lambda p: (-_mtime(p), str(p)))
         want = (active or {}).get(mangled)
         report = want if want in per_report else reports[0]
-        launches = per_report[report]
-        totals = [ka.profile.total_samples for ka in launches]
-        heaviest = launches[max(range(len(launches)), key=lambda i: totals[i])]
-        rule = RULE_ONE_LAUNCH if len(launches) == 1 else RULE_HEAVIEST.format(
-            n=len(launches), samples=max(totals), total=sum(totals))
-        out.append(KernelGroup(mangled=mangled, name=launches[0].profile.name, report=report, reports=reports,
-                               launches=launches, lines=_merge_lines(launches), total_samples=sum(totals),
-                               advice=list(heaviest.advice), rule=rule))
+        out.append(EditorKernel(group=per_report[report], report=report, reports=reports))
     return out
 
 
@@ -147,7 +156,7 @@ class LineFinding:
     """
 
     line: int
-    kernel: KernelGroup
+    kernel: EditorKernel
     stats: LineStats | None
     share: float
     caused_share: float = 0.0
@@ -174,7 +183,7 @@ class FileFindings:
     path: Path
     baseline: str
     findings: list[LineFinding]
-    groups: list[KernelGroup] = field(default_factory=list)
+    groups: list[EditorKernel] = field(default_factory=list)
     advice_lines: dict[int, set[int]] = field(default_factory=dict)
     launch_costs: list[Any] = field(default_factory=list)  # cdp.LaunchCost of device-side launch lines
     stale: bool = False  # the profiled source differs from the file on disk
@@ -199,7 +208,7 @@ def opcode_of(text: str) -> str:
     return parts[1] if parts[0].startswith("@") and len(parts) > 1 else parts[0]
 
 
-def _blame_links(g: KernelGroup, pcs: set[tuple[str, int]], as_use: bool) -> list[BlameLink]:
+def _blame_links(g: EditorKernel, pcs: set[tuple[str, int]], as_use: bool) -> list[BlameLink]:
     """Blame edges of every launch touching ``pcs`` merged by (other line, opcode, reason)."""
     agg: dict[tuple[str | None, int | None, str, str], dict[int, float]] = {}
     for ka in g.launches:
@@ -221,7 +230,7 @@ def _blame_links(g: KernelGroup, pcs: set[tuple[str, int]], as_use: bool) -> lis
     return sorted(links, key=lambda b: -b.samples)
 
 
-def advice_primary(adv: Any, g: KernelGroup) -> tuple[Path | None, int | None]:
+def advice_primary(adv: Any, g: EditorKernel) -> tuple[Path | None, int | None]:
     """The one (local file, line) an advice is a diagnostic on: its scope line for line-scoped advice,
     else the use line of its hottest hotspot; (None, None) for advice with neither (kernel-wide)."""
     local = g.local
@@ -235,7 +244,7 @@ def advice_primary(adv: Any, g: KernelGroup) -> tuple[Path | None, int | None]:
     return None, None
 
 
-def _advice_lines(adv: Any, path: Path, g: KernelGroup) -> set[int]:
+def _advice_lines(adv: Any, path: Path, g: EditorKernel) -> set[int]:
     """Lines of ``path`` an advice points at: its primary line and its hotspots' use and def lines."""
     local = g.local
     lines: set[int] = set()
@@ -261,11 +270,11 @@ def baseline_text(ka: KernelAnalysis, path: Path) -> str | None:
     return None
 
 
-def _covers(g: KernelGroup, path: Path) -> set[str]:
+def _covers(g: EditorKernel, path: Path) -> set[str]:
     return {r for r, p in g.local.items() if _same(p, path)}
 
 
-def group_findings(g: KernelGroup, path: Path) -> tuple[list[LineFinding], dict[int, set[int]]]:
+def group_findings(g: EditorKernel, path: Path) -> tuple[list[LineFinding], dict[int, set[int]]]:
     """The findings of one kernel group on ``path`` and its advice's lines there."""
     recorded = _covers(g, path)
     if not recorded:
@@ -314,7 +323,7 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
     """Findings of every profiled kernel (grouped, see ``group_kernels``) on the local file ``path``."""
     findings: list[LineFinding] = []
     baseline: str | None = None
-    groups: list[KernelGroup] = []
+    groups: list[EditorKernel] = []
     advice_lines: dict[int, set[int]] = {}
     for g in group_kernels(analyses, active):
         found, lines_of = group_findings(g, path)

@@ -19,7 +19,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in
+from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in, prefer_reports
 from warpwise.server import actions, render, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
@@ -77,7 +77,8 @@ class WarpwiseServer(LanguageServer):
 
         s = self.state.settings
         self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
-        reports = workspace.open_first(self.scan(s.profiles), open_files)
+        # a CSV export only where its .ncu-rep is absent; reports beside the open files first
+        reports = workspace.open_first(prefer_reports(self.scan(s.profiles)), open_files)
         return reports, self.scan(s.binaries), self.scan([], SOURCE_EXTS)
 
     def analyze_one(self, rep: Path, binaries: list[Path], sources: list[Path]) -> tuple[Analysis | None, str | None]:

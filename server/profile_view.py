@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from warpwise.server.findings import KernelGroup, advice_primary, opcode_of
+from warpwise.server.findings import EditorKernel, advice_primary, opcode_of
 
 ASSETS = Path(__file__).resolve().parent / "webview"
 PAGE_VERSION = 1
@@ -24,7 +24,7 @@ PAGE_VERSION = 1
 CSS_SLOT, JS_SLOT, DATA_SLOT, TITLE_SLOT = "/*WARPWISE_CSS*/", "/*WARPWISE_JS*/", "WARPWISE_DATA", "WARPWISE_TITLE"
 
 
-def _advice(adv: Any, g: KernelGroup) -> dict[str, Any]:
+def _advice(adv: Any, g: EditorKernel) -> dict[str, Any]:
     from warpwise.server.render import confidence_text
 
     est = getattr(adv, "estimate", None)
@@ -40,12 +40,14 @@ def _advice(adv: Any, g: KernelGroup) -> dict[str, Any]:
         "confidence": confidence_text(adv),
         "hint": str(getattr(adv, "hint", "") or ""),
         "scope": getattr(scope, "name", "") if scope is not None else "",
+        "why": str(getattr(adv, "why", "") or ""),
+        "upper_bound": bool(getattr(adv, "upper_bound", False)),
         "file": str(f) if f is not None else None,
         "line": line,
     }
 
 
-def kernel_data(g: KernelGroup) -> dict[str, Any]:
+def kernel_data(g: EditorKernel) -> dict[str, Any]:
     """The page's model of one kernel group (JSON-ready).
 
     ``files``: local path -> source lines (the profiled text when the report embeds it); ``lines``: sampled
@@ -95,7 +97,8 @@ def kernel_data(g: KernelGroup) -> dict[str, Any]:
     return {
         "name": g.name, "mangled": g.mangled, "arch": g.arch, "device": g.device,
         "report": str(g.report), "reports": [str(p) for p in g.reports], "launches": len(g.launches),
-        "rule": g.rule, "total": g.total_samples, "files": files, "lines": lines,
+        "rule": g.rule, "total": g.total_samples,
+        "bound": g.bound.text if g.bound is not None else "", "files": files, "lines": lines,
         "sass": sorted((r for r in sass.values() if r["line"] is not None),
                        key=lambda r: (r["function"] != g.mangled, r["function"], r["pc"])),
         "blame": sorted((dict(b, samples=round(b["samples"], 2)) for b in blame.values()),
@@ -104,7 +107,7 @@ def kernel_data(g: KernelGroup) -> dict[str, Any]:
     }
 
 
-def page_data(groups: list[KernelGroup]) -> dict[str, Any]:
+def page_data(groups: list[EditorKernel]) -> dict[str, Any]:
     """The page's whole model: ``{"version": 1, "kernels": [kernel_data...]}`` (first kernel shown first)."""
     return {"version": PAGE_VERSION, "kernels": [kernel_data(g) for g in groups]}
 

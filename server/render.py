@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALL_CAUSE, Settings
-from warpwise.server.findings import FileFindings, KernelGroup, LineFinding, advice_primary
+from warpwise.server.findings import EditorKernel, FileFindings, LineFinding, advice_primary
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
 
@@ -280,35 +280,24 @@ def bar(fraction: float, width: int = 10) -> str:
 
 
 def confidence_text(adv: Any) -> str:
-    """The estimate's confidence as the advice states it (interval, sample count, cap, upper bound)."""
-    est = getattr(adv, "estimate", None)
+    """The estimate's confidence as the advice model states it (analysis/advice/ranking): the 95% interval,
+    the samples behind it, "upper bound" for upper-bound estimators and a binding speed-of-light cap."""
     bits: list[str] = []
-    lo = getattr(est, "low", None) if est is not None else None
-    hi = getattr(est, "high", None) if est is not None else None
-    interval = getattr(est, "interval", None) if est is not None else None
-    if interval is None:
-        interval = getattr(adv, "interval", None)
+    interval = getattr(adv, "interval", None)
     if isinstance(interval, tuple | list) and len(interval) == 2:
-        lo, hi = interval
-    if isinstance(lo, int | float) and isinstance(hi, int | float):
-        bits.append(f"{float(lo):.2f}–{float(hi):.2f}×")
-    samples = getattr(est, "samples", None) if est is not None else None
-    if samples is None:
-        samples = getattr(adv, "samples", None)
-    if isinstance(samples, int | float) and not isinstance(samples, bool):
-        bits.append(f"{int(samples):,} samples")
-    conf = getattr(adv, "confidence", None)
-    if isinstance(conf, str) and conf:
-        bits.append(f"{conf} confidence")
-    cap = getattr(est, "cap", None) if est is not None else None
-    if cap:
-        bits.append(f"capped: {cap}" if isinstance(cap, str) else f"capped at {_num(cap)}×")
-    if getattr(est, "upper_bound", False) or getattr(adv, "upper_bound", False):
+        bits.append(f"95% interval {float(interval[0]):.2f}–{float(interval[1]):.2f}×")
+    samples = getattr(adv, "samples", None)
+    if isinstance(samples, int) and not isinstance(samples, bool) and samples > 0:
+        bits.append(f"{samples:,} samples")
+    if getattr(adv, "upper_bound", False):
         bits.append("upper bound")
+    cap = getattr(adv, "cap", None)
+    if cap is not None and getattr(cap, "binding", False):
+        bits.append(f"capped at {float(cap.cap):.2f}× ({cap.unit} at {float(cap.pct):.0f}% of peak)")
     return ", ".join(bits)
 
 
-def _kernel_line_label(g: KernelGroup) -> str:
+def _kernel_line_label(g: EditorKernel) -> str:
     n = len(g.launches)
     launches = f"{n} launch" + ("" if n == 1 else "es")
     rep = g.report.name + (f" (newest of {len(g.reports)})" if len(g.reports) > 1 and g.report == g.reports[0]
@@ -337,6 +326,8 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
         elif f.causes:
             head += f"  \ncauses **{_pct(f.caused_share)}** of the kernel's samples as stalls of their users"
         summary.append(head)
+        if g.bound is not None:
+            summary.append(f"**{g.bound.unit} bound**: {g.bound.text}")
         if f.stats is not None and f.stats.samples:
             rows = [f"{r:<18} {bar(v / f.stats.samples)} {_pct(v / f.stats.samples):>6}"
                     for r, v in f.stats.top_reasons(3)]
@@ -382,6 +373,19 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             hint = getattr(adv, "hint", "")
             if hint:
                 details.append(view.relabel(hint))
+            why = getattr(adv, "why", "")
+            if why:
+                details.append(f"_Ranked: {why}_")
+            alts = getattr(adv, "alternatives", []) or []
+            if alts:
+                details.append("Other fixes for the same samples: " + ", ".join(
+                    f"{a.optimizer} {a.estimated_speedup:.2f}×" + (" (upper bound)" if a.upper_bound else "")
+                    for a in alts))
+            launches = getattr(adv, "launches", []) or []
+            if len(launches) > 1:
+                details.append("Per launch: " + ", ".join(
+                    f"grid {'×'.join(map(str, le.grid))} {le.speedup:.2f}× ({le.samples:,} samples)"
+                    for le in launches))
         if f.sass:
             details.append("\nSASS of this line:\n```sass\n" + "\n".join(f.sass[:24]) +
                            ("\n..." if len(f.sass) > 24 else "") + "\n```")
@@ -439,6 +443,8 @@ def code_lenses(ff: FileFindings, lmap: LineMap, text: str, uri: str, s: Setting
         edited = view.edited.get(g.mangled, 0)
         top = next((a for a in view.live(g.advice) if _speedup(a) >= s.min_gain), None)
         title = f"warpwise: {g.name} · {_kernel_line_label(g)} · {g.total_samples:,} samples"
+        if g.bound is not None:
+            title += f" · {g.bound.unit} bound ({g.bound.pct:.0f}% of peak)"
         if top is not None:
             title += f" · top: {_optimizer(top)} {_speedup(top):.2f}×"
         out.append(lsp.CodeLens(range=rng, command=lsp.Command(title=title, command="warpwise.showProfileView",

@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 from warpwise.analysis.advice import filters
+from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import build_view
 from warpwise.analysis.advice.estimate import EstimateError
-from warpwise.analysis.advice.model import Advice, AdviceReport, Skipped
-from warpwise.analysis.advice.registry import OPTIMIZER_IDS, optimizers
+from warpwise.analysis.advice.model import Advice, AdviceReport, Bound, Skipped
+from warpwise.analysis.advice.registry import OPTIMIZER_IDS, REGISTRY, optimizers
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.arch.model import ArchFacts
+from warpwise.analysis.arch.roofline import ceilings
 from warpwise.analysis.binary.model import Cubin
 from warpwise.analysis.blame.model import BlameGraph
 from warpwise.analysis.profile.model import KernelProfile
@@ -27,10 +29,40 @@ def _program(program: Program | Cubin | None) -> Program | None:
     return build_program(program)
 
 
-def rank(advice: list[Advice]) -> list[Advice]:
-    """Advice sorted by estimated speedup (best first); ties by matched samples, then contract order."""
-    order = {k: i for i, k in enumerate(OPTIMIZER_IDS)}
-    return sorted(advice, key=lambda a: (-a.estimated_speedup, -a.matched_samples, order.get(a.optimizer, 99)))
+def rank(advice: list[Advice], total: int | None = None) -> list[Advice]:
+    """Advice in ranked order (analysis/advice/ranking.py: rank value, interval, matched samples), overlapping
+    advice grouped as alternatives. ``total``: T of the kernel (defaults to each advice's own samples)."""
+    ids = {k: i for i, k in enumerate(OPTIMIZER_IDS)}
+    stable = sorted(advice, key=lambda a: ids.get(a.optimizer, 99))
+    return rk.order(stable, total if total is not None else max((a.samples for a in advice), default=0))
+
+
+def bound_finding(throughput_pct: dict[str, float]) -> Bound | None:
+    """The roofline the kernel is at (SpeedOfLight; analysis/arch/roofline), as a finding; None if none."""
+    bound = [c for c in ceilings(throughput_pct) if c.bound]
+    if not bound:
+        return None
+    c = bound[0]
+    if c.unit == "sm":
+        what = ("compute bound", "remove work (fewer or cheaper instructions) to go faster")
+    else:
+        what = ("bandwidth bound", "move fewer bytes (reuse data from shared memory or registers, smaller types, "
+                "fused kernels) to go faster")
+    text = (f"{c.name} is at {c.pct:.0f}% of peak (SpeedOfLight): the kernel is {what[0]}; a fix that leaves "
+            f"that work unchanged can gain at most {c.cap:.2f}x. {what[1][0].upper()}{what[1][1:]}")
+    return Bound(unit=c.unit, pct=c.pct, cap=c.cap, text=text)
+
+
+def _cap(a: Advice, throughput_pct: dict[str, float]) -> Advice:
+    """Apply the roofline cap of the units ``a``'s fix leaves unchanged (estimators that capped themselves,
+    with their own work factor, keep theirs)."""
+    if a.optimizer in rk.UPPER_BOUND_IDS:
+        a.upper_bound = True
+    if a.cap is not None:
+        return a
+    family = REGISTRY[a.optimizer].family if a.optimizer in REGISTRY else "stall_elimination"
+    a.estimate, a.cap = rk.apply_cap(a.estimate, rk.roofline_cap(throughput_pct, rk.units_for(a.optimizer, family)))
+    return a
 
 
 def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: BlameGraph,
@@ -85,13 +117,21 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
             report.advice.append(filters.rescope_internal(view, res))
     report.advice, dropped = filters.resolve_loop_conflicts(report.advice)
     report.skipped.extend(dropped)
+    tp = profile.launch.throughput_pct
+    report.bound = bound_finding(tp)
     kept = []
     for a in report.advice:
+        a = _cap(a, tp)
         if (low := filters.below_minimum(a)) is not None:
             report.skipped.append(low)
         else:
             kept.append(a)
-    report.advice = rank(kept)
+    report.candidates = list(kept)
+    report.advice = rank(kept, view.total)
+    if 0 < view.total < rk.FEW_SAMPLES:
+        report.notes.append(f"only {view.total} samples for this kernel: estimates are uncertain (see each "
+                            "interval); re-profile with a finer PC sampling interval (`warpwise profile "
+                            "--sampling-interval 0`, or ncu --warp-sampling-interval 0)")
     return report
 
 

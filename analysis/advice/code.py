@@ -18,6 +18,7 @@ from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
+from warpwise.analysis.program.model import ProgramFunction
 
 #: GPA released (GPUGlobalMemoryCoalesceOptimizer / GPUGlobalMemoryReductionOptimizer): accesses with an
 #: L2 sector efficiency (ideal / actual sectors) below this are uncoalesced.
@@ -157,11 +158,20 @@ def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str
                     lits += float_literal_fixes(src, file, {ln for f, ln in locs if f == file})
                 except QuickFixError:
                     continue
-            if lits:
-                explained |= {(q.file, q.line) for q in lits}
-                parts.extend(f"the double literal {q.extra['literal']} at line {q.line} converts every float "
+            if len(lits) == 1:
+                q = lits[0]
+                explained.add((q.file, q.line))
+                parts.append(f"the double literal {q.extra['literal']} at line {q.line} converts every float "
                              f"operand of '{q.extra['operator']}' to double (F2F.F64.F32, FP64 math, F2F.F32.F64): "
-                             f"write {q.extra['literal']}f" for q in lits)
+                             f"write {q.extra['literal']}f")
+            elif lits:
+                explained |= {(q.file, q.line) for q in lits}
+                names = [q.extra["literal"] for q in lits]
+                where = cm.lines_text((q.file, q.line) for q in lits)
+                parts.append(f"the double literals {', '.join(names[:-1])} and {names[-1]} at {where} keep the "
+                             "float arithmetic in double (F2F.F64.F32, FP64 math, F2F.F32.F64) — fixing only some "
+                             f"leaves the conversions: write {', '.join(n + 'f' for n in names[:-1])} and "
+                             f"{names[-1]}f")
             else:
                 parts.append(f"{where} convert between float and double (F2F): keep the arithmetic in float "
                              "(f-suffixed literals, float math functions such as sqrtf and expf)")
@@ -284,12 +294,35 @@ def kernel_merge(view: KernelView) -> Advice | Skipped:
 
 # ---- fast_math --------------------------------------------------------------------------------------
 
+#: Name fragments of the single-precision routines --use_fast_math replaces (nvcc: -prec-div=false,
+#: -prec-sqrt=false, -ftz=true; CUDA C++ Programming Guide, "Intrinsic Functions"): IEEE division,
+#: reciprocal and square root slow paths (``__cuda_sm3x_div_rn_noftz_f32_slowpath``,
+#: ``__cuda_sm20_sqrt_rn_f32_slowpath``, ``__cuda_sm20_rcp_rn_f32_slowpath``). Double-precision routines
+#: (``..._f64``, ``__internal_trig_reduction_slowpathd``) are not touched by the flag.
+FAST_MATH_SP = ("_f32",)
+#: Opcodes of double-precision work: a math routine doing it is an FP64 routine (fast math cannot help).
+FP64_OPS = frozenset({"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"})
+
+
+def _single_precision_routine(fn: ProgramFunction) -> bool:
+    """A compiler-emitted math routine whose precise single-precision path fast math replaces: named ``*_f32*``
+    and free of FP64 arithmetic."""
+    name = fn.name.rsplit("$", 1)[-1]
+    if not any(m in name for m in MATH_ROUTINE_MARKERS) or not any(k in name for k in FAST_MATH_SP):
+        return False
+    return not any(i.base_opcode in FP64_OPS or ".F64" in i.opcode for i in fn.instructions)
+
+
 def _is_math_routine(view: KernelView, ev: EdgeView) -> bool:
+    """Stalls inside a precise single-precision math routine (see FAST_MATH_SP), or inside single-precision
+    code inlined from a CUDA math header (older nvcc keeps those lines); FP64 code never matches."""
     fn = ev.use_fn
     if fn is not None and not fn.is_kernel and any(m in fn.name for m in MATH_ROUTINE_MARKERS):
-        return True
+        return _single_precision_routine(fn)
     ins = ev.use_ins
     if ins is None or ins.loc is None:
+        return False
+    if ins.base_opcode in FP64_OPS or ".F64" in ins.opcode:
         return False
     return ins.loc.file.replace("\\", "/").rsplit("/", 1)[-1] in MATH_HEADERS
 
@@ -315,6 +348,11 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     if view.program is None:
         return Skipped("fast_math", "needs the binary's function symbols (no cubin given)", missing=True)
     evs = [e for e in view.edges if _is_math_routine(view, e)]
+    if not evs and any(not pf.is_kernel and any(m in pf.name for m in MATH_ROUTINE_MARKERS)
+                       for pf in view.program.functions.values()):
+        return Skipped("fast_math", "the binary's precise math routines are double precision or cold: "
+                                    "--use_fast_math changes only single-precision division, sqrt and "
+                                    "transcendentals")
     hint = ""
     if evs:
         names = sorted({e.use_fn.name for e in evs if e.use_fn is not None and not e.use_fn.is_kernel})

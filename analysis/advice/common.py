@@ -248,6 +248,17 @@ def narrow_scope(view: KernelView, evs: list[EdgeView], weight: Callable[[EdgeVi
     return view.kernel_scope()
 
 
+def matched_pairs(evs: Iterable[EdgeView], weight: Callable[[EdgeView], float]) -> dict[tuple[str, int | None, int],
+                                                                                      float]:
+    """``weight`` summed per (function, def pc, use pc): what an advice matched (Advice.matched)."""
+    out: dict[tuple[str, int | None, int], float] = defaultdict(float)
+    for e in evs:
+        w = weight(e)
+        if w > 0:
+            out[(e.edge.function, e.edge.def_offset, e.edge.use_offset)] += w
+    return dict(out)
+
+
 def stall_weight(ev: EdgeView) -> float:
     """Stall samples of an edge (GPA eq. 2's matched samples M)."""
     return ev.stall
@@ -277,7 +288,7 @@ def stall_elimination_advice(view: KernelView, opt_id: str, evs: list[EdgeView],
     return Advice(optimizer=opt_id, kernel=view.profile.name, scope=narrow_scope(view, evs, stall_weight),
                   matched_samples=m, share=m / view.total, estimate=est.stall_elimination(view.total, m),
                   hotspots=hotspots(view, evs, stall_weight), regions=regions[:TOP_REGIONS], hint=hint,
-                  missing=missing)
+                  missing=missing, matched=matched_pairs(evs, stall_weight))
 
 
 def latency_hiding_advice(view: KernelView, opt_id: str, regions: list[tuple[Region, float]],
@@ -306,7 +317,7 @@ def latency_hiding_advice(view: KernelView, opt_id: str, regions: list[tuple[Reg
                   share=m_l / view.total, estimate=overall,
                   hotspots=hotspots(view, top.edges, latency_weight) or hotspots(view, all_edges, latency_weight),
                   regions=[RegionEstimate(r.scope, ml, e) for r, _, ml, e in rows[:TOP_REGIONS]],
-                  hint=hint(top), missing=missing)
+                  hint=hint(top), missing=missing, matched=matched_pairs(all_edges, latency_weight))
 
 
 def lines_text(locs: Iterable[tuple[str | None, int | None]]) -> str:

@@ -155,3 +155,38 @@ def parallel_speedup(r_i: float, warps: float, warps_new: float, *, redistribute
     formula = ("(1/C_W)*C_I*f" if redistributes_work else "C_I*f") + \
         ", C_W=W_new/W, C_I=I_new/I, I=1-(1-R_I)^W" + ("" if f_formula == "1" else f", f={f_formula}")
     return Estimate(s, formula, inputs, "GPA eqs. 6-10")
+
+
+def scheduler_throughput(r_i: float, busy_sms: float, warps_per_sm: float, schedulers: int) -> float:
+    """Warp instructions issued per cycle on the whole GPU: Σ over busy schedulers of I(W) (GPA eq. 8/9).
+
+    ``busy_sms`` SMs hold ``warps_per_sm`` warps each (a mean; fractional values are allowed), spread evenly
+    over their ``schedulers``; with fewer warps than schedulers each busy scheduler holds one warp.
+    """
+    if busy_sms <= 0 or warps_per_sm <= 0:
+        raise EstimateError(f"no warps to issue ({busy_sms} busy SMs, {warps_per_sm} warps per SM)")
+    per_sched = warps_per_sm / schedulers
+    if per_sched >= 1.0:
+        return busy_sms * schedulers * issue_rate(r_i, per_sched)
+    return busy_sms * warps_per_sm * issue_rate(r_i, 1.0)
+
+
+def launch_shape_speedup(r_i: float, old: tuple[float, float], new: tuple[float, float], schedulers: int,
+                         work_ratio: float = 1.0) -> Estimate:
+    """GPA eqs. 6–10 written as a whole-GPU throughput ratio, for optimizers that change the launch shape.
+
+    ``old``/``new``: (busy SMs, warps per busy SM) before and after the change; ``work_ratio``: warp
+    instructions after / before for the same work (< 1 when small CTAs waste SIMT lanes and the change
+    fills them: 0.5 for 16-thread CTAs made whole warps). S = (P_new / P_old) / work_ratio with
+    P = Σ_schedulers I(W) (:func:`scheduler_throughput`). With busy SMs unchanged this is eq. 7's C_I; with
+    the same warps spread over more SMs it is eq. 10's C_work × C_I (the work per scheduler shrinks by C_W).
+    """
+    if work_ratio <= 0:
+        raise EstimateError(f"work ratio {work_ratio} must be positive")
+    p_old = scheduler_throughput(r_i, old[0], old[1], schedulers)
+    p_new = scheduler_throughput(r_i, new[0], new[1], schedulers)
+    s = p_new / p_old / work_ratio
+    inputs = {"R_I": r_i, "SMs": old[0], "W_SM": old[1], "SMs_new": new[0], "W_SM_new": new[1],
+              "P": p_old, "P_new": p_new, "work": work_ratio}
+    formula = "(P_new/P)/work, P=sum_sched 1-(1-R_I)^W" + ("" if work_ratio == 1.0 else ", work=lanes/lanes_new")
+    return Estimate(s, formula, inputs, "GPA eqs. 6-10")

@@ -46,13 +46,18 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     regions = cm.group_regions(view, evs)
     rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
 
+    def advised(r: cm.Region) -> tuple[int, int | None]:
+        """(unroll factor the binary shows, factor to ask for: twice that, or None = the pragma's default)."""
+        main = cm.unrolled_loop(r.fn, r.loop) if (r.fn is not None and r.loop is not None) else None
+        factor = cm.unroll_factor(r.fn, main) if (r.fn is not None and main is not None) else 1
+        return factor, (2 * factor if factor >= cm.UNROLLED_MEDIAN_COPIES else None)
+
     def hint(r: cm.Region) -> str:
         loop = r.loop
         hs = cm.hotspots(view, r.edges, cm.latency_weight, 3)
         pairs = "; ".join(cm.unique(f"line {h.use.line} waits {cm.plural(h.distance, 'instruction')} after line "
                                     f"{h.def_.line if h.def_ else '?'}" for h in hs))
-        main = cm.unrolled_loop(r.fn, loop) if (r.fn is not None and loop is not None) else None
-        factor = cm.unroll_factor(r.fn, main) if (r.fn is not None and main is not None) else 1
+        factor, ask = advised(r)
         how = "runs rolled in the binary and" if factor < cm.UNROLLED_MEDIAN_COPIES else \
             f"is unrolled about {factor}x in the binary, yet"
         more = "unroll it" if factor < cm.UNROLLED_MEDIAN_COPIES else "unroll it further"
@@ -60,8 +65,7 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         src = view.source(loop.file) if loop is not None else None
         if loop is not None and src is not None and loop.first_line is not None:
             try:
-                q = unroll_fix(src, loop.file or "", loop.first_line, loop.last_line,
-                               factor=2 * factor if factor >= cm.UNROLLED_MEDIAN_COPIES else None)
+                q = unroll_fix(src, loop.file or "", loop.first_line, loop.last_line, factor=ask)
             except QuickFixError:
                 q = None
             if q is not None:
@@ -69,8 +73,14 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         return (f"the {r.scope.name} {how} each iteration waits for its own loads ({pairs}): "
                 f"{more}{fix} so the loads of several iterations are issued before their first use")
 
-    return cm.latency_hiding_advice(view, "loop_unrolling", rows, hint,
-                                    nothing="no dependency stalls inside rolled loops")
+    res = cm.latency_hiding_advice(view, "loop_unrolling", rows, hint,
+                                   nothing="no dependency stalls inside rolled loops")
+    if isinstance(res, Advice):  # the quick fix asks for the factor the hint names
+        for r, _ in rows:
+            ask = advised(r)[1]
+            if ask is not None and r.scope.file and r.scope.line:
+                res.params[f"unroll_factor@{r.scope.file}:{r.scope.line}"] = ask
+    return res
 
 
 # ---- code_reordering --------------------------------------------------------------------------------

@@ -83,6 +83,46 @@ class RegionEstimate:
     estimate: Estimate
 
 
+@dataclass(frozen=True)
+class Cap:
+    """A speed-of-light ceiling applied to an estimate: ``unit`` (dram, l2, l1, sm), its throughput ``pct``
+    (% of peak) and ``cap`` (×), the most a fix that leaves that unit's work unchanged can gain
+    (analysis/arch/roofline). ``binding``: whether it lowered the estimate."""
+
+    unit: str
+    pct: float
+    cap: float
+    binding: bool
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """Another optimizer whose matched samples are mostly the same as a finding's: a different fix for the
+    same cause, listed with the finding instead of being ranked again. ``overlap``: share of the smaller
+    matched set the two have in common (0..1)."""
+
+    optimizer: str
+    estimated_speedup: float
+    matched_samples: float
+    overlap: float
+    hint: str = ""
+    upper_bound: bool = False
+
+
+@dataclass(frozen=True)
+class LaunchEstimate:
+    """One launch's part of a kernel-level estimate: ``launch`` (range, action) index in the report,
+    ``duration_ns``, ``samples`` (T of the launch), ``speedup`` (the launch's own estimate, 1.0 when the
+    optimizer did not match that launch) and ``grid``/``block`` of the launch."""
+
+    launch: tuple[int, int]
+    duration_ns: float
+    samples: int
+    speedup: float
+    grid: tuple[int, int, int] = (0, 0, 0)
+    block: tuple[int, int, int] = (0, 0, 0)
+
+
 @dataclass
 class Advice:
     """One optimizer's suggestion for one kernel.
@@ -92,6 +132,16 @@ class Advice:
     ``estimated_speedup``/``estimate``: the optimizer-level estimate; ``hotspots``: up to 5 blamed pairs,
     hottest first; ``regions``: per-scope estimates, best first; ``hint``: plain-words suggestion specific to
     the hotspots; ``missing``: what the profile/binary lacks to judge the advice fully (empty if nothing).
+
+    Ranking facts (analysis/advice/ranking): ``samples``: T behind the estimate (all launches); ``interval``:
+    95% interval of the speedup from the binomial uncertainty of the matched share (Wilson score interval
+    on 1 − 1/S over T samples); ``upper_bound``: the estimator gives an upper bound, not an expected value
+    (ranked by ``rank_value`` = the midpoint of [1, S]); ``cap``: the tightest speed-of-light ceiling that
+    applies; ``why``: one sentence on why it is ranked where it is; ``alternatives``: other optimizers that
+    matched mostly the same samples; ``launches``: per-launch detail when the kernel ran several times.
+    ``matched``: matched samples per (function, def pc, use pc) pair, used to find overlapping advice.
+    ``params``: values the advice's quick fix must use (``unroll_factor@FILE:LINE`` for a loop), so the fix
+    does what the hint says.
     """
 
     optimizer: str
@@ -104,6 +154,16 @@ class Advice:
     regions: list[RegionEstimate] = field(default_factory=list)
     hint: str = ""
     missing: str = ""
+    samples: int = 0
+    interval: tuple[float, float] | None = None
+    upper_bound: bool = False
+    cap: Cap | None = None
+    rank_value: float = 0.0
+    why: str = ""
+    alternatives: list[Alternative] = field(default_factory=list)
+    launches: list[LaunchEstimate] = field(default_factory=list)
+    matched: dict[tuple[str, int | None, int], float] = field(default_factory=dict, repr=False, compare=False)
+    params: dict[str, int] = field(default_factory=dict)
 
     @property
     def estimated_speedup(self) -> float:
@@ -127,7 +187,9 @@ class AdviceReport:
     optimizers that were ``skipped`` with their reasons. ``total``/``latency``/``active``: T, L, A.
     ``notes``: plain-words remarks on the whole kernel (debug build, device-runtime samples, device-side
     launches); ``kernel_scope``: the kernel function's source range when the binary has line info for it
-    (SARIF places advice without a line of its own there)."""
+    (SARIF places advice without a line of its own there); ``bound``: the roofline the kernel is at, when
+    it is at one (shown first); ``launches``: launches of the kernel the ranking covers; ``candidates``: the
+    capped advice before overlapping findings were grouped (what :mod:`.launches` combines)."""
 
     kernel: str
     mangled: str
@@ -139,3 +201,18 @@ class AdviceReport:
     skipped: list[Skipped] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     kernel_scope: Scope | None = None
+    bound: Bound | None = None
+    launches: int = 1
+    candidates: list[Advice] = field(default_factory=list, repr=False)
+
+
+@dataclass(frozen=True)
+class Bound:
+    """The kernel runs near a roofline: ``unit`` (dram, l2, l1, sm) at ``pct`` % of peak, so no fix that keeps
+    that unit's work can gain more than ``cap`` (×). ``text``: the finding in plain words, shown before the
+    advice (SpeedOfLight section; analysis/arch/roofline)."""
+
+    unit: str
+    pct: float
+    cap: float
+    text: str

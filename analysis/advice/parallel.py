@@ -9,10 +9,15 @@ import math
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
+from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView
-from warpwise.analysis.advice.model import Advice, Estimate, Skipped
+from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
+from warpwise.analysis.arch import occupancy as occ
 from warpwise.analysis.arch import stalls
+
+#: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
+LAUNCH_SHAPE = "<launch shape>"
 
 #: GPA released (GPUBlockDecreaseOptimizer): blocks of at most this many warps are "small".
 WARP_COUNT_LIMIT = 2
@@ -29,9 +34,11 @@ def _warps_per_block(view: KernelView) -> int:
 
 def _kernel_advice(view: KernelView, opt_id: str, e: Estimate, matched: float, hint: str,
                    evs: list[EdgeView] | None = None) -> Advice:
+    # launch-shape advice all claims the kernel's parallelism: one key, so such findings group together
     return Advice(optimizer=opt_id, kernel=view.profile.name, scope=view.kernel_scope(), matched_samples=matched,
                   share=matched / view.total if view.total else 0.0, estimate=e,
-                  hotspots=cm.hotspots(view, evs or [], cm.latency_weight), hint=hint)
+                  hotspots=cm.hotspots(view, evs or [], cm.latency_weight), hint=hint,
+                  matched={(LAUNCH_SHAPE, None, -1): matched} if matched > 0 else {})
 
 
 def _need_issue(view: KernelView, opt_id: str) -> Skipped | None:
@@ -40,72 +47,147 @@ def _need_issue(view: KernelView, opt_id: str) -> Skipped | None:
     return None
 
 
+def _residency(view: KernelView) -> occ.Residency | None:
+    lc = view.profile.launch
+    if lc.threads_per_block <= 0 or lc.blocks <= 0:
+        return None
+    return occ.residency(view.arch, lc.threads_per_block, lc.blocks, view.sm_count, lc.registers_per_thread,
+                         lc.shared_bytes_per_block, lc.occupancy_limit)
+
+
+def _old_shape(view: KernelView, r: occ.Residency) -> tuple[float, float]:
+    """(busy SMs, warps per busy SM) of the profiled launch; the achieved warps when the report has them."""
+    w = r.resident_warps_per_sm
+    achieved = view.profile.launch.achieved_warps_per_sm
+    if r.fills_gpu and 0 < achieved < w:
+        w = achieved
+    return float(r.active_sms), w
+
+
+def _capped(view: KernelView, e: Estimate, sm_work: float = 1.0) -> tuple[Estimate, Cap | None]:
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("thread_increase", "parallel"), sm_work)
+    return rk.apply_cap(e, cap)
+
+
+#: Threads per CTA the launch-shape advice proposes when the CTA is too small: 256 is the common choice of
+#: CUDA libraries and the CUDA Best Practices Guide's "between 128 and 256 threads per block" advice.
+PROPOSED_THREADS = 256
+
+
+def _full_shape(view: KernelView, r: occ.Residency) -> tuple[occ.Residency, int]:
+    """Residency with CTAs of at least PROPOSED_THREADS threads and a grid that fills the GPU."""
+    lc = view.profile.launch
+    tpb = max(lc.threads_per_block, PROPOSED_THREADS) if lc.threads_per_block % view.arch.warp_size or \
+        lc.threads_per_block < PROPOSED_THREADS else lc.threads_per_block
+    big = occ.residency(view.arch, tpb, 10**9, view.sm_count, lc.registers_per_thread, lc.shared_bytes_per_block)
+    return big, tpb
+
+
+def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice | Skipped:
+    """A grid that cannot fill the GPU's CTA slots: spread its work over a full GPU (CTAs of
+    PROPOSED_THREADS threads, every SM at full residency). An upper bound: it assumes the work divides over
+    that many threads (a grid-stride loop or less work per thread), capped by the rooflines."""
+    miss = _need_issue(view, opt_id)
+    if miss:
+        return miss
+    big, tpb = _full_shape(view, r)
+    old = _old_shape(view, r)
+    new = (float(view.sm_count), float(big.warps_per_sm))
+    work = r.lane_efficiency  # warp instructions after / before: full warps instead of partly empty ones
+    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, new, view.arch.schedulers_per_sm, work),
+                     work)
+    lc = view.profile.launch
+    blocks_new = view.sm_count * big.ctas_per_sm
+    hint = (f"the grid has {r.grid_ctas} CTA{'s' if r.grid_ctas != 1 else ''} of {lc.threads_per_block} threads: "
+            f"{r.active_sms} of {view.sm_count} SMs get work and each holds {old[1]:g} of "
+            f"{view.arch.max_warps_per_sm} warps, so more resident warps per SM cannot help. Spread the work over "
+            f"more threads: about {blocks_new} CTAs of {tpb} threads (a grid-stride loop keeps the result the "
+            "same)")
+    if r.lane_efficiency < 1:
+        idle = 1 - r.lane_efficiency
+        hint += f"; CTAs of {lc.threads_per_block} threads also leave {idle:.0%} of each warp's lanes idle"
+    a = _kernel_advice(view, opt_id, e, float(view.selected), hint)
+    a.upper_bound, a.cap = True, cap
+    return a
+
+
 @register("block_increase", "Block increase", "parallel",
-          "Fewer blocks than SMs while each block holds more than one warp per scheduler: SMs sit idle.",
-          "Launch more, smaller blocks (same total threads) so every SM gets work.")
+          "Fewer CTAs than SMs: SMs sit idle.",
+          "Launch more CTAs (at least one per SM; split the work or use a grid-stride loop) so every SM gets work.")
 def block_increase(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 block increase, eqs. 6–10: W = warps per scheduler of a busy SM, W_new = the same
-    warps spread over every SM (at least one per scheduler); the work per scheduler shrinks by W_new / W,
-    the issue rate by I_new / I; f = 1 / (1 − contention latency share) when W_new ≤ 1 (GPA's assumption
-    that one warp per scheduler meets no throttle, pipe or not-selected stalls)."""
+    """GPA Table 2 block increase, eqs. 6–10 as a throughput ratio (:func:`estimate.launch_shape_speedup`).
+
+    CTAs of more than one warp per scheduler: the same warps spread over every SM (an expected value, GPA's
+    block increase). Smaller CTAs: the work must be split over more threads (:func:`_more_parallelism`, an
+    upper bound)."""
     lc, arch = view.profile.launch, view.arch
-    blocks, n, s = lc.blocks, view.sm_count, arch.schedulers_per_sm
-    if blocks <= 0 or lc.threads_per_block <= 0:
+    r = _residency(view)
+    if r is None:
         return Skipped("block_increase", "the profile has no grid/block size", missing=True)
-    if blocks >= n:
-        return Skipped("block_increase", f"{blocks} blocks for {n} SMs: every SM has work")
-    if lc.threads_per_block <= s * arch.warp_size:
-        return Skipped("block_increase", f"blocks of {lc.threads_per_block} threads hold at most one warp per "
-                                         "scheduler: smaller blocks add no parallelism")
+    n = view.sm_count
+    if r.grid_ctas >= n:
+        return Skipped("block_increase", f"{r.grid_ctas} CTAs for {n} SMs: every SM has work")
+    total_warps = r.grid_ctas * r.warps_per_cta
+    if total_warps <= r.grid_ctas * arch.schedulers_per_sm:
+        return _more_parallelism(view, "block_increase", r)
     miss = _need_issue(view, "block_increase")
     if miss:
         return miss
-    w = _warps_per_block(view) / s
-    w_new = max(1.0, w * blocks / n)
-    f, f_formula = 1.0, "1"
-    if w_new <= 1.0:
-        lat = view.latency_totals()
-        r = sum(v for k, v in lat.items() if stalls.stall_class(k) in _CONTENTION) / view.total
-        if r < 1.0:
-            f, f_formula = 1.0 / (1.0 - r), f"1/(1-{r:.4f}) (throttle+pipe+not_selected latency share)"
-    e = est.parallel_speedup(view.r_issue, w, w_new, redistributes_work=True, f=f, f_formula=f_formula)
-    tpb_new = max(arch.warp_size, math.ceil(lc.threads_per_block * blocks / n / arch.warp_size) * arch.warp_size)
-    blocks_new = math.ceil(lc.threads_per_block * blocks / tpb_new)
-    hint = (f"the grid has {blocks} blocks for {n} SMs, so {n - blocks} SMs stay idle: launch about {blocks_new} "
-            f"blocks of {tpb_new} threads instead of {blocks} of {lc.threads_per_block}")
-    return _kernel_advice(view, "block_increase", e, float(view.selected), hint)
-
-
-def _limits(view: KernelView) -> dict[str, float]:
-    return {k: v for k, v in view.profile.launch.occupancy_limit.items() if v > 0}
+    old = _old_shape(view, r)
+    new = (float(min(n, total_warps)), max(1.0, total_warps / n))
+    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, new, arch.schedulers_per_sm))
+    tpb_new = max(arch.warp_size, math.ceil(lc.threads_per_block * r.grid_ctas / n / arch.warp_size) * arch.warp_size)
+    blocks_new = math.ceil(lc.threads_per_block * r.grid_ctas / tpb_new)
+    hint = (f"the grid has {r.grid_ctas} CTAs for {n} SMs, so {n - r.grid_ctas} SMs stay idle: launch about "
+            f"{blocks_new} CTAs of {tpb_new} threads instead of {r.grid_ctas} of {lc.threads_per_block}")
+    a = _kernel_advice(view, "block_increase", e, float(view.selected), hint)
+    a.cap = cap
+    return a
 
 
 @register("thread_increase", "Thread increase", "parallel",
-          "Occupancy limited by the number of blocks an SM may hold: the blocks are too small.",
-          "Use more threads per block so the SM's warp slots fill up.")
+          "Occupancy limited by the number of CTAs an SM may hold: the CTAs are too small.",
+          "Use more threads per CTA (e.g. 16x16 instead of 4x4) so the SM's warp slots fill up.")
 def thread_increase(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 thread increase, eqs. 6–9 (C_I only: the work per scheduler does not change)."""
+    """GPA Table 2 thread increase, eqs. 6–9 (C_I: same SMs, more warps each) times the lane factor when
+    CTAs smaller than a warp leave lanes idle. Fires when the CTA count per SM is among the residency
+    limiters (ties included, analysis/arch/occupancy) and the grid fills the GPU; a grid that cannot fill
+    it gets :func:`_more_parallelism`."""
     lc, arch = view.profile.launch, view.arch
-    wpb = _warps_per_block(view)
-    if wpb <= 0:
+    r = _residency(view)
+    if r is None:
         return Skipped("thread_increase", "the profile has no block size", missing=True)
-    lim = _limits(view)
-    by_blocks = min(lim.get("blocks", arch.max_ctas_per_sm), arch.max_ctas_per_sm)
-    others = [v for k, v in lim.items() if k != "blocks"] or [arch.max_warps_per_sm / wpb]
-    if not (by_blocks < min(others) and by_blocks * wpb < arch.max_warps_per_sm):
-        return Skipped("thread_increase", "occupancy is not limited by the number of blocks per SM")
+    if r.grid_ctas < view.sm_count:
+        return Skipped("thread_increase", f"{r.grid_ctas} CTAs for {view.sm_count} SMs: see block_increase")
+    if not r.fills_gpu:
+        if lc.threads_per_block >= PROPOSED_THREADS and r.lane_efficiency == 1:
+            return Skipped("thread_increase", f"CTAs of {lc.threads_per_block} threads are not small; the grid of "
+                                              f"{r.grid_ctas} CTAs does not fill the GPU's {r.slots} CTA slots")
+        return _more_parallelism(view, "thread_increase", r)
+    if "blocks" not in r.limiters or r.warps_per_sm >= arch.max_warps_per_sm:
+        return Skipped("thread_increase", f"occupancy is limited by {', '.join(r.limiters)}, not by the number of "
+                                          "CTAs per SM")
     miss = _need_issue(view, "thread_increase")
     if miss:
         return miss
-    s = arch.schedulers_per_sm
-    warps_now = lc.theoretical_warps_per_sm or by_blocks * wpb
-    warps_new = min(arch.max_warps_per_sm, min(others) * wpb)
-    e = est.parallel_speedup(view.r_issue, warps_now / s, warps_new / s, redistributes_work=False)
-    tpb_new = math.ceil(warps_new / by_blocks) * arch.warp_size
-    hint = (f"blocks of {lc.threads_per_block} threads reach {arch.arch}'s limit of {arch.max_ctas_per_sm} blocks per "
-            f"SM with only {warps_now:g} of {arch.max_warps_per_sm} warps resident: use about {tpb_new} threads "
-            "per block")
-    return _kernel_advice(view, "thread_increase", e, float(view.selected), hint)
+    big, tpb = _full_shape(view, r)
+    # the same threads in fewer, larger CTAs: the grid still fills the GPU when it has enough threads
+    threads = lc.threads_per_block * r.grid_ctas
+    big_fill = threads >= big.slots * tpb
+    old = _old_shape(view, r)
+    new_w = float(big.warps_per_sm) if big_fill else threads / arch.warp_size / view.sm_count
+    work = r.lane_efficiency
+    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, (old[0], new_w), arch.schedulers_per_sm,
+                                                    work), work)
+    hint = (f"CTAs of {lc.threads_per_block} threads ({'x'.join(str(d) for d in lc.block if d > 1) or '1'}) reach "
+            f"{arch.arch}'s limit of {r.limits['blocks']} CTAs per SM with only {r.warps_per_sm} of "
+            f"{arch.max_warps_per_sm} warps resident: use about {tpb} threads per CTA")
+    if r.lane_efficiency < 1:
+        idle = 1 - r.lane_efficiency
+        hint += f" (each warp of a {lc.threads_per_block}-thread CTA leaves {idle:.0%} of its lanes idle)"
+    a = _kernel_advice(view, "thread_increase", e, float(view.selected), hint)
+    a.cap = cap
+    return a
 
 
 @register("occupancy_increase", "Occupancy increase", "parallel",
@@ -113,29 +195,39 @@ def thread_increase(view: KernelView) -> Advice | Skipped:
           "Use fewer registers (__launch_bounds__, -maxrregcount) or less shared memory per block so more "
           "warps fit on an SM.")
 def occupancy_increase(view: KernelView) -> Advice | Skipped:
-    """GPA released occupancy increase (ParallelLatency estimator), eqs. 6–9: W = achieved warps per
-    scheduler, W_new = W × max warps / theoretical warps."""
+    """GPA released occupancy increase (ParallelLatency estimator), eqs. 6–9: W = achieved warps per SM,
+    W_new = the warps the next-tightest limit allows. Only for grids that fill the GPU: with fewer CTAs
+    than slots, more resident warps per SM cannot help (:func:`_more_parallelism`)."""
     lc, arch = view.profile.launch, view.arch
-    if lc.theoretical_warps_per_sm <= 0:
-        return Skipped("occupancy_increase", "the profile has no occupancy section", missing=True)
-    if lc.theoretical_warps_per_sm >= arch.max_warps_per_sm:
+    r = _residency(view)
+    if r is None:
+        return Skipped("occupancy_increase", "the profile has no grid/block size", missing=True)
+    if not r.fills_gpu:
+        return Skipped("occupancy_increase", f"the grid of {r.grid_ctas} CTAs does not fill the GPU's {r.slots} CTA "
+                                             "slots: more resident warps per SM cannot help")
+    if r.warps_per_sm >= arch.max_warps_per_sm:
         return Skipped("occupancy_increase", "theoretical occupancy is already the architecture's maximum")
-    lim = _limits(view)
-    limiter = min(lim, key=lambda k: lim[k]) if lim else "unknown"
-    if limiter in ("blocks", "warps"):
-        return Skipped("occupancy_increase", f"occupancy is limited by {limiter}, not by registers or shared memory")
+    resource = [k for k in r.limiters if k in ("registers", "shared_mem")]
+    if not resource or any(k in r.limiters for k in ("blocks", "warps")):
+        return Skipped("occupancy_increase", f"occupancy is limited by {', '.join(r.limiters)}, not by registers or "
+                                             "shared memory alone")
     miss = _need_issue(view, "occupancy_increase")
     if miss:
         return miss
-    s = arch.schedulers_per_sm
-    w = (lc.achieved_warps_per_sm or lc.theoretical_warps_per_sm) / s
-    w_new = w * arch.max_warps_per_sm / lc.theoretical_warps_per_sm
-    e = est.parallel_speedup(view.r_issue, w, w_new, redistributes_work=False)
+    others = [v for k, v in r.limits.items() if k not in resource]
+    ctas_new = min(others)
+    old = _old_shape(view, r)
+    w_new = old[1] * (ctas_new * r.warps_per_cta) / r.warps_per_sm
+    w_new = min(w_new, float(arch.max_warps_per_sm), r.grid_ctas / view.sm_count * r.warps_per_cta)
+    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, (old[0], w_new), arch.schedulers_per_sm))
     what = {"registers": f"registers ({lc.registers_per_thread} per thread)",
-            "shared_mem": f"shared memory ({lc.shared_bytes_per_block} bytes per block)"}.get(limiter, limiter)
-    hint = (f"only {lc.theoretical_warps_per_sm:g} of {arch.max_warps_per_sm} warps fit on an SM, limited by {what}: "
-            "reduce that resource per block to let more warps hide each other's latency")
-    return _kernel_advice(view, "occupancy_increase", e, float(view.selected), hint)
+            "shared_mem": f"shared memory ({lc.shared_bytes_per_block} bytes per CTA)"}
+    hint = (f"only {r.warps_per_sm} of {arch.max_warps_per_sm} warps fit on an SM, limited by "
+            f"{' and '.join(what[k] for k in resource)}: reduce that resource per CTA to let more warps hide each "
+            "other's latency")
+    a = _kernel_advice(view, "occupancy_increase", e, float(view.selected), hint)
+    a.cap = cap
+    return a
 
 
 @register("occupancy_decrease", "Occupancy decrease", "parallel",
@@ -205,11 +297,13 @@ def sm_balance(view: KernelView) -> Advice | Skipped:
     if full - v < 1e-6:
         return Skipped("sm_balance", f"the grid is exactly {full} waves")
     s = full / v
-    e = Estimate(s, "ceil(V)/V", {"V": v, "ceil(V)": float(full)}, "tail effect")
+    e = Estimate(s, "ceil(V)/V", {"V": v, "ceil(V)": float(full)}, "tail effect (upper bound)")
     frac = v - math.floor(v)
     blocks = view.profile.launch.blocks
     per_wave = round(blocks / v) if blocks > 0 else 0
     size = f" (a multiple of {per_wave} blocks)" if per_wave else ""
     hint = (f"the grid is {v:.2f} waves: the last wave fills {frac:.0%} of the GPU's block slots, so SMs idle at the "
             f"tail; size the grid to whole waves{size} or use a grid-stride loop with one wave of blocks")
-    return _kernel_advice(view, "sm_balance", e, 0.0, hint)
+    a = _kernel_advice(view, "sm_balance", e, 0.0, hint)
+    a.upper_bound = True
+    return a

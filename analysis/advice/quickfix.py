@@ -107,10 +107,37 @@ def _is_double_literal(c: ci.Cursor, p: Parsed) -> bool:
     return bool(text) and text[-1] not in "fFlL"
 
 
+_FLOAT_OPS = {"+", "-", "*", "/"}
+
+
+def _floatish(c: ci.Cursor, p: Parsed) -> tuple[bool, bool]:
+    """(would be float once its double literals are f-suffixed, has a float-typed leaf) for an expression.
+
+    ``0.125 * (a - 4.0 * b)`` with float a, b is double only through its two literals: both must be fixed
+    together, or the conversions stay (F2F.F64.F32 / DFMA / F2F.F32.F64)."""
+    c = cursors.strip(c, casts=False)
+    if _is_float_expr(c):
+        return True, True
+    if _is_double_literal(c, p):
+        return True, False
+    op = cursors.binop(c)
+    if op in _FLOAT_OPS and c.kind == K.BINARY_OPERATOR:
+        lhs, rhs = cursors.operands(c)
+        (a, fa), (b, fb) = _floatish(lhs, p), _floatish(rhs, p)
+        return a and b, fa or fb
+    if c.kind == K.UNARY_OPERATOR:
+        kids = cursors.expr_children(c)
+        if len(kids) == 1:
+            return _floatish(kids[0], p)
+    return False, False
+
+
 def float_literal_fixes(source: str, path: str, lines: set[int] | None = None) -> list[QuickFix]:
     """``double`` literals that are operands of an arithmetic/comparison operator whose other operand is a
-    ``float`` expression (or the right side of a compound assignment to a ``float``), inside __device__ /
-    __global__ functions. Each gets an ``f`` suffix inserted right after the literal's last byte.
+    ``float`` expression — or an expression that is double only because of other double literals, which are
+    then fixed too (``0.125 * (a - 4.0 * b)``) — or the right side of a compound assignment to a ``float``,
+    inside __device__ / __global__ functions. Each gets an ``f`` suffix inserted right after the literal's
+    last byte.
 
     ``lines``: restrict to these 1-based lines (None = whole file). Raises QuickFixError when libclang
     cannot parse the file.
@@ -130,7 +157,8 @@ def float_literal_fixes(source: str, path: str, lines: set[int] | None = None) -
                     continue
                 if c.kind == K.COMPOUND_ASSIGNMENT_OPERATOR and lit_side is lhs:
                     continue
-                if not _is_float_expr(other):
+                ok, has_float = _floatish(other, p)
+                if not (_is_float_expr(other) or (ok and has_float)):
                     continue
                 start, end = lit.extent.start.offset, lit.extent.end.offset
                 line, _ = p.line_col(start)
@@ -147,6 +175,26 @@ def float_literal_fixes(source: str, path: str, lines: set[int] | None = None) -
                     extra={"literal": text, "operator": op}))
     out.sort(key=lambda q: q.edits[0].start)
     return out
+
+
+def combined_literal_fix(fixes: list[QuickFix]) -> QuickFix | None:
+    """One quick fix for every double literal of ``fixes`` (all in one file): fixing only some leaves the
+    statement in FP64. None for an empty list; the fix itself for a single one."""
+    if not fixes:
+        return None
+    if len(fixes) == 1:
+        return fixes[0]
+    lits = [q.extra["literal"] for q in fixes]
+    names = ", ".join(f"{x}f" for x in lits[:-1]) + f" and {lits[-1]}f"
+    lines = sorted({q.line for q in fixes})
+    where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
+    return QuickFix(kind="float_literal", optimizer="strength_reduction",
+                    title=f"Write {names} (float literals)", file=fixes[0].file, line=fixes[0].line,
+                    edits=tuple(e for q in fixes for e in q.edits),
+                    explanation=(f"the double literals {', '.join(lits)} at {where} keep the float arithmetic in "
+                                 "FP64 (F2F.F64.F32, DFMA/DMUL, F2F.F32.F64): fixing all of them together keeps "
+                                 "it in float"),
+                    extra={"literal": ", ".join(lits), "operator": fixes[0].extra.get("operator", "")})
 
 
 def _loops(p: Parsed) -> list[ci.Cursor]:
@@ -283,13 +331,16 @@ def fixes_for_advice(advice: Advice, source_of: Callable[[str], str | None]) -> 
             for file, nums in lines.items():
                 src = source_of(file)
                 if src is not None:
-                    out += float_literal_fixes(src, file, nums)
+                    q = combined_literal_fix(float_literal_fixes(src, file, nums))
+                    if q is not None:
+                        out.append(q)
         elif advice.optimizer == "loop_unrolling":
             for r in advice.regions or []:
                 s = r.scope
                 src = source_of(s.file) if s.file else None
                 if src is not None and s.line is not None:
-                    q = unroll_fix(src, s.file or "", s.line, s.end_line)
+                    factor = advice.params.get(f"unroll_factor@{s.file}:{s.line}")
+                    q = unroll_fix(src, s.file or "", s.line, s.end_line, factor=factor)
                     if q is not None and q not in out:
                         out.append(q)
         elif advice.optimizer == "function_inlining":

@@ -64,7 +64,8 @@ def hotspot_json(h: Hotspot, map_file: FileMap | None = None) -> dict[str, Any]:
 
 
 def advice_json(a: Advice, map_file: FileMap | None = None) -> dict[str, Any]:
-    """One entry of the contract's ``advice`` array."""
+    """One entry of the contract's ``advice`` array (version 2 adds confidence, upper_bound, cap, why,
+    alternatives and launches; analysis/advice/ranking)."""
     return {"optimizer": a.optimizer, "scope": scope_json(a.scope, map_file),
             "matched_samples": _num(a.matched_samples), "share": round(a.share, 6),
             "estimated_speedup": round(a.estimated_speedup, 6), "estimate": estimate_json(a.estimate),
@@ -72,7 +73,19 @@ def advice_json(a: Advice, map_file: FileMap | None = None) -> dict[str, Any]:
             "regions": [{"scope": scope_json(r.scope, map_file), "matched_samples": _num(r.matched_samples),
                          "estimated_speedup": round(r.estimate.speedup, 6), "estimate": estimate_json(r.estimate)}
                         for r in a.regions],
-            "hint": a.hint, "missing": a.missing or None, "docs": docs_anchor(a.optimizer)}
+            "hint": a.hint, "missing": a.missing or None, "docs": docs_anchor(a.optimizer),
+            "confidence": {"interval": [round(x, 6) for x in a.interval] if a.interval else None,
+                           "samples": a.samples, "level": 0.95},
+            "upper_bound": a.upper_bound, "rank_value": round(a.rank_value, 6),
+            "cap": None if a.cap is None else {"unit": a.cap.unit, "pct": round(a.cap.pct, 2),
+                                               "cap": round(a.cap.cap, 6), "binding": a.cap.binding},
+            "why": a.why,
+            "alternatives": [{"optimizer": x.optimizer, "estimated_speedup": round(x.estimated_speedup, 6),
+                              "matched_samples": _num(x.matched_samples), "overlap": round(x.overlap, 4),
+                              "upper_bound": x.upper_bound, "hint": x.hint} for x in a.alternatives],
+            "launches": [{"index": list(x.launch), "duration_ns": x.duration_ns, "samples": x.samples,
+                          "estimated_speedup": round(x.speedup, 6), "grid": list(x.grid), "block": list(x.block)}
+                         for x in a.launches]}
 
 
 def to_json(advice: Sequence[Advice], map_file: FileMap | None = None, top: int | None = None) -> list[dict[str, Any]]:
@@ -84,9 +97,12 @@ def to_json(advice: Sequence[Advice], map_file: FileMap | None = None, top: int 
 def report_json(report: AdviceReport, map_file: FileMap | None = None, top: int | None = None) -> dict[str, Any]:
     """Advice part of one kernel object of ``advise --format json``: ``advice``, plus ``skipped`` (with
     reasons) and ``notes``. The CLI merges it with the kernel's name, samples, launch, lines and blame."""
+    b = report.bound
     return {"advice": to_json(report.advice, map_file, top),
             "skipped": [{"optimizer": s.optimizer, "reason": s.reason, "missing": s.missing} for s in report.skipped],
-            "notes": list(report.notes)}
+            "notes": list(report.notes),
+            "bound": None if b is None else {"unit": b.unit, "pct": round(b.pct, 2), "cap": round(b.cap, 6),
+                                             "text": b.text}}
 
 
 # ---- text (GPA Fig. 8) -----------------------------------------------------------------------------
@@ -114,14 +130,20 @@ def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMa
         out.append(f"Kernel {r.kernel} ({r.arch}): {r.total} samples, {r.latency} latency, {r.active} active")
         for n in r.notes:
             out.append(f"  note: {n}")
+        if r.bound is not None:
+            out.append(f"  bound: {r.bound.text}")
         items = r.advice[: top if top is not None else None]
         if not items:
-            out.append("  no optimizer matched")
+            out.append("  nothing to gain above the reporting threshold" if r.bound is not None
+                       else "  no optimizer matched")
         for i, a in enumerate(items, 1):
             opt = REGISTRY.get(a.optimizer)
             title = opt.title if opt else a.optimizer
-            out.append(f"{i}. {title} [{a.optimizer}]: {a.share:.1%} of samples, estimated speedup "
-                       f"{a.estimated_speedup:.3f}x")
+            ci = f" (95% {a.interval[0]:.3f}-{a.interval[1]:.3f}x)" if a.interval else ""
+            out.append(f"{i}. {title} [{a.optimizer}]: {a.share:.1%} of samples, "
+                       f"{'upper bound' if a.upper_bound else 'estimated speedup'} {a.estimated_speedup:.3f}x{ci}")
+            if a.why:
+                out.append(f"   why: {a.why}")
             out.append(f"   estimate: {a.estimate.formula} with {_inputs_text(a.estimate)} ({a.estimate.equation})")
             sc = a.scope
             f = _file(sc.file, map_file)
@@ -132,6 +154,14 @@ def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMa
                 out.append(f"   suggestion: {a.hint}")
             if a.missing:
                 out.append(f"   missing: {a.missing}")
+            if a.alternatives:
+                alts = "; ".join(f"{x.optimizer} {x.estimated_speedup:.3f}x"
+                                 + (" (upper bound)" if x.upper_bound else "") for x in a.alternatives)
+                out.append(f"   alternatives for the same samples: {alts}")
+            if len(a.launches) > 1:
+                per = ", ".join(f"{x.launch[0]}.{x.launch[1]} {x.speedup:.3f}x ({x.duration_ns / 1000:.1f} us)"
+                                for x in a.launches)
+                out.append(f"   per launch: {per}")
             for j, h in enumerate(a.hotspots, 1):
                 loop = f" in {h.loop.name}" if h.loop is not None else ""
                 out.append(f"   {j}) {h.samples:.0f} samples ({h.reason}), distance {h.distance}{loop}")
@@ -205,7 +235,9 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
         for a in rep.advice[: top if top is not None else None]:
             base_props = {"kernel": rep.kernel, "estimatedSpeedup": round(a.estimated_speedup, 6),
                           "share": round(a.share, 6), "formula": a.estimate.formula,
-                          "inputs": {k: _num(v) for k, v in a.estimate.inputs.items()}}
+                          "inputs": {k: _num(v) for k, v in a.estimate.inputs.items()},
+                          "interval": [round(x, 6) for x in a.interval] if a.interval else None,
+                          "upperBound": a.upper_bound, "samplesBehind": a.samples, "why": a.why}
             head = f"{REGISTRY[a.optimizer].title if a.optimizer in REGISTRY else a.optimizer}: estimated speedup " \
                    f"{a.estimated_speedup:.3f}x ({a.share:.1%} of samples)."
             if a.hotspots:

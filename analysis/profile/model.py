@@ -66,6 +66,11 @@ class LaunchConfig:
     # CTAs per SM allowed by each factor: registers, shared_mem, warps, blocks, barriers
     occupancy_limit: dict[str, float] = field(default_factory=dict)
     duration_ns: float = 0.0
+    # SpeedOfLight section: % of peak sustained throughput per unit ("dram", "l2", "l1", "sm", "memory");
+    # a unit missing from the report is absent (not 0)
+    throughput_pct: dict[str, float] = field(default_factory=dict)
+    # PC-sampling interval in SM cycles between samples of one SM sub-partition (smsp__pcsamp_interval_cycles)
+    sampling_interval_cycles: float = 0.0
 
     @property
     def threads_per_block(self) -> int:
@@ -84,7 +89,9 @@ class KernelProfile:
 
     ``name``: demangled function name as ncu shows it (``relax``); ``mangled``: the symbol;
     ``arch``: ``sm_90``; ``pcs``: every sampled or executed instruction keyed by (function, offset);
-    ``report``: path of the report; ``launch_index``: which launch (range, action) in the report.
+    ``report``: path of the report; ``launch_index``: which launch (range, action) in the report;
+    ``origin``: the reader (``ncu-rep``; ``csv`` SASS view; ``csv-lines`` CUDA view only; ``csv-launch``
+    launch facts only); ``notes``: what the reader could not give (said to the user).
     """
 
     name: str
@@ -96,6 +103,8 @@ class KernelProfile:
     launch_index: tuple[int, int] = (0, 0)
     device: str = ""
     source_files: dict[str, str] = field(default_factory=dict)  # embedded source by path (--import-source)
+    origin: str = "ncu-rep"
+    notes: list[str] = field(default_factory=list)
 
     @property
     def total_samples(self) -> int:

@@ -11,6 +11,7 @@ device runtime's internal code in a parent's report — have no SASS and no sour
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -71,12 +72,26 @@ def _instanced(action: Any, name: str) -> dict[int, int]:
     return {int(ids.as_uint64(i)): int(m.as_uint64(i)) for i in range(m.num_instances())}
 
 
-def _launch(action: Any) -> LaunchConfig:
+#: SpeedOfLight section metrics (Nsight Compute 2025.3 "GPU Speed Of Light Throughput"): % of peak per unit.
+THROUGHPUT_METRICS: dict[str, str] = {
+    "dram": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "l2": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "sm": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "memory": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
+}
+
+
+def launch_from_metrics(get: Callable[[str], float | None]) -> LaunchConfig:
+    """Launch facts from Nsight Compute metric values by metric name (``get`` returns None when absent).
+
+    One mapping for every reader: the report's metrics, or the same names in a ``--page raw`` CSV export.
+    """
     def i(name: str) -> int:
-        return int(_scalar(action, name) or 0)
+        return int(get(name) or 0)
 
     def f(name: str) -> float:
-        return float(_scalar(action, name) or 0.0)
+        return float(get(name) or 0.0)
 
     static, dynamic = i("launch__shared_mem_per_block_static"), i("launch__shared_mem_per_block_dynamic")
     limits = {k: f(f"launch__occupancy_limit_{k}") for k in ("registers", "shared_mem", "warps", "blocks", "barriers")}
@@ -95,7 +110,13 @@ def _launch(action: Any) -> LaunchConfig:
         achieved_warps_per_sm=f("sm__warps_active.avg.per_cycle_active"),
         occupancy_limit=limits,
         duration_ns=f("gpu__time_duration.sum"),
+        throughput_pct={u: v for u, m in THROUGHPUT_METRICS.items() if (v := get(m)) is not None},
+        sampling_interval_cycles=f("smsp__pcsamp_interval_cycles"),
     )
+
+
+def _launch(action: Any) -> LaunchConfig:
+    return launch_from_metrics(lambda name: _scalar(action, name))
 
 
 def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> KernelProfile:

@@ -17,7 +17,7 @@ from __future__ import annotations
 from .common import args_text, check_applies, child_before_parent, statement_extent
 from .cursors import K, body_of
 from .edits import fresh, header_offset, indent_of, macro_block, make_edit, prelude
-from .kernel import BuiltinUse, Child
+from .kernel import BuiltinUse, Child, Param
 from .launches import Site, find_sites, refusals
 from .model import GRANULARITIES, RewriteError, TextEdit
 from .parse import Parsed, walk_with_parents
@@ -61,20 +61,26 @@ def _agg_kernel(p: Parsed, child: Child, name: str, rec: str) -> str:
                   "  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,",
                   "      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,",
                   "      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));"]
-    for prm in child.params:
-        lines.append(f"  {prm.decl_text} = _ww_r.{prm.name};")
+    for prm in child.params:  # a bitwise copy, as the launch itself would pass it (no default construction)
+        lines.append(f"  {prm.local_decl} = {_load(prm, '_ww_r')};")
     lines.append("  " + body)
     lines.append("}")
     return "\n".join(lines)
 
 
+def _load(prm: Param, rec: str) -> str:
+    """The parameter's value read back from its record bytes."""
+    return f"*reinterpret_cast<{prm.field_type} const *>({rec}.{prm.name})"
+
+
 def _record(child: Child, rec: str) -> str:
-    # dim3 has a constructor, which a static __device__ array cannot run: store it as uint3
-    fields = "".join(f"  {'uint3' if prm.field_type == 'dim3' else prm.field_type} {prm.name};\n"
+    # byte storage: a __device__ array of records must not construct its members (user types may
+    # have a user-provided or deleted default constructor; nvcc rejects dynamic initialisation)
+    fields = "".join(f"  alignas({prm.field_type}) unsigned char {prm.name}[sizeof({prm.field_type})];\n"
                      for prm in child.params)
-    return (f"/* _ww_ aggregate: one parent thread's launch of child kernel `{child.name}` (arguments and "
-            f"configuration) */\nstruct {rec} {{\n{fields}  uint3 _ww_cfg_gDim;\n  uint3 _ww_cfg_bDim;\n"
-            "  unsigned int _ww_cfg_shm;\n};\n")
+    return (f"/* _ww_ aggregate: one parent thread's launch of child kernel `{child.name}` (arguments as bytes, "
+            f"copied with memcpy, and configuration) */\nstruct {rec} {{\n{fields}  uint3 _ww_cfg_gDim;\n"
+            "  uint3 _ww_cfg_bDim;\n  unsigned int _ww_cfg_shm;\n};\n")
 
 
 def _agg_stream(site: Site) -> str:
@@ -126,51 +132,57 @@ def aggregate_edits(p: Parsed, site: Site, child: Child | None, granularity: str
         decls.append(_host_launcher(B, rec, recs, scan, ch.name))
     file_text = "\n\n" + "\n".join(decls)
 
-    # --- the launch site: record the launch (or launch directly when the pool is full) ------------
+    # --- the launch site: record the launch (or launch directly when the unit's records are full) --
     cnt = {"warp": f"&{B}_cnt[{B}_unit]", "block": f"&{B}_cnt", "multiblock": f"&{B}_gcnt[{B}_g]",
            "grid": f"&{B}_gridcnt"}[granularity]
     mx = {"warp": f"{B}_max[{B}_unit]", "block": f"{B}_max", "multiblock": f"{B}_gmax[{B}_g]",
           "grid": f"{B}_gridmax"}[granularity]
     base = "0ull" if granularity == "grid" else f"{B}_base"
-    ok = f"{B}_ok"
+    cap = "(unsigned long long)_WW_AGG_CAPACITY" if granularity == "grid" else f"{B}_cap"
+    ok = "true" if granularity == "grid" else f"{B}_ok"
     shm = site.shared.text if site.shared else "0"
     orig_stream = site.stream.text if site.stream else "0"
-    out = [f"{{ /* _ww_ aggregate ({g_name} granularity, CGO'22 §V): record this launch of child `{ch.name}` "
-           "for the aggregated grid */"]
-    if granularity == "grid":
-        out.append(f"  const bool {ok} = (unsigned long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * "
-                   "blockDim.y * blockDim.z <= _WW_AGG_CAPACITY;")
-    out += [f"  const dim3 _ww_agg_gDim = {site.grid.text};",
-            f"  const dim3 _ww_agg_bDim = {site.block.text};",
-            f"  const unsigned int _ww_agg_shm = {shm};",
-            "  const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;",
-            f"  if (!{ok}) {{ /* more parent threads than _WW_AGG_CAPACITY records: launch as the original did */",
-            f"    {site.child_name}<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, {orig_stream}>>>({args_text(site)});",
-            "    _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
-            "  } else if (_ww_agg_nb > 0) {",
-            f"    const unsigned long long _ww_agg_old = atomicAdd({cnt}, (1ull << 32) | _ww_agg_nb);",
-            f"    const unsigned long long _ww_agg_i = {base} + (_ww_agg_old >> 32);",
-            f"    {rec} &_ww_agg_r = {recs}[_ww_agg_i];"]
-    for prm, a in zip(ch.params, site.args, strict=False):
-        out.append(f"    _ww_agg_r.{prm.name} = ({a.text});")
     if len(site.args) != len(ch.params):
         raise RewriteError(f"{p.path}:{line}: the launch passes {len(site.args)} arguments but child "
                            f"`{ch.name}` takes {len(ch.params)} (default arguments are not supported)")
-    out += ["    _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;",
-            "    _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;",
-            "    _ww_agg_r._ww_cfg_shm = _ww_agg_shm;",
-            f"    {scan}[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;",
-            f"    atomicMax(&{mx}[0], _ww_agg_bDim.x);",
-            f"    atomicMax(&{mx}[1], _ww_agg_bDim.y);",
-            f"    atomicMax(&{mx}[2], _ww_agg_bDim.z);",
-            f"    atomicMax(&{mx}[3], _ww_agg_shm);"]
-    if granularity in ("warp", "block"):
-        out.append(f"    {B}_slot = (long long)_ww_agg_i;")
-    out += ["  }", "}"]
+    out = [f"{{ /* _ww_ aggregate ({g_name} granularity, CGO'22 §V): record this launch of child `{ch.name}` "
+           "for the aggregated grid */",
+           f"  const dim3 _ww_agg_gDim = {site.grid.text};",
+           f"  const dim3 _ww_agg_bDim = {site.block.text};",
+           f"  const unsigned int _ww_agg_shm = {shm};",
+           "  const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;",
+           "  bool _ww_agg_done = false;",
+           f"  if ({ok} && _ww_agg_nb > 0) {{",
+           f"    const unsigned long long _ww_agg_old = atomicAdd({cnt}, (1ull << 32) | _ww_agg_nb);",
+           f"    if ((_ww_agg_old >> 32) < {cap}) {{ /* else: the unit's records are full */",
+           f"      const unsigned long long _ww_agg_i = {base} + (_ww_agg_old >> 32);",
+           f"      {rec} &_ww_agg_r = {recs}[_ww_agg_i];"]
+    for k, (prm, a) in enumerate(zip(ch.params, site.args, strict=True)):
+        out.append(f"      {{ {prm.field_type} const _ww_agg_a{k} = ({a.text}); "
+                   f"memcpy(_ww_agg_r.{prm.name}, &_ww_agg_a{k}, sizeof _ww_agg_a{k}); }}")
+    out += ["      _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;",
+            "      _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;",
+            "      _ww_agg_r._ww_cfg_shm = _ww_agg_shm;",
+            f"      {scan}[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;",
+            f"      atomicMax(&{mx}[0], _ww_agg_bDim.x);",
+            f"      atomicMax(&{mx}[1], _ww_agg_bDim.y);",
+            f"      atomicMax(&{mx}[2], _ww_agg_bDim.z);",
+            f"      atomicMax(&{mx}[3], _ww_agg_shm);",
+            "      _ww_agg_done = true;",
+            "    }",
+            "  }",
+            "  if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */",
+            f"    {site.child_name}<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, {orig_stream}>>>({args_text(site)});",
+            "    _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
+            "  }",
+            "}"]
 
     head = prelude(p)
     head += macro_block(p, "_WW_AGG_CAPACITY", CAPACITY,
-                        "aggregation: launch records per parent launch (parent threads)")
+                        "aggregation: launch records per parent launch")
+    if granularity != "grid":
+        head += macro_block(p, "_WW_AGG_PER_THREAD", "8" if site.in_loop else "1",
+                            "aggregation: records per parent thread (more launches of a thread go out directly)")
     if granularity in ("warp", "block"):
         head += macro_block(p, "_AGG_THRESHOLD", str(agg_threshold if agg_threshold is not None
                                                      else DEFAULT_AGG_THRESHOLD),
@@ -216,9 +228,10 @@ def _prologue(B: str, g: str) -> list[str]:
                 f"__shared__ unsigned long long {B}_cnt; /* (parents << 32) | child blocks */",
                 f"__shared__ unsigned int {B}_max[4]; /* max block x, y, z, shared bytes */",
                 tid, blk, nthr,
-                f"const unsigned long long {B}_base = {B}_blk * {B}_nthr; /* first record of this block */",
-                f"const bool {B}_ok = {B}_base + {B}_nthr <= _WW_AGG_CAPACITY;",
-                f"long long {B}_slot = -1; /* this thread's record, for the aggregation threshold */",
+                f"const unsigned long long {B}_cap = (unsigned long long){B}_nthr * _WW_AGG_PER_THREAD; "
+                "/* records of this block */",
+                f"const unsigned long long {B}_base = {B}_blk * {B}_cap; /* first record of this block */",
+                f"const bool {B}_ok = {B}_base + {B}_cap <= _WW_AGG_CAPACITY;",
                 f"if ({B}_tid == 0) {{ {B}_cnt = 0; {B}_max[0] = {B}_max[1] = {B}_max[2] = {B}_max[3] = 0; }}",
                 "__syncthreads();"]
     if g == "warp":
@@ -228,9 +241,9 @@ def _prologue(B: str, g: str) -> list[str]:
                 f"__shared__ unsigned int {B}_max[32][4]; /* per warp: max block x, y, z, shared bytes */",
                 tid, blk, nthr,
                 f"const unsigned int {B}_unit = {B}_tid / 32; /* warp of this thread */",
-                f"const unsigned long long {B}_base = {B}_blk * {B}_nthr + ({B}_tid & ~31u); /* first record */",
-                f"const bool {B}_ok = {B}_base + 32 <= _WW_AGG_CAPACITY;",
-                f"long long {B}_slot = -1; /* this thread's record, for the aggregation threshold */",
+                f"const unsigned long long {B}_cap = 32ull * _WW_AGG_PER_THREAD; /* records of this warp */",
+                f"const unsigned long long {B}_base = ({B}_blk * {B}_nthr + ({B}_tid & ~31u)) * _WW_AGG_PER_THREAD;",
+                f"const bool {B}_ok = {B}_base + {B}_cap <= _WW_AGG_CAPACITY;",
                 f"if (({B}_tid & 31u) == 0) {{",
                 f"  {B}_cnt[{B}_unit] = 0;",
                 f"  {B}_max[{B}_unit][0] = {B}_max[{B}_unit][1] = {B}_max[{B}_unit][2] = {B}_max[{B}_unit][3] = 0;",
@@ -240,36 +253,48 @@ def _prologue(B: str, g: str) -> list[str]:
             "   _AGG_GRANULARITY blocks are recorded; the group's last block to finish launches them as one grid */",
             tid, blk, nthr,
             f"const unsigned long long {B}_g = {B}_blk / _AGG_GRANULARITY; /* group of this block */",
-            f"const unsigned long long {B}_base = {B}_g * _AGG_GRANULARITY * {B}_nthr; /* first record of the group */",
-            f"const bool {B}_ok = {B}_g < _WW_AGG_MAX_GROUPS && "
-            f"{B}_base + (unsigned long long)_AGG_GRANULARITY * {B}_nthr <= _WW_AGG_CAPACITY;"]
+            f"const unsigned long long {B}_cap = (unsigned long long)_AGG_GRANULARITY * {B}_nthr * _WW_AGG_PER_THREAD;",
+            f"const unsigned long long {B}_base = {B}_g * {B}_cap; /* first record of the group */",
+            f"const bool {B}_ok = {B}_g < _WW_AGG_MAX_GROUPS && {B}_base + {B}_cap <= _WW_AGG_CAPACITY;"]
+
+
+def _direct_launches(B: str, recs: str, rec: str, ch: Child, stream: str, ind: str) -> list[str]:
+    """The leader launches each recorded child itself (fewer records than _AGG_THRESHOLD, §V-B)."""
+    args = ", ".join(_load(prm, "_ww_agg_r") for prm in ch.params)
+    return [ind + "for (unsigned int _ww_agg_j = 0; _ww_agg_j < _ww_agg_n; ++_ww_agg_j) {",
+            ind + f"  const {rec} &_ww_agg_r = {recs}[{B}_base + _ww_agg_j];",
+            ind + f"  {ch.name}<<<dim3(_ww_agg_r._ww_cfg_gDim), dim3(_ww_agg_r._ww_cfg_bDim), _ww_agg_r._ww_cfg_shm, "
+            f"{stream}>>>({args});",
+            ind + "  _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());",
+            ind + "}"]
 
 
 def _epilogue(B: str, g: str, label: str, recs: str, scan: str, rec: str, ch: Child, stream: str) -> list[str]:
-    launch = (f"{B}<<<(unsigned int)_ww_agg_c, dim3(_ww_agg_m[0], _ww_agg_m[1], _ww_agg_m[2]), _ww_agg_m[3], "
+    # n: recorded launches (atomics past the unit's capacity launched directly and are not in the
+    # records); their blocks: the inclusive scan at the last record (records are in atomic order)
+    count = ["  const unsigned int _ww_agg_n = (unsigned int)((_ww_agg_c >> 32) < " + f"{B}_cap ? (_ww_agg_c >> 32) : "
+             f"{B}_cap);",
+             f"  const unsigned int _ww_agg_blocks = _ww_agg_n > 0 ? {scan}[{B}_base + _ww_agg_n - 1] : 0u;"]
+    launch = (f"{B}<<<_ww_agg_blocks, dim3(_ww_agg_m[0], _ww_agg_m[1], _ww_agg_m[2]), _ww_agg_m[3], "
               f"{stream}>>>({recs} + {B}_base, {scan} + {B}_base, _ww_agg_n);")
     if g in ("warp", "block"):
         cnt = f"{B}_cnt[{B}_unit]" if g == "warp" else f"{B}_cnt"
         mx = f"{B}_max[{B}_unit]" if g == "warp" else f"{B}_max"
         leader = f"({B}_tid & 31u) == 0" if g == "warp" else f"{B}_tid == 0"
-        args = ", ".join(f"_ww_agg_r.{prm.name}" for prm in ch.params)
         return [f"{label}:;",
                 f"/* _ww_ aggregate ({g} granularity): one thread launches the aggregated grid */",
                 "__threadfence();",
                 "__syncthreads();",
-                f"if ({B}_ok) {{",
+                f"if ({B}_ok && {leader}) {{",
                 f"  const unsigned long long _ww_agg_c = {cnt};",
-                "  const unsigned int _ww_agg_n = (unsigned int)(_ww_agg_c >> 32);",
-                f"  if (_ww_agg_n > 0 && _ww_agg_n >= _AGG_THRESHOLD && {leader}) {{",
+                *count,
+                "  if (_ww_agg_n > 0 && _ww_agg_n >= _AGG_THRESHOLD) {",
                 f"    const unsigned int _ww_agg_m[4] = {{{mx}[0], {mx}[1], {mx}[2], {mx}[3]}};",
                 "    " + launch,
                 "    _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());",
-                f"  }} else if (_ww_agg_n < _AGG_THRESHOLD && {B}_slot >= 0) {{",
-                "    /* _ww_ aggregate: fewer parents than _AGG_THRESHOLD (CGO'22 §V-B): launch this thread's child */",
-                f"    const {rec} &_ww_agg_r = {recs}[{B}_slot];",
-                f"    {ch.name}<<<_ww_agg_r._ww_cfg_gDim, _ww_agg_r._ww_cfg_bDim, _ww_agg_r._ww_cfg_shm, "
-                f"{stream}>>>({args});",
-                "    _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());",
+                "  } else {",
+                "    /* _ww_ aggregate: fewer parents than _AGG_THRESHOLD (CGO'22 §V-B): launch them one by one */",
+                *_direct_launches(B, recs, rec, ch, stream, "    "),
                 "  }",
                 "}"]
     return [f"{label}:;",
@@ -290,7 +315,7 @@ def _epilogue(B: str, g: str, label: str, recs: str, scan: str, rec: str, ch: Ch
             f"                                      atomicExch(&{B}_gmax[{B}_g][2], 0u), "
             f"atomicExch(&{B}_gmax[{B}_g][3], 0u)}};",
             f"    atomicExch(&{B}_gdone[{B}_g], 0u);",
-            "    const unsigned int _ww_agg_n = (unsigned int)(_ww_agg_c >> 32);",
+            *("  " + c for c in count),
             "    if (_ww_agg_n > 0) {",
             "      " + launch,
             "      _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());",
@@ -313,13 +338,15 @@ static void {B}_host_launch(cudaStream_t _ww_s) {{
   const unsigned int _ww_zeros[4] = {{0, 0, 0, 0}};
   cudaMemcpyToSymbol({B}_gridcnt, &_ww_zero, sizeof _ww_zero);
   cudaMemcpyToSymbol({B}_gridmax, _ww_zeros, sizeof _ww_zeros);
-  const unsigned int _ww_n = (unsigned int)(_ww_c >> 32);
+  const unsigned int _ww_n = (unsigned int)((_ww_c >> 32) < _WW_AGG_CAPACITY ? (_ww_c >> 32) : _WW_AGG_CAPACITY);
   if (_ww_n == 0) return;
+  unsigned int _ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
+  cudaMemcpyFromSymbol(&_ww_blocks, {scan}, sizeof _ww_blocks, (_ww_n - 1) * sizeof(unsigned int));
   {rec} *_ww_recs = 0;
   unsigned int *_ww_scan = 0;
   cudaGetSymbolAddress((void **)&_ww_recs, {recs});
   cudaGetSymbolAddress((void **)&_ww_scan, {scan});
-  {B}<<<(unsigned int)_ww_c, dim3(_ww_m[0], _ww_m[1], _ww_m[2]), _ww_m[3], _ww_s>>>(_ww_recs, _ww_scan, _ww_n);
+  {B}<<<_ww_blocks, dim3(_ww_m[0], _ww_m[1], _ww_m[2]), _ww_m[3], _ww_s>>>(_ww_recs, _ww_scan, _ww_n);
   if (cudaGetLastError() != cudaSuccess) ++_ww_host_launch_errors;
 }}"""
 

@@ -3,12 +3,15 @@ block in a loop; the launch divides the grid's x dimension by _CFACTOR and passe
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .common import (
-    args_text,
     body_text,
     check_applies,
     child_before_parent,
     config_text,
+    is_recursive,
+    mapped_text,
     params_text,
     statement_extent,
     with_extra,
@@ -22,8 +25,9 @@ from .parse import Parsed
 DEFAULT_FACTOR = 4
 
 
-def _coarse_kernel(p: Parsed, child: Child, name: str) -> str:
-    """Fig. 6 lines 01-05."""
+def _coarse_kernel(p: Parsed, child: Child, name: str, site: Site) -> str:
+    """Fig. 6 lines 01-05. A recursive launch inside the child becomes, in the copy, the same
+    coarsened launch (so every level of the recursion is coarsened)."""
     own = p.text(child.start, child.end)
     bx = fresh_in(own, "_ww_bx")  # renamed when the child is already a coarsened copy
     gd = fresh_in(own, "_ww_gDim")
@@ -40,7 +44,12 @@ def _coarse_kernel(p: Parsed, child: Child, name: str) -> str:
 
     ind = "    "
     label = fresh_in(own, "_ww_next_block")
-    body = body_text(p, child, mapping, f"goto {label}" if child.returns else None, ind)
+    extra = []
+    if is_recursive(site, child):
+        s, e = statement_extent(p, site)
+        code = _launch_lines(site, name, lambda a, b: mapped_text(p, child, a, b, mapping))
+        extra.append((s, e, ("\n" + indent_of(p, s)).join(code)))
+    body = body_text(p, child, mapping, f"goto {label}" if child.returns else None, ind, extra)
     lines = [f"/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `{child.name}`; block b runs the",
              f"   original blocks b, b + gridDim.x, ... of the uncoarsened grid {gd} */",
              f"__global__ void {name}({with_extra(params_text(child), 'dim3 ' + gd)}) {{",
@@ -54,6 +63,23 @@ def _coarse_kernel(p: Parsed, child: Child, name: str) -> str:
     return "\n".join(lines)
 
 
+def _launch_lines(site: Site, name: str, txt: Callable[[int, int], str]) -> list[str]:
+    """The coarsened launch statement (Fig. 6 lines 07-10); ``txt(start, end)`` gives the source text of
+    a piece of the launch (mapped builtins when it goes into the coarsened copy)."""
+    sh = txt(site.shared.start, site.shared.end) if site.shared else None
+    st = txt(site.stream.start, site.stream.end) if site.stream else None
+    args = ", ".join(txt(a.start, a.end) for a in site.args)
+    return [f"{{ /* _ww_ coarsen (CGO'22 Fig. 6): each block of `{name}` runs _CFACTOR blocks of child "
+            f"`{site.child_name}` */",
+            f"  const dim3 _ww_cf_gDim = {txt(site.grid.start, site.grid.end)};",
+            "  dim3 _ww_cf_cgDim = _ww_cf_gDim;",
+            "  _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;",
+            f"  {name}<<<{config_text(site, '_ww_cf_cgDim', txt(site.block.start, site.block.end), sh, st)}>>>"
+            f"({with_extra(args, '_ww_cf_gDim')});",
+            "  _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
+            "}"]
+
+
 def coarsen_edits(p: Parsed, site: Site, child: Child | None, factor: int | None) -> list[TextEdit]:
     """Edits that coarsen the child of ``site``.
 
@@ -65,20 +91,16 @@ def coarsen_edits(p: Parsed, site: Site, child: Child | None, factor: int | None
     name = fresh(p, f"_ww_{ch.name.removeprefix('_ww_')}_coarse")
     s, e = statement_extent(p, site)
     ind = indent_of(p, s)
-    out = [f"{{ /* _ww_ coarsen (CGO'22 Fig. 6): each block of `{name}` runs _CFACTOR blocks of child "
-           f"`{ch.name}` */",
-           f"  const dim3 _ww_cf_gDim = {site.grid.text};",
-           "  dim3 _ww_cf_cgDim = _ww_cf_gDim;",
-           "  _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;",
-           f"  {name}<<<{config_text(site, '_ww_cf_cgDim', site.block.text)}>>>"
-           f"({with_extra(args_text(site), '_ww_cf_gDim')});",
-           "  _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
-           "}"]
+    out = _launch_lines(site, name, p.text)
     head = prelude(p) + macro_block(p, "_CFACTOR", str(factor if factor is not None else DEFAULT_FACTOR),
                                     "coarsening factor: original child blocks per block (CGO'22 Fig. 6)")
     edits = []
     if head:
         edits.append(make_edit(p, header_offset(p), header_offset(p), head))
-    edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _coarse_kernel(p, ch, name)))
+    edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _coarse_kernel(p, ch, name, site)))
+    if is_recursive(site, ch):  # the child (its own parent) launches the coarsened copy defined after it
+        decl = with_extra(params_text(ch), "dim3 _ww_gDim")
+        edits.append(make_edit(p, ch.start, ch.start, f"/* _ww_ coarsen: coarsened copy of `{ch.name}`, defined "
+                               f"below */\n__global__ void {name}({decl});\n"))
     edits.append(make_edit(p, s, e, ("\n" + ind).join(out)))
     return edits

@@ -34,10 +34,12 @@ def statement_extent(p: Parsed, site: Site) -> tuple[int, int]:
 
 
 def body_text(p: Parsed, child: Child, mapping: Callable[[BuiltinUse], str | None],
-              return_text: str | None, indent: str) -> str:
+              return_text: str | None, indent: str, extra: list[tuple[int, int, str]] | None = None) -> str:
     """The child's body ``{...}`` with builtins mapped (None keeps a use), ``return`` replaced by
-    ``return_text`` (None keeps it), and every line after the first indented by ``indent``."""
-    repl: list[tuple[int, int, str]] = []
+    ``return_text`` (None keeps it), byte ranges ``extra`` [(start, end, text)] replaced (they win over
+    the builtins inside them: a recursive launch in the copy, already rewritten), and every line after
+    the first indented by ``indent``."""
+    repl: list[tuple[int, int, str]] = list(extra or [])
     for u in child.builtins:
         t = mapping(u)
         if t is not None:
@@ -47,7 +49,7 @@ def body_text(p: Parsed, child: Child, mapping: Callable[[BuiltinUse], str | Non
             repl.append((s, s + len("return"), return_text))
     s, e = child.body.extent.start.offset, child.body.extent.end.offset
     out, pos = [], s
-    for rs, re_, t in sorted(repl):
+    for rs, re_, t in sorted(repl, key=lambda r: (r[0], -r[1])):
         if rs < pos:
             continue
         out.append(p.text(pos, rs))
@@ -56,6 +58,26 @@ def body_text(p: Parsed, child: Child, mapping: Callable[[BuiltinUse], str | Non
     out.append(p.text(pos, e))
     text = "".join(out)
     return text.replace("\n", "\n" + indent)
+
+
+def mapped_text(p: Parsed, child: Child, start: int, end: int, mapping: Callable[[BuiltinUse], str | None]) -> str:
+    """Source bytes [start, end) with the child's builtin uses inside them mapped (None keeps a use)."""
+    out, pos = [], start
+    for u in child.builtins:
+        if u.start < start or u.end > end:
+            continue
+        t = mapping(u)
+        if t is None:
+            continue
+        out += [p.text(pos, u.start), t]
+        pos = u.end
+    out.append(p.text(pos, end))
+    return "".join(out)
+
+
+def is_recursive(site: Site, child: Child) -> bool:
+    """The launch is inside the child kernel itself (the child launches itself)."""
+    return child.name == site.func.spelling and child.start <= site.stmt_start < child.end
 
 
 def params_text(child: Child) -> str:

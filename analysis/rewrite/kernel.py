@@ -42,6 +42,13 @@ class Param:
     name: str
     decl_text: str
     field_type: str
+    copy_problem: str | None = None  # why the type cannot be copied bitwise (None: it can)
+
+    @property
+    def local_decl(self) -> str:
+        """A declaration of a local holding the parameter's value: the declaration text, or (array
+        parameters, which decay to pointers) ``field_type name``."""
+        return f"{self.field_type} {self.name}" if "[" in self.decl_text else self.decl_text
 
 
 @dataclass
@@ -102,6 +109,50 @@ def _field_type(t: ci.Type) -> str:
     return s
 
 
+def bitwise_copy_problem(t: ci.Type, depth: int = 0) -> str | None:
+    """Why a value of type ``t`` cannot be copied bitwise (memcpy) between records, or None.
+
+    C++ [class.prop]: a class is trivially copyable unless it has a user-provided copy/move
+    constructor or destructor, a virtual function or a virtual base, or a member/base that is not.
+    A deleted or user-provided *default* constructor does not matter (nothing is default-constructed),
+    nor does a reference member (copied as its address, as the kernel launch itself copies it).
+    """
+    t = t.get_canonical()
+    while t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY):
+        t = t.get_array_element_type().get_canonical()
+    if t.kind != ci.TypeKind.RECORD or depth > 16:
+        return None
+    decl = t.get_declaration()
+    name = t.spelling
+    for c in decl.get_children():
+        if c.kind == K.CONSTRUCTOR and (c.is_copy_constructor() or c.is_move_constructor()) \
+                and not c.is_default_method() and not _is_deleted(c):
+            return f"`{name}` has a user-provided {'copy' if c.is_copy_constructor() else 'move'} constructor"
+        if c.kind == K.DESTRUCTOR and not c.is_default_method() and not _is_deleted(c):
+            return f"`{name}` has a user-provided destructor"
+        if c.kind == K.CXX_METHOD and c.is_virtual_method():
+            return f"`{name}` has a virtual function (`{c.spelling}`)"
+        if c.kind == K.CXX_BASE_SPECIFIER:
+            if any(tk.spelling == "virtual" for tk in c.get_tokens()):
+                return f"`{name}` has a virtual base"
+            why = bitwise_copy_problem(c.type, depth + 1)
+            if why:
+                return why
+        if c.kind == K.FIELD_DECL:
+            why = bitwise_copy_problem(c.type, depth + 1)
+            if why:
+                return why
+    return None
+
+
+def _is_deleted(c: ci.Cursor) -> bool:
+    try:
+        return bool(c.is_deleted_method())
+    except AttributeError:  # older libclang bindings: look for `= delete`
+        toks = [t.spelling for t in c.get_tokens()]
+        return "delete" in toks and "=" in toks
+
+
 def builtin_uses(p: Parsed, root: ci.Cursor) -> list[BuiltinUse]:
     """Uses of threadIdx/blockIdx/blockDim/gridDim under ``root`` (not inside lambdas)."""
     out: list[BuiltinUse] = []
@@ -138,7 +189,8 @@ def _uses_builtins(p: Parsed, fn: ci.Cursor, seen: set[str]) -> bool:
             return True
         if c.kind == K.CALL_EXPR and c.referenced is not None and c.referenced.kind == K.FUNCTION_DECL:
             d = c.referenced.get_definition()
-            if d is not None and p.in_main(d) and _uses_builtins(p, d, seen):
+            # a kernel launched from here has its own builtins (a launch is no helper call)
+            if d is not None and p.in_main(d) and not has_attr(d, K.CUDAGLOBAL_ATTR) and _uses_builtins(p, d, seen):
                 return True
     return False
 
@@ -161,7 +213,7 @@ def analyse_child(p: Parsed, fn: ci.Cursor) -> Child:
     for a in fn.get_arguments():
         if not a.spelling:
             problems.append("a parameter has no name")
-        params.append(Param(a.spelling, p.ctext(a), _field_type(a.type)))
+        params.append(Param(a.spelling, p.ctext(a), _field_type(a.type), bitwise_copy_problem(a.type)))
     ch = Child(fn.spelling, fn, body, params, problems=problems)
     try:
         ch.builtins = builtin_uses(p, body)

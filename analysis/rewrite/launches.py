@@ -128,9 +128,10 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
         out["aggregate"] = "recursive launch (the child is the parent kernel itself)"
     elif not any(a.kind == K.CUDAGLOBAL_ATTR for a in site.func.get_children()):
         out["aggregate"] = "the launch is in a __device__ function; aggregation needs it in the __global__ parent"
-    elif site.in_loop:
-        out["aggregate"] = ("the launch is inside a loop: aggregation records at most one launch per "
-                            "parent thread")
+    elif any(prm.copy_problem for prm in child.params):
+        prm = next(prm for prm in child.params if prm.copy_problem)
+        out["aggregate"] = (f"parameter `{prm.name}` of child kernel `{child.name}`: {prm.copy_problem}, so its "
+                            "value cannot be stored bitwise in a launch record (the copy would skip it)")
     elif site.stream is not None and site.stream.text.strip() not in _AGG_STREAMS:
         out["aggregate"] = (f"the launch uses stream `{site.stream.text}`: an aggregated launch cannot "
                             "keep per-thread stream order")

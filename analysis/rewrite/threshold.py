@@ -4,33 +4,34 @@ builtin index variables replaced by the loop indices and bounds)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .common import (
-    args_text,
     body_text,
     check_applies,
     child_before_parent,
     config_text,
+    is_recursive,
+    mapped_text,
     needs_3d,
     params_text,
     statement_extent,
     with_extra,
 )
+from .cursors import K
 from .edits import fresh, fresh_in, header_offset, indent_of, macro_block, make_edit, prelude
 from .kernel import BuiltinUse, Child
-from .launches import Site, refusals, thread_count
-from .model import TextEdit
+from .launches import Site, find_sites, refusals, thread_count
+from .model import RewriteError, TextEdit
 from .parse import Parsed
+from .threads import ThreadCount
 
 DEFAULT_THRESHOLD = 128
 
 
-def _serial_function(p: Parsed, child: Child, name: str, dims: str) -> str:
-    """Fig. 3 lines 09-15: the serial device-function copy of the child."""
+def _serial_mapping(child: Child, dims: str, bv: dict[str, str],
+                    tv: dict[str, str]) -> Callable[[BuiltinUse], str | None]:
     looped = set(dims)
-    own = p.text(child.start, child.end)
-    # loop indices _ww_bx, _ww_tx, ... (renamed if the file already uses them, e.g. a coarsened child)
-    bv = {d: fresh_in(own, f"_ww_b{d}") for d in "xyz"}
-    tv = {d: fresh_in(own, f"_ww_t{d}") for d in "xyz"}
 
     def mapping(u: BuiltinUse) -> str | None:
         if u.var in ("blockDim", "gridDim"):
@@ -41,10 +42,26 @@ def _serial_function(p: Parsed, child: Child, name: str, dims: str) -> str:
             return "make_uint3(" + ", ".join(v[d] if d in looped else "0u" for d in "xyz") + ")"
         return v[u.member] if u.member in looped else "0u"
 
+    return mapping
+
+
+def _serial_function(p: Parsed, child: Child, name: str, dims: str, site: Site, tc: ThreadCount | None) -> str:
+    """Fig. 3 lines 09-15: the serial device-function copy of the child. A recursive launch inside the
+    child becomes, in the copy, the same thresholded launch (serial below _THRESHOLD, recursively)."""
+    own = p.text(child.start, child.end)
+    # loop indices _ww_bx, _ww_tx, ... (renamed if the file already uses them, e.g. a coarsened child)
+    bv = {d: fresh_in(own, f"_ww_b{d}") for d in "xyz"}
+    tv = {d: fresh_in(own, f"_ww_t{d}") for d in "xyz"}
+    mapping = _serial_mapping(child, dims, bv, tv)
     depth = 2 * len(dims)
     ind = "  " * (depth + 1)
     label = fresh_in(own, "_ww_next_thread")
-    body = body_text(p, child, mapping, f"goto {label}" if child.returns else None, ind)
+    extra = []
+    if is_recursive(site, child):
+        s, e = statement_extent(p, site)
+        code = _launch_lines(p, site, child, tc, name, lambda a, b: mapped_text(p, child, a, b, mapping), copy=True)
+        extra.append((s, e, ("\n" + indent_of(p, s)).join(code)))
+    body = body_text(p, child, mapping, f"goto {label}" if child.returns else None, ind, extra)
     lines = [f"/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `{child.name}`, run by one",
              "   parent thread when the child grid would have fewer than _THRESHOLD threads */",
              f"__device__ void {name}({with_extra(params_text(child), 'dim3 _ww_sgDim, dim3 _ww_sbDim')}) {{"]
@@ -64,6 +81,41 @@ def _serial_function(p: Parsed, child: Child, name: str, dims: str) -> str:
     return "\n".join(lines)
 
 
+def _launch_lines(p: Parsed, site: Site, ch: Child, tc: ThreadCount | None, serial: str,
+                  txt: Callable[[int, int], str], copy: bool = False) -> list[str]:
+    """The thresholded launch statement (Fig. 3 lines 01-07); ``txt(start, end)`` gives the source text
+    of a piece of the launch (mapped builtins when it goes into a serial copy)."""
+    g0, g1 = site.grid.start, site.grid.end
+    if copy and tc is not None and any(b in tc.text for b in ("threadIdx", "blockIdx", "blockDim", "gridDim")):
+        tc = None  # its text would need the copy's builtin mapping: count grid x block threads instead
+    if tc is not None and tc.span is not None:
+        grid = txt(g0, tc.span[0]) + "_ww_threads" + txt(tc.span[1], g1)
+    else:
+        grid = txt(g0, g1)
+    sh = txt(site.shared.start, site.shared.end) if site.shared else None
+    st = txt(site.stream.start, site.stream.end) if site.stream else None
+    launch_cfg = config_text(site, "_ww_thr_gDim", "_ww_thr_bDim", sh, st)
+    args = ", ".join(txt(a.start, a.end) for a in site.args)
+    out = [f"{{ /* _ww_ threshold (CGO'22 Fig. 3): launch child `{ch.name}` only when it has at least "
+           "_THRESHOLD threads; otherwise this thread runs it serially */"]
+    if tc is not None:
+        out.append(f"  const auto _ww_threads = ({tc.text}); /* child threads, Fig. 4 pattern {tc.pattern} */")
+    out.append(f"  const dim3 _ww_thr_gDim = {grid};")
+    out.append(f"  const dim3 _ww_thr_bDim = {txt(site.block.start, site.block.end)};")
+    if tc is None:
+        out.append("  /* no Fig. 4 ceil-division pattern found in the grid expression: count grid x block threads */")
+        out.append("  const unsigned long long _ww_threads = (unsigned long long)_ww_thr_gDim.x * _ww_thr_gDim.y * "
+                   "_ww_thr_gDim.z * _ww_thr_bDim.x * _ww_thr_bDim.y * _ww_thr_bDim.z;")
+    out += ["  if (_ww_threads >= _THRESHOLD) {",
+            f"    {site.child_name}<<<{launch_cfg}>>>({args});",
+            "    _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
+            "  } else {",
+            f"    {serial}({with_extra(args, '_ww_thr_gDim, _ww_thr_bDim')});",
+            "  }",
+            "}"]
+    return out
+
+
 def threshold_edits(p: Parsed, site: Site, child: Child | None, threshold: int | None) -> list[TextEdit]:
     """Edits that apply thresholding to ``site``.
 
@@ -78,35 +130,49 @@ def threshold_edits(p: Parsed, site: Site, child: Child | None, threshold: int |
     tc = thread_count(p, site)
     s, e = statement_extent(p, site)
     ind = indent_of(p, s)
-    grid = site.grid.text
-    if tc is not None and tc.span is not None:
-        a, b = tc.span[0] - site.grid.start, tc.span[1] - site.grid.start
-        grid = grid[:a] + "_ww_threads" + grid[b:]
-    launch_cfg = config_text(site, "_ww_thr_gDim", "_ww_thr_bDim")
-    args = args_text(site)
-    out = [f"{{ /* _ww_ threshold (CGO'22 Fig. 3): launch child `{ch.name}` only when it has at least "
-           "_THRESHOLD threads; otherwise this thread runs it serially */"]
-    if tc is not None:
-        out.append(f"  const auto _ww_threads = ({tc.text}); /* child threads, Fig. 4 pattern {tc.pattern} */")
-    out.append(f"  const dim3 _ww_thr_gDim = {grid};")
-    out.append(f"  const dim3 _ww_thr_bDim = {site.block.text};")
-    if tc is None:
-        out.append("  /* no Fig. 4 ceil-division pattern found in the grid expression: count grid x block threads */")
-        out.append("  const unsigned long long _ww_threads = (unsigned long long)_ww_thr_gDim.x * _ww_thr_gDim.y * "
-                   "_ww_thr_gDim.z * _ww_thr_bDim.x * _ww_thr_bDim.y * _ww_thr_bDim.z;")
-    out += ["  if (_ww_threads >= _THRESHOLD) {",
-            f"    {site.child_name}<<<{launch_cfg}>>>({args});",
-            "    _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
-            "  } else {",
-            f"    {serial}({with_extra(args, '_ww_thr_gDim, _ww_thr_bDim')});",
-            "  }",
-            "}"]
+    out = _launch_lines(p, site, ch, tc, serial, p.text)
     launch_text = ("\n" + ind).join(out)
     head = prelude(p) + macro_block(p, "_THRESHOLD", str(threshold if threshold is not None else DEFAULT_THRESHOLD),
                                     "threshold: minimum child threads for a launch (CGO'22 Fig. 3)")
     edits = []
+    edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _serial_function(p, ch, serial, dims, site, tc)))
+    if is_recursive(site, ch):  # the child (its own parent) calls the serial copy defined after it
+        decl = with_extra(params_text(ch), "dim3 _ww_sgDim, dim3 _ww_sbDim")
+        edits.append(make_edit(p, ch.start, ch.start, f"/* _ww_ threshold: serial copy of `{ch.name}`, defined "
+                               f"below */\n__device__ void {serial}({decl});\n"))
+        edits += _stack_edits(p, site, ch, serial)
+        head += macro_block(p, "_WW_SERIAL_STACK", "8192",
+                            "threshold of a recursive launch: thread stack bytes for the recursive serial copy")
+    edits.append(make_edit(p, s, e, launch_text))
     if head:
         edits.append(make_edit(p, header_offset(p), header_offset(p), head))
-    edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _serial_function(p, ch, serial, dims)))
-    edits.append(make_edit(p, s, e, launch_text))
-    return edits
+    return sorted(edits, key=lambda x: x.start)
+
+
+def _stack_edits(p: Parsed, site: Site, ch: Child, serial: str) -> list[TextEdit]:
+    """Before each host launch of a recursive child: raise the thread stack limit, because the serial
+    copy calls itself once per level (the default 1 KiB stack overflows after a few levels)."""
+    fn = f"{serial}_stack"
+    out = []
+    for hs in find_sites(p):
+        if hs.device_side or hs.child_name != ch.name or hs.stmt_end is None:
+            continue
+        call = f"{fn}(); /* _ww_ threshold: stack for the recursive serial copy */"
+        if hs.ancestors and hs.ancestors[-1].kind == K.COMPOUND_STMT:
+            out.append(make_edit(p, hs.stmt_start, hs.stmt_start, call + "\n" + indent_of(p, hs.stmt_start)))
+        else:
+            out.append(make_edit(p, hs.stmt_start, hs.stmt_start, "{ " + call + " "))
+            out.append(make_edit(p, hs.stmt_end, hs.stmt_end, " }"))
+    if not out:
+        raise RewriteError(f"{p.path}:{p.line_col(site.stmt_start)[0]}: cannot apply threshold: the recursive serial "
+                           f"copy of `{ch.name}` needs a larger thread stack, set before the host launches of "
+                           f"`{ch.name}`, and none is in this file")
+    text = (f"\n\n/* _ww_ threshold: the recursive serial copy of `{ch.name}` needs _WW_SERIAL_STACK bytes of "
+            "stack per thread */\n"
+            f"static void {fn}(void) {{\n"
+            "  size_t _ww_s = 0;\n"
+            "  if (cudaDeviceGetLimit(&_ww_s, cudaLimitStackSize) == cudaSuccess && _ww_s < _WW_SERIAL_STACK)\n"
+            "    cudaDeviceSetLimit(cudaLimitStackSize, _WW_SERIAL_STACK);\n"
+            "}")
+    out.append(make_edit(p, ch.end, ch.end, text))
+    return out

@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 PAPER = {"cdp": 43.0, "nocdp": 8.7, "agg": 3.6}
-FIELDS = ["example", "variant", "kind", "granularity", "threshold", "factor", "status", "time_ms",
+FIELDS = ["example", "input", "variant", "kind", "granularity", "threshold", "factor", "status", "time_ms",
           "launch_errors", "mismatches", "hash", "same_as_original", "ok"]
 
 
@@ -34,23 +34,25 @@ def collect(manifest: Path, raw: Path, out: Path) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for line in raw.read_text().splitlines():
         parts = line.split("\t")
-        name, rc = parts[0], parts[1] if len(parts) > 1 else ""
-        res = parts[2] if len(parts) > 2 else ""
+        name, inp = parts[0], parts[1] if len(parts) > 1 else ""
+        rc = parts[2] if len(parts) > 2 else ""
+        res = parts[3] if len(parts) > 3 else ""
         b = builds[name]
         row: dict[str, object] = {k: b.get(k) for k in ("example", "variant", "kind", "granularity", "threshold",
                                                          "factor")}
+        row["input"] = inp
         m = re.match(r"RESULT \S+ (PASS|FAIL) (.*)", res)
         if m:
             kv = dict(x.split("=", 1) for x in m.group(2).split())
             row.update(status=m.group(1), time_ms=float(kv["time_ms"]), launch_errors=int(kv["launch_errors"]),
                        mismatches=int(kv["mismatches"]), hash=kv["hash"])
         else:
-            row.update(status=rc if rc in ("BUILD_FAILED", "SKIPPED_DEADLINE") else (res or f"rc={rc}"), time_ms=None,
-                       launch_errors=None, mismatches=None, hash=None)
+            row.update(status=rc if rc in ("BUILD_FAILED", "SKIPPED_DEADLINE", "DRY_RUN") else (res or f"rc={rc}"),
+                       time_ms=None, launch_errors=None, mismatches=None, hash=None)
         rows.append(row)
-    orig = {r["example"]: r["hash"] for r in rows if r["variant"] == "original"}
+    orig = {(r["example"], r["input"]): r["hash"] for r in rows if r["variant"] == "original"}
     for r in rows:
-        r["same_as_original"] = r["hash"] is not None and r["hash"] == orig.get(r["example"])
+        r["same_as_original"] = r["hash"] is not None and r["hash"] == orig.get((r["example"], r["input"]))
         r["ok"] = r["status"] == "PASS" and bool(r["same_as_original"])
     out.mkdir(parents=True, exist_ok=True)
     with (out / "results.csv").open("w", newline="") as f:
@@ -71,10 +73,10 @@ def _best(rows: list[dict[str, object]], kinds: tuple[str, ...]) -> dict[str, ob
 def summarise(rows: list[dict[str, object]]) -> dict[str, object]:
     """Per example: CDP, no-CDP, aggregation-only and best-framework times and speedups; geomeans."""
     per: dict[str, dict[str, object]] = {}
-    for ex in dict.fromkeys(str(r["example"]) for r in rows):
-        rs = [r for r in rows if r["example"] == ex]
+    for ex in dict.fromkeys(f"{r['example']}@{r['input']}" for r in rows):
+        rs = [r for r in rows if f"{r['example']}@{r['input']}" == ex]
         cdp, nocdp = _best(rs, ("original",)), _best(rs, ("nocdp",))
-        agg, best = _best(rs, ("agg",)), _best(rs, ("threshold", "coarsen", "agg", "tca"))
+        agg, best = _best(rs, ("agg",)), _best(rs, ("tc", "agg", "tca"))
         e: dict[str, object] = {"failed": [str(r["variant"]) for r in rs if not r["ok"]]}
         for key, r in (("cdp", cdp), ("nocdp", nocdp), ("agg", agg), ("best", best)):
             e[f"{key}_ms"] = r["time_ms"] if r else None

@@ -1,17 +1,33 @@
 """The variant sweep of the DP benchmark: which transforms, and which -D values of their macros.
 
-Kept small so bench/dp/gpu.sh (compile + run everything) ends within 8 minutes on one H200:
-_THRESHOLD ∈ {64, 512} child threads, _CFACTOR ∈ {1, 4} blocks, four aggregation granularities.
+Seven programs shaped like real CDP code (examples/dp/<name>/<name>.cu), each run on a ``large``
+input (child grids of hundreds to thousands of threads) and a ``small`` one (child grids of 1-32
+threads). Kept small enough that bench/dp/gpu.sh (compile, profile the originals with ncu, run and
+check everything) ends within 8 minutes on one H200:
+
+- ``original`` (CDP), ``nocdp`` (the parent runs every child serially: threshold with
+  _THRESHOLD = 2^31 - 1, no device-side launch is made);
+- ``agg_<g>``: aggregation only at granularity g (KLAP, the CGO'22 "CDP+A" baseline);
+- ``tc_t<T>_c<C>``: threshold + coarsen (no aggregation), ``tca_<g>_t<T>_c<C>``: threshold +
+  coarsen + aggregate at g, for T in THRESHOLDS child threads and C in FACTORS blocks.
+
+The profile-guided choice (analysis/rewrite/plan.py) picks from exactly this space: a threshold in
+THRESHOLDS, a factor in FACTORS and a granularity in GRANULARITIES or none (PLAN_SPACE), so its time is
+looked up in the sweep.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-# example folder -> its child kernel
-EXAMPLES = {"bfs": "bfs_edges", "spmv": "spmv_row", "tree": "descend_children", "mandelbrot": "tile_pixels"}
-GRANULARITIES = ("warp", "block", "multiblock", "grid")
-THRESHOLDS = (64, 512)
+# example folder -> (child kernel, input names); the child of quadtree is its own parent (recursion)
+EXAMPLES: dict[str, str] = {"bfs": "bfs_edges", "btree": "scan_range", "color": "check_neighbours",
+                            "mst": "offer_edges", "sssp": "relax_edges", "quadtree": "qt_node",
+                            "histo": "count_tokens"}
+INPUTS = ("large", "small")
+AGG_GRANULARITIES = ("warp", "block", "multiblock", "grid")  # aggregation only
+GRANULARITIES = ("block", "multiblock", "grid")  # in the combined pipeline
+THRESHOLDS = (32, 256)
 FACTORS = (1, 4)
 NO_LAUNCH = 2147483647
 
@@ -21,7 +37,7 @@ class Variant:
     """A generated source (``source``.cu from ``steps``) and the builds made from it."""
 
     source: str
-    kind: str  # original | nocdp | threshold | coarsen | agg | tca
+    kind: str  # original | nocdp | agg | tc | tca
     steps: tuple[tuple[str, str | None], ...]
     granularity: str | None = None
 
@@ -31,10 +47,6 @@ class Variant:
             return [("original", [])]
         if self.kind == "nocdp":
             return [("nocdp", [f"-D_THRESHOLD={NO_LAUNCH}"])]
-        if self.kind == "threshold":
-            return [(f"t{t}", [f"-D_THRESHOLD={t}"]) for t in THRESHOLDS]
-        if self.kind == "coarsen":
-            return [("c4", ["-D_CFACTOR=4"])]
         if self.kind == "agg":
             return [(self.source, [])]
         return [(f"{self.source}_t{t}_c{c}", [f"-D_THRESHOLD={t}", f"-D_CFACTOR={c}"])
@@ -59,9 +71,32 @@ def variants() -> list[Variant]:
     """All variants, original first."""
     out = [Variant("original", "original", ()),
            Variant("nocdp", "nocdp", (("threshold", None),)),
-           Variant("threshold", "threshold", (("threshold", None),)),
-           Variant("coarsen", "coarsen", (("coarsen", None),))]
-    out += [Variant(f"agg_{g}", "agg", (("aggregate", g),), g) for g in GRANULARITIES]
+           Variant("tc", "tc", (("threshold", None), ("coarsen", None)))]
+    out += [Variant(f"agg_{g}", "agg", (("aggregate", g),), g) for g in AGG_GRANULARITIES]
     out += [Variant(f"tca_{g}", "tca", (("threshold", None), ("coarsen", None), ("aggregate", g)), g)
             for g in GRANULARITIES]
     return out
+
+
+def build_name(kind: str, granularity: str | None, threshold: int | None, factor: int | None) -> str:
+    """The build that holds a (kind, granularity, threshold, factor) choice (the profile-guided
+    choice is looked up by it)."""
+    if kind == "agg":
+        return f"agg_{granularity}"
+    if kind == "tc":
+        return f"tc_t{threshold}_c{factor}"
+    if kind == "tca":
+        return f"tca_{granularity}_t{threshold}_c{factor}"
+    return kind
+
+
+# ncu profile of each CDP original (bench/dp/gpu.sh): the host-launched parent kernel, launches skipped,
+# launches profiled (multi-round programs: the rounds with the largest frontiers come early)
+PROFILE: dict[str, tuple[str, int, int]] = {"bfs": ("bfs_frontier", 1, 6), "btree": ("search", 0, 1),
+                                            "color": ("colour_round", 0, 2), "mst": ("lightest_edges", 0, 2),
+                                            "sssp": ("relax_frontier", 1, 6), "quadtree": ("qt_node", 0, 1),
+                                            "histo": ("count_documents", 0, 1)}
+
+if __name__ == "__main__":  # gpu.sh reads the profile table: example, parent, skip, count
+    for _ex, (_parent, _skip, _count) in PROFILE.items():
+        print(f"{_ex}\t{_parent}\t{_skip}\t{_count}")

@@ -26,7 +26,7 @@ def main() -> int:
     estimates = {}
     for name, opt in FIXES.items():
         rep = example_report(name)
-        adv = next(a for a in rep.advice if a.optimizer == opt)
+        adv = next(a for a in rep.candidates if a.optimizer == opt)
         src_path = EXAMPLES / name / f"{name}.cu"
         src = src_path.read_text(encoding="utf-8")
         fixes = fixes_for_advice(adv, lambda p: Path(p).read_text(encoding="utf-8") if Path(p).exists() else None)

@@ -123,8 +123,8 @@ def test_unroll_factor_from_sass() -> None:
 
 def test_gather_rolled_loop_gets_no_no_unroll_advice(reports: dict[str, AdviceReport]) -> None:
     rep = reports["gather"]
-    assert "loop_no_unroll" not in {a.optimizer for a in rep.advice}
-    assert "loop_unrolling" in {a.optimizer for a in rep.advice}
+    assert "loop_no_unroll" not in {a.optimizer for a in rep.candidates}
+    assert "loop_unrolling" in {a.optimizer for a in rep.candidates}
     reason = next(s.reason for s in rep.skipped if s.optimizer == "loop_no_unroll")
     assert "not unrolled" in reason
 
@@ -137,8 +137,8 @@ def test_intdiv_few_ifetch_stalls_are_below_the_minimum(reports: dict[str, Advic
 @pytest.mark.parametrize("name", NAMES)
 def test_never_both_loop_optimizers_on_one_loop(reports: dict[str, AdviceReport], name: str) -> None:
     rep = reports[name]
-    un = [a for a in rep.advice if a.optimizer == "loop_unrolling"]
-    no = [a for a in rep.advice if a.optimizer == "loop_no_unroll"]
+    un = [a for a in rep.candidates if a.optimizer == "loop_unrolling"]
+    no = [a for a in rep.candidates if a.optimizer == "loop_no_unroll"]
     if un and no:
         loops_un = [r.scope for r in un[0].regions]
         loops_no = [r.scope for r in no[0].regions]
@@ -147,7 +147,7 @@ def test_never_both_loop_optimizers_on_one_loop(reports: dict[str, AdviceReport]
 
 def test_noinline_keeps_the_larger_loop_estimate(reports: dict[str, AdviceReport]) -> None:
     rep = reports["noinline"]
-    no = next(a for a in rep.advice if a.optimizer == "loop_no_unroll")
+    no = next(a for a in rep.candidates if a.optimizer == "loop_no_unroll")
     reason = next(s.reason for s in rep.skipped if s.optimizer == "loop_unrolling")
     assert "contradicts loop_no_unroll" in reason
     dropped = float(re.search(r"\((\d+\.\d+)x against", reason).group(1))  # type: ignore[union-attr]

@@ -108,9 +108,11 @@ def test_text_report_like_fig8(reports: dict[str, AdviceReport]) -> None:
     lines = text.splitlines()
     assert lines[0].startswith("Kernel spmv_ell (sm_90): 66700 samples")
     assert re.search(r"^1\. Indirect address elimination \[indirect_address_elimination\]: \d+\.\d% of samples, "
-                     r"estimated speedup \d\.\d{3}x$", text, re.M)
-    assert "from /" in text and "gather.cu:16 " in text and "in loop at line 15" in text
-    assert "estimate: T/(T-min(A,H))" in text
+                     r"estimated speedup \d\.\d{3}x \(95% \d\.\d{3}-\d\.\d{3}x\)$", text, re.M)
+    assert "from /" in text and "gather.cu:16 " in text
+    assert "  bound: L2 bandwidth is at 96% of peak" in text
+    assert "estimate: min(T/(T-M); C_l2)" in text and "   why: #1: estimate 1.04x" in text
+    assert re.search(r"alternatives for the same samples: .*loop_unrolling 1\.0\d\dx", text)
 
 
 def test_docs_have_one_section_per_optimizer() -> None:

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import example
 
 CLI = [sys.executable, "-m", "warpwise.server.cli"]
@@ -22,8 +24,14 @@ def test_advise_json_contract_fields() -> None:
     res = run("advise", str(example("stencil", ".cu")), "--format", "json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert doc["version"] == 1
+    assert doc["version"] == 2
     (k,) = doc["kernels"]
+    assert len(k["launches"]) == 1 and k["launches"][0]["samples"]["total"] == 28464
+    assert k["bound"]["unit"] == "sm" and k["launch"]["throughput_pct"]["sm"] == pytest.approx(92.84, abs=0.01)
+    top = k["advice"][0]
+    assert top["optimizer"] == "strength_reduction" and top["why"].startswith("#1: estimate 2.22x")
+    lo, hi = top["confidence"]["interval"]
+    assert lo < top["estimated_speedup"] < hi and top["confidence"]["samples"] == 28464
     assert (k["name"], k["mangled"], k["arch"]) == ("blur_rows", "_Z9blur_rowsPKfPfii", "sm_90")
     assert k["samples"] == {"total": 28464, "latency": 18490, "active": 9974}
     assert k["launch"]["grid"] == [64, 2048, 1] and k["launch"]["block"] == [128, 2, 1]

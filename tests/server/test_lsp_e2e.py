@@ -75,7 +75,7 @@ async def test_diagnostics_on_hot_lines(client: LanguageClient) -> None:
     (d,) = [d for d in diags if d.range.start.line == 16]  # gather.cu:17, its best finding
     assert d.source == "warpwise"
     assert d.severity == lsp.DiagnosticSeverity.Information
-    assert d.code == "code_reordering" and "long_scoreboard" in d.message
+    assert d.code == "hot_line" and "long_scoreboard 99.8%" in d.message
     # range covers the statement text, not the indentation (UTF-16 columns)
     assert d.range.start.character == 4
 

@@ -30,7 +30,7 @@ export interface WarpwiseSettings {
 
 export const DEFAULTS: WarpwiseSettings = {
   server: { path: '', python: '' },
-  profiles: ['**/*.ncu-rep'],
+  profiles: ['**/*.ncu-rep', '**/*.source.csv'],
   binaries: ['**/*.cubin'],
   minShare: 0.02,
   minGain: 1.02,

@@ -69,7 +69,7 @@ test('invalid values fall back to their defaults and are reported by key', () =>
   );
   assert.equal(settings.minShare, 0.02);
   assert.equal(settings.maxDiagnosticsPerFile, 20);
-  assert.deepEqual(settings.profiles, ['**/*.ncu-rep']);
+  assert.deepEqual(settings.profiles, ['**/*.ncu-rep', '**/*.source.csv']);
   assert.deepEqual(settings.severity, { fast_math: 'hint' });
   assert.equal(settings.tune.iterations, 200);
   assert.equal(settings.tune.seed, 0);

@@ -112,6 +112,7 @@ function drawHeader(k, colours) {
   head.appendChild(el('span', 'meta', `${num(k.total)} samples · ${launches} · ${k.arch}${k.device ? ` · ${k.device}` : ''}`));
   head.appendChild(el('span', 'meta', `report ${k.report.split('/').pop()}${reports}`));
   if (k.launches > 1) head.appendChild(el('span', 'meta', k.rule));
+  if (k.bound) head.appendChild(el('span', 'bound', k.bound));
   const legend = document.getElementById('legend');
   legend.replaceChildren();
   for (const r of colours.order.slice(0, 12)) {
@@ -335,6 +336,7 @@ function drawAdvice(k) {
       b.append(el('span', 'sub', `${a.formula}${inputs ? ` with ${inputs}` : ''}${a.equation ? ` (${a.equation})` : ''}`));
     }
     if (a.hint) b.append(el('span', 'sub', a.hint));
+    if (a.why) b.append(el('span', 'sub why', a.why));
     b.onclick = () => {
       if (!a.line) return;
       if (a.file && a.file !== state.file && k.files[a.file]) {

@@ -4,9 +4,10 @@
 // The result (the BFS level of every vertex) does not depend on the order of the atomics, so the
 // check against the CPU reference is exact.
 //
-// Build: nvcc -O3 -rdc=true -arch=sm_90 bfs.cu -o bfs -lcudadevrt
+// Build: nvcc -O3 -rdc=true -arch=sm_90 bfs.cu -o bfs -lcudadevrt; run: ./bfs [large|small]
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <cuda_runtime.h>
 
 #define CHECK(call)                                                                   \
@@ -33,11 +34,12 @@ static unsigned int _ww_host_launch_errors = 0;
 }
 #endif
 #ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch (parent threads) */
+#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
 
 static const int V = 131072;
-static const int MAX_DEG = 4096;
+static int MAX_DEG = 4096; // "small" input: 32 (child grids of 1-32 threads)
+static int DEG_DIV = 8;    // "small" input: 2
 static const int RUNS = 5;
 static const int UNSEEN = 0x7fffffff;
 
@@ -54,15 +56,15 @@ __global__ void bfs_edges(int first, int deg, int next_level, const int *adj, in
   }
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `bfs_edges` (arguments and configuration) */
+/* _ww_ aggregate: one parent thread's launch of child kernel `bfs_edges` (arguments as bytes, copied with memcpy, and configuration) */
 struct _ww_bfs_edges_agg_rec {
-  int first;
-  int deg;
-  int next_level;
-  const int * adj;
-  int * level;
-  int * next;
-  int * next_size;
+  alignas(int) unsigned char first[sizeof(int)];
+  alignas(int) unsigned char deg[sizeof(int)];
+  alignas(int) unsigned char next_level[sizeof(int)];
+  alignas(const int *) unsigned char adj[sizeof(const int *)];
+  alignas(int *) unsigned char level[sizeof(int *)];
+  alignas(int *) unsigned char next[sizeof(int *)];
+  alignas(int *) unsigned char next_size[sizeof(int *)];
   uint3 _ww_cfg_gDim;
   uint3 _ww_cfg_bDim;
   unsigned int _ww_cfg_shm;
@@ -91,13 +93,13 @@ __global__ void _ww_bfs_edges_agg(const _ww_bfs_edges_agg_rec *_ww_recs, const u
   const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
       (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
       _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  int first = _ww_r.first;
-  int deg = _ww_r.deg;
-  int next_level = _ww_r.next_level;
-  const int *adj = _ww_r.adj;
-  int *level = _ww_r.level;
-  int *next = _ww_r.next;
-  int *next_size = _ww_r.next_size;
+  int first = *reinterpret_cast<int const *>(_ww_r.first);
+  int deg = *reinterpret_cast<int const *>(_ww_r.deg);
+  int next_level = *reinterpret_cast<int const *>(_ww_r.next_level);
+  const int *adj = *reinterpret_cast<const int * const *>(_ww_r.adj);
+  int *level = *reinterpret_cast<int * const *>(_ww_r.level);
+  int *next = *reinterpret_cast<int * const *>(_ww_r.next);
+  int *next_size = *reinterpret_cast<int * const *>(_ww_r.next_size);
   {
     int e = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
     if (e >= deg) return;
@@ -120,13 +122,15 @@ static void _ww_bfs_edges_agg_host_launch(cudaStream_t _ww_s) {
   const unsigned int _ww_zeros[4] = {0, 0, 0, 0};
   cudaMemcpyToSymbol(_ww_bfs_edges_agg_gridcnt, &_ww_zero, sizeof _ww_zero);
   cudaMemcpyToSymbol(_ww_bfs_edges_agg_gridmax, _ww_zeros, sizeof _ww_zeros);
-  const unsigned int _ww_n = (unsigned int)(_ww_c >> 32);
+  const unsigned int _ww_n = (unsigned int)((_ww_c >> 32) < _WW_AGG_CAPACITY ? (_ww_c >> 32) : _WW_AGG_CAPACITY);
   if (_ww_n == 0) return;
+  unsigned int _ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
+  cudaMemcpyFromSymbol(&_ww_blocks, _ww_bfs_edges_agg_scan, sizeof _ww_blocks, (_ww_n - 1) * sizeof(unsigned int));
   _ww_bfs_edges_agg_rec *_ww_recs = 0;
   unsigned int *_ww_scan = 0;
   cudaGetSymbolAddress((void **)&_ww_recs, _ww_bfs_edges_agg_recs);
   cudaGetSymbolAddress((void **)&_ww_scan, _ww_bfs_edges_agg_scan);
-  _ww_bfs_edges_agg<<<(unsigned int)_ww_c, dim3(_ww_m[0], _ww_m[1], _ww_m[2]), _ww_m[3], _ww_s>>>(_ww_recs, _ww_scan, _ww_n);
+  _ww_bfs_edges_agg<<<_ww_blocks, dim3(_ww_m[0], _ww_m[1], _ww_m[2]), _ww_m[3], _ww_s>>>(_ww_recs, _ww_scan, _ww_n);
   if (cudaGetLastError() != cudaSuccess) ++_ww_host_launch_errors;
 }
 
@@ -141,33 +145,37 @@ __global__ void bfs_frontier(const int *frontier, int size, int cur_level, const
     if (deg > 0) {
       int blocks = (deg - 1) / 64 + 1;
       { /* _ww_ aggregate (grid granularity, CGO'22 §V): record this launch of child `bfs_edges` for the aggregated grid */
-        const bool _ww_bfs_edges_agg_ok = (unsigned long long)gridDim.x * gridDim.y * gridDim.z * blockDim.x * blockDim.y * blockDim.z <= _WW_AGG_CAPACITY;
         const dim3 _ww_agg_gDim = blocks;
         const dim3 _ww_agg_bDim = 64;
         const unsigned int _ww_agg_shm = 0;
         const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-        if (!_ww_bfs_edges_agg_ok) { /* more parent threads than _WW_AGG_CAPACITY records: launch as the original did */
+        bool _ww_agg_done = false;
+        if (true && _ww_agg_nb > 0) {
+          const unsigned long long _ww_agg_old = atomicAdd(&_ww_bfs_edges_agg_gridcnt, (1ull << 32) | _ww_agg_nb);
+          if ((_ww_agg_old >> 32) < (unsigned long long)_WW_AGG_CAPACITY) { /* else: the unit's records are full */
+            const unsigned long long _ww_agg_i = 0ull + (_ww_agg_old >> 32);
+            _ww_bfs_edges_agg_rec &_ww_agg_r = _ww_bfs_edges_agg_recs[_ww_agg_i];
+            { int const _ww_agg_a0 = (first); memcpy(_ww_agg_r.first, &_ww_agg_a0, sizeof _ww_agg_a0); }
+            { int const _ww_agg_a1 = (deg); memcpy(_ww_agg_r.deg, &_ww_agg_a1, sizeof _ww_agg_a1); }
+            { int const _ww_agg_a2 = (cur_level + 1); memcpy(_ww_agg_r.next_level, &_ww_agg_a2, sizeof _ww_agg_a2); }
+            { const int * const _ww_agg_a3 = (adj); memcpy(_ww_agg_r.adj, &_ww_agg_a3, sizeof _ww_agg_a3); }
+            { int * const _ww_agg_a4 = (level); memcpy(_ww_agg_r.level, &_ww_agg_a4, sizeof _ww_agg_a4); }
+            { int * const _ww_agg_a5 = (next); memcpy(_ww_agg_r.next, &_ww_agg_a5, sizeof _ww_agg_a5); }
+            { int * const _ww_agg_a6 = (next_size); memcpy(_ww_agg_r.next_size, &_ww_agg_a6, sizeof _ww_agg_a6); }
+            _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
+            _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
+            _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
+            _ww_bfs_edges_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
+            atomicMax(&_ww_bfs_edges_agg_gridmax[0], _ww_agg_bDim.x);
+            atomicMax(&_ww_bfs_edges_agg_gridmax[1], _ww_agg_bDim.y);
+            atomicMax(&_ww_bfs_edges_agg_gridmax[2], _ww_agg_bDim.z);
+            atomicMax(&_ww_bfs_edges_agg_gridmax[3], _ww_agg_shm);
+            _ww_agg_done = true;
+          }
+        }
+        if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
           bfs_edges<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(first, deg, cur_level + 1, adj, level, next, next_size);
           _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
-        } else if (_ww_agg_nb > 0) {
-          const unsigned long long _ww_agg_old = atomicAdd(&_ww_bfs_edges_agg_gridcnt, (1ull << 32) | _ww_agg_nb);
-          const unsigned long long _ww_agg_i = 0ull + (_ww_agg_old >> 32);
-          _ww_bfs_edges_agg_rec &_ww_agg_r = _ww_bfs_edges_agg_recs[_ww_agg_i];
-          _ww_agg_r.first = (first);
-          _ww_agg_r.deg = (deg);
-          _ww_agg_r.next_level = (cur_level + 1);
-          _ww_agg_r.adj = (adj);
-          _ww_agg_r.level = (level);
-          _ww_agg_r.next = (next);
-          _ww_agg_r.next_size = (next_size);
-          _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-          _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-          _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-          _ww_bfs_edges_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-          atomicMax(&_ww_bfs_edges_agg_gridmax[0], _ww_agg_bDim.x);
-          atomicMax(&_ww_bfs_edges_agg_gridmax[1], _ww_agg_bDim.y);
-          atomicMax(&_ww_bfs_edges_agg_gridmax[2], _ww_agg_bDim.z);
-          atomicMax(&_ww_bfs_edges_agg_gridmax[3], _ww_agg_shm);
         }
       }
       if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -185,13 +193,18 @@ static int cmp_float(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  const char *input = argc > 1 ? argv[1] : "large"; // large | small
+  if (strcmp(input, "small") == 0) {
+    MAX_DEG = 32;
+    DEG_DIV = 2;
+  }
   unsigned long long seed = 777;
   int *offs = (int *)malloc((V + 1) * sizeof(int));
   offs[0] = 0;
   for (int u = 0; u < V; ++u) { // power-law out-degrees
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / 8; // 1 .. 2500, mean about 28
+    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / DEG_DIV; // large: 1 .. 2500, mean about 28
     if (deg > MAX_DEG) deg = MAX_DEG;
     offs[u + 1] = offs[u] + deg;
   }
@@ -275,7 +288,7 @@ int main(void) {
     hash = (hash ^ (unsigned int)level[v]) * 16777619u;
   }
   int pass = bad == 0 && launch_errors == 0;
-  printf("RESULT bfs %s time_ms=%.4f launch_errors=%u mismatches=%d hash=%08x edges=%d levels=%d\n",
-         pass ? "PASS" : "FAIL", times[1 + RUNS / 2], launch_errors, bad, hash, E, levels);
+  printf("RESULT bfs@%s %s time_ms=%.4f launch_errors=%u mismatches=%d hash=%08x edges=%d levels=%d\n",
+         input, pass ? "PASS" : "FAIL", times[1 + RUNS / 2], launch_errors, bad, hash, E, levels);
   return pass ? 0 : 1;
 }

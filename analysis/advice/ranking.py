@@ -1,0 +1,166 @@
+"""Ranking one kernel's advice: speed-of-light caps, confidence, overlapping findings, order and reasons.
+
+The estimators (GPA eqs. 2–10) say how much time the matched samples stand for. Whether that time can be
+won also depends on what the rest of the GPU does, and on how many samples the estimate rests on:
+
+- **caps** — a fix that leaves a unit's work unchanged cannot beat that unit's roofline (SpeedOfLight
+  section, analysis/arch/roofline): the estimate becomes min(S, C_unit) and the formula says so;
+- **confidence** — the matched share of T samples is a binomial proportion: its 95% Wilson score interval
+  (Wilson, JASA 1927), mapped through S = 1/(1 − e), gives the interval of the speedup;
+- **upper bounds** — estimators that can only bound the gain (the tail of a partial wave, bank conflicts
+  without a conflict counter, work split over more threads than the launch has) are ranked by the midpoint
+  of [1, S] (the expected value when the real gain is anywhere between none and the bound);
+- **overlap** — optimizers that matched mostly the same samples are one finding with alternatives, ranked
+  once by its best member;
+- **order** — by rank value (the estimate, or the midpoint for an upper bound), then by the interval's
+  lower end, then matched samples.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from warpwise.analysis.advice.model import Advice, Alternative, Cap, Estimate
+from warpwise.analysis.arch.roofline import ceilings
+
+#: z for a two-sided 95% interval.
+Z95 = 1.959964
+#: Below this many samples in the kernel, estimates are flagged as resting on too few samples (a warpwise
+#: threshold: with 300 samples a 10% share has a ±3.4% Wilson half-width, about ±4% on the speedup).
+FEW_SAMPLES = 300
+#: A cap within this factor of the estimate is worth stating even when it does not bind.
+NEAR_CAP = 1.25
+#: Two findings whose matched sample sets share at least this fraction of the smaller set are grouped.
+OVERLAP_GROUP = 0.5
+
+#: Units whose work an optimizer leaves unchanged, so whose roofline caps it. Stall elimination removes
+#: instructions (SM work shrinks), latency hiding and launch-shape changes only reorder or redistribute
+#: them; fixes that cut memory traffic are capped only by the units they do not touch.
+_STALL_ELIMINATION_UNITS = ("dram", "l2", "l1")
+_REORDER_UNITS = ("dram", "l2", "l1", "sm")
+UNCHANGED_UNITS: dict[str, tuple[str, ...]] = {
+    "global_memory_coalesce": (),
+    "memory_transaction_reduction": (),
+    "register_reuse": ("dram",),
+    "register_increase": ("dram",),
+    "shared_memory_coalesce": ("dram", "l2"),
+}
+#: Estimators that give an upper bound rather than an expected value (see the module docstring).
+UPPER_BOUND_IDS = frozenset({"sm_balance", "shared_memory_coalesce"})
+
+
+def units_for(optimizer: str, family: str) -> tuple[str, ...]:
+    """The roofline units that cap ``optimizer`` (of estimator ``family``)."""
+    if optimizer in UNCHANGED_UNITS:
+        return UNCHANGED_UNITS[optimizer]
+    return _STALL_ELIMINATION_UNITS if family == "stall_elimination" else _REORDER_UNITS
+
+
+def roofline_cap(throughput_pct: dict[str, float], units: tuple[str, ...], sm_work: float = 1.0) -> Cap | None:
+    """The tightest ceiling among ``units`` (analysis/arch/roofline). ``sm_work``: SM work after / before
+    the fix (scales the SM ceiling: cap = a / (p × sm_work)). None when the profile measured none of them."""
+    best: Cap | None = None
+    for c in ceilings(throughput_pct):
+        if c.unit not in units:
+            continue
+        cap = c.cap if c.unit != "sm" else max(1.0, c.cap / sm_work) if sm_work > 0 else c.cap
+        if best is None or cap < best.cap:
+            best = Cap(unit=c.unit, pct=c.pct, cap=cap, binding=False)
+    return best
+
+
+def apply_cap(e: Estimate, cap: Cap | None) -> tuple[Estimate, Cap | None]:
+    """``e`` limited by ``cap``: min(S, C_unit), the formula and inputs extended; the cap marked binding when
+    it lowered the estimate."""
+    if cap is None:
+        return e, None
+    if e.speedup <= cap.cap:
+        return e, cap
+    name = f"C_{cap.unit}"
+    inputs = {**e.inputs, name: cap.cap, f"{cap.unit}_pct": cap.pct}
+    capped = Estimate(cap.cap, f"min({e.formula}; {name}), {name}=a/p (SpeedOfLight)", inputs,
+                      f"{e.equation}, roofline cap")
+    return capped, replace(cap, binding=True)
+
+
+def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:
+    """95% Wilson score interval of a binomial proportion ``share`` observed over ``n`` samples."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = min(1.0, max(0.0, share))
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return max(0.0, c - h), min(1.0, c + h)
+
+
+def interval(speedup: float, n: int) -> tuple[float, float]:
+    """Interval of a speedup S estimated from ``n`` samples: Wilson interval of e = 1 − 1/S (the share of
+    time the fix removes), mapped back through S = 1/(1 − e). The upper end is capped at 1000×."""
+    e = 1.0 - 1.0 / speedup if speedup > 0 else 0.0
+    lo, hi = wilson(e, n)
+    return 1.0 / (1.0 - lo), (1.0 / (1.0 - hi) if hi < 0.999 else 1000.0)
+
+
+def rank_value(a: Advice) -> float:
+    """What the ranking sorts by: the estimate, or for an upper bound the midpoint 1 + (S − 1)/2."""
+    s = a.estimated_speedup
+    return 1.0 + (s - 1.0) / 2.0 if a.upper_bound else s
+
+
+def overlap(a: Advice, b: Advice) -> float:
+    """Share of the smaller matched set two advices have in common (Σ min over shared pairs / min of sums)."""
+    if not a.matched or not b.matched:
+        return 0.0
+    common = sum(min(w, b.matched[k]) for k, w in a.matched.items() if k in b.matched)
+    small = min(sum(a.matched.values()), sum(b.matched.values()))
+    return common / small if small > 0 else 0.0
+
+
+def _key(a: Advice) -> tuple[float, float, float]:
+    lo = a.interval[0] if a.interval else a.estimated_speedup
+    return (-a.rank_value, -lo, -a.matched_samples)
+
+
+def order(advice: list[Advice], total: int, keep_intervals: bool = False) -> list[Advice]:
+    """Rank ``advice`` (one kernel): fill ``samples``, ``interval``, ``rank_value``; group overlapping advice
+    into ``alternatives`` of the better-ranked finding; write ``why`` for every finding. ``total``: T.
+    ``keep_intervals``: keep intervals already set (combined over launches)."""
+    for a in advice:
+        a.samples = a.samples or total
+        a.alternatives = []
+        if not (keep_intervals and a.interval is not None):
+            a.interval = interval(a.estimated_speedup, a.samples)
+        a.rank_value = rank_value(a)
+    ranked = sorted(advice, key=_key)
+    kept: list[Advice] = []
+    for a in ranked:
+        host = next((k for k in kept if overlap(k, a) >= OVERLAP_GROUP), None)
+        if host is None:
+            kept.append(a)
+            continue
+        host.alternatives.append(Alternative(optimizer=a.optimizer, estimated_speedup=a.estimated_speedup,
+                                             matched_samples=a.matched_samples, overlap=overlap(host, a),
+                                             hint=a.hint, upper_bound=a.upper_bound))
+    for i, a in enumerate(kept, 1):
+        a.why = explain(a, i, kept[i] if i < len(kept) else None)
+    return kept
+
+
+def explain(a: Advice, rank: int, next_: Advice | None) -> str:
+    """One sentence on why ``a`` is ranked ``rank``: its estimate (or bound), interval, cap and samples."""
+    lo, hi = a.interval or (a.estimated_speedup, a.estimated_speedup)
+    what = (f"upper bound {a.estimated_speedup:.2f}x, ranked at its midpoint {a.rank_value:.2f}x"
+            if a.upper_bound else f"estimate {a.estimated_speedup:.2f}x")
+    parts = [f"#{rank}: {what} (95% {lo:.2f}-{hi:.2f}x) from {a.matched_samples:,.0f} of {a.samples:,} samples"]
+    if a.cap is not None and (a.cap.binding or a.cap.cap <= NEAR_CAP * a.estimated_speedup):
+        parts.append(f"{'capped' if a.cap.binding else 'near the cap'} by {a.cap.unit} at {a.cap.pct:.0f}% of "
+                     f"peak (at most {a.cap.cap:.2f}x)")
+    if len(a.launches) > 1:
+        parts.append(f"time-weighted over {len(a.launches)} launches")
+    if a.samples < FEW_SAMPLES:
+        parts.append(f"only {a.samples} samples: re-profile with a finer sampling interval")
+    if next_ is not None:
+        parts.append(f"next: {next_.optimizer} {next_.rank_value:.2f}x")
+    return "; ".join(parts)

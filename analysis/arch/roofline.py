@@ -1,0 +1,57 @@
+"""Speed-of-light ceilings: how close to peak a unit's throughput can get, and the headroom it leaves.
+
+Nsight Compute's SpeedOfLight section gives each unit's throughput in % of its peak sustained rate
+(DRAM, L2, L1/TEX, SM). A fix that does not change how much work a unit does cannot make the kernel faster
+than that unit allows: with a unit at p% of peak and at most a% reachable, the speedup is at most a / p
+(the roofline argument of Williams, Waterman and Patterson, CACM 2009, applied per unit).
+
+Reachable fractions (``ACHIEVABLE``): DRAM is measured, not datasheet — on the H200 a device-to-device copy
+moved 4.3 TB/s against the datasheet's 4.8 TB/s (KINDS.md, 2026-10-28), 0.90 of peak. Nsight Compute's L2,
+L1/TEX and SM throughputs are the utilization of the unit's busiest sub-unit (a pipe, the tag stage, the
+crossbar: Kernel Profiling Guide, "Throughput"), which does reach 100%: their reachable fraction is 1.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: Largest fraction of peak a real kernel reaches per unit (see the module docstring for the sources).
+ACHIEVABLE: dict[str, float] = {"dram": 0.90, "l2": 1.0, "l1": 1.0, "sm": 1.0}
+#: Readable unit names.
+UNIT_NAMES: dict[str, str] = {"dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1/TEX throughput",
+                              "sm": "SM (instruction/pipe) throughput"}
+#: A unit at or above this fraction of its reachable peak makes the kernel "bound" by it (Nsight Compute's
+#: SOL rule threshold: 80% of peak; here relative to the reachable peak).
+BOUND_FRACTION = 0.80
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """One unit's headroom: ``unit`` (dram, l2, l1, sm), ``pct`` its throughput in % of peak, ``cap`` the
+    largest speedup a fix that leaves the unit's work unchanged can give (×, ≥ 1), ``bound`` whether the
+    unit is at BOUND_FRACTION of its reachable peak or more."""
+
+    unit: str
+    pct: float
+    cap: float
+    bound: bool
+
+    @property
+    def name(self) -> str:
+        """Readable unit name."""
+        return UNIT_NAMES.get(self.unit, self.unit)
+
+
+def ceilings(throughput_pct: dict[str, float]) -> list[Ceiling]:
+    """Ceilings of the units the profile measured (``throughput_pct``: unit -> % of peak), tightest first.
+
+    cap = max(1, 100 × ACHIEVABLE[unit] / pct); a unit with no throughput (0 %) has no ceiling.
+    """
+    out = []
+    for unit, reach in ACHIEVABLE.items():
+        pct = throughput_pct.get(unit)
+        if pct is None or pct <= 0:
+            continue
+        cap = max(1.0, 100.0 * reach / pct)
+        out.append(Ceiling(unit=unit, pct=pct, cap=cap, bound=pct >= 100.0 * reach * BOUND_FRACTION))
+    return sorted(out, key=lambda c: c.cap)

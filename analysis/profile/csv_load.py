@@ -1,0 +1,232 @@
+"""ncu CSV exports -> :class:`KernelProfile` (issue 12 item 1), the same model the ``.ncu-rep`` reader fills.
+
+Inputs (any subset, each file's kind sniffed from its header, not its name):
+
+- the Source page, SASS view (``--page source --print-source sass --csv``): per-PC samples, stall reasons
+  and executed counts — the part blame and advice need;
+- the Source page, CUDA view (``--print-source cuda``): per-line samples only (no PC join possible);
+- the Details page (``--page details --csv``) or the Raw page (``--page raw --csv``): launch facts.
+
+Naming: ``<stem>.source.csv`` beside a source is found with ``<stem>.details.csv`` / ``<stem>.raw.csv``
+(:func:`companions`). What a CSV cannot give is said in ``KernelProfile.notes``: no mangled name (it is
+recovered from the cubin by SASS agreement: :func:`name_from_cubin`), no source lines in the SASS view
+(taken from the cubin's line table: :func:`lines_from_cubin`), no embedded source, and no samples of
+code outside the module's functions (ncu's Source page does not list them).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Sequence
+from pathlib import Path
+
+from warpwise.analysis.binary.model import Cubin
+from warpwise.analysis.profile import csv_launch, csv_source
+from warpwise.analysis.profile.csvfile import CsvError, CsvExport, read
+from warpwise.analysis.profile.model import KernelProfile, LaunchConfig, PCSample
+
+#: File-name endings of the pages warpwise discovers beside a source (``<stem>.<page>.csv``).
+PAGE_SUFFIXES = (".source.csv", ".details.csv", ".raw.csv")
+
+#: Function key of CUDA-view rows (one pseudo-instruction per source line: there are no PCs).
+CUDA_VIEW = "<cuda view>"
+
+
+def is_csv(path: Path) -> bool:
+    """Whether ``path`` names a CSV export."""
+    return path.suffix.lower() == ".csv"
+
+
+def companions(path: Path) -> list[Path]:
+    """The other pages of the same export beside ``path``: for ``x.source.csv``, ``x.details.csv`` and
+    ``x.raw.csv`` when they exist (the naming ``docs/cli.md`` documents)."""
+    name = path.name
+    for suf in PAGE_SUFFIXES:
+        if name.endswith(suf):
+            stem = name[: -len(suf)]
+            return [path.with_name(stem + s) for s in PAGE_SUFFIXES if s != suf and path.with_name(stem + s).is_file()]
+    return []
+
+
+def _group(functions: list[csv_source.SassFunction], launches: list[csv_launch.LaunchFacts]) -> list[
+        list[csv_source.SassFunction]]:
+    """Split the Source page's function tables into launches: a table whose title is the next launched
+    kernel's (Details/Raw order) starts a launch; without launch pages only a repeat of the first kernel's
+    title does (the others are functions of its module: CDP children, device-runtime code)."""
+    groups: list[list[csv_source.SassFunction]] = []
+    titles = [f.title for f in launches]
+    k = 0
+    for fn in functions:
+        starts = not groups or (titles[k:k + 1] == [fn.title] if titles else fn.title == groups[0][0].title)
+        if titles and k < len(titles) and fn.title == titles[k]:
+            k += 1
+        if starts:
+            groups.append([fn])
+        else:
+            groups[-1].append(fn)
+    return groups
+
+
+def _profile(funcs: list[csv_source.SassFunction], facts: csv_launch.LaunchFacts | None, report: str,
+             index: int) -> KernelProfile:
+    kernel = funcs[0]
+    name = csv_source.function_name(kernel.title)
+    pcs: dict[tuple[str, int], PCSample] = {}
+    for k, fn in enumerate(funcs):
+        key = name if k == 0 else csv_source.function_name(fn.title) or f"{name}$fn{k}"
+        for s in fn.samples:
+            s.function = key
+            pcs.setdefault((key, s.offset), s)
+    notes = []
+    unknown = sorted({u for f in funcs for u in f.unknown_stalls})
+    if unknown:
+        notes.append(f"{report}: stall columns warpwise does not know are kept under their own names: "
+                     f"{', '.join(unknown)}")
+    return KernelProfile(name=name, mangled=name, arch=facts.arch if facts else "sm_unknown",
+                         launch=facts.launch if facts else LaunchConfig(), pcs=pcs, report=report,
+                         launch_index=(0, index), device=facts.device if facts else "", notes=notes, origin="csv")
+
+
+def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
+    """Every kernel launch in the CSV exports ``paths`` (pages of one report), in launch order.
+
+    ``paths[0]`` names the report in messages. Raises CsvError when a file is unreadable, holds no ncu table,
+    or no file holds a Source page nor launch facts.
+    """
+    exports: list[CsvExport] = [read(p) for p in paths]
+    report = str(paths[0])
+    functions: list[csv_source.SassFunction] = []
+    lines: list[csv_source.LineRow] = []
+    launches: list[csv_launch.LaunchFacts] = []
+    warnings: list[str] = []
+    for e in exports:
+        warnings += [f"{e.path}: {w}" for w in e.warnings()]
+        for t in e.tables:
+            if csv_source.is_sass_table(t):
+                functions.append(csv_source.sass_function(t))
+            elif csv_source.is_cuda_table(t):
+                lines += csv_source.cuda_lines(t)
+            elif csv_launch.is_details_table(t):
+                launches += csv_launch.from_details(t)
+            elif csv_launch.is_raw_table(t):
+                launches += csv_launch.from_raw(t)
+    launches = _unique(launches)
+    skipped = sum(len(e.skipped) for e in exports)
+    common = []
+    if skipped:
+        common.append(f"{skipped} line(s) of the CSV export(s) are not ncu table rows (==PROF== messages, program "
+                      "output) and were skipped" + (": " + "; ".join(warnings[:3]) if warnings else ""))
+    if not functions and not lines and not launches:
+        raise CsvError(f"{report}: neither a Source page nor a Details/Raw page found in {len(exports)} CSV file(s)")
+    out: list[KernelProfile] = []
+    if functions:
+        for i, group in enumerate(_group(functions, launches)):
+            facts = next((f for f in launches if f.title == group[0].title), None)
+            if facts is not None:
+                launches.remove(facts)
+            p = _profile(group, facts, report, i)
+            if facts is None:
+                p.notes.append("no Details/Raw page with this launch: launch facts (grid, block, registers, "
+                               "occupancy) are unknown and the advice that needs them is skipped "
+                               f"(export `ncu --import R.ncu-rep --page details --csv > {_stem(report)}.details.csv`)")
+            p.notes.append("CSV export: no samples of code outside the module's functions are listed (the "
+                           ".ncu-rep keeps them), and the report's embedded sources are not in it, so local "
+                           "files are matched by path only")
+            out.append(p)
+    elif lines:
+        facts = launches.pop(0) if launches else None
+        p = KernelProfile(name=csv_source.function_name(facts.title) if facts else Path(report).stem,
+                          mangled="", arch=facts.arch if facts else "sm_unknown",
+                          launch=facts.launch if facts else LaunchConfig(), pcs={}, report=report, origin="csv-lines")
+        for k, r in enumerate(lines):
+            p.pcs[(CUDA_VIEW, k)] = PCSample(function=CUDA_VIEW, offset=k, pc=k, sass="", samples=r.samples,
+                                             not_issued=r.not_issued, stalls=r.stalls, file=r.file, line=r.line)
+        p.notes.append("CSV export with the CUDA view only: per-line samples are shown, but without the SASS view "
+                       "(`--print-source sass`) there is no PC join, so no blame and no advice")
+        out.append(p)
+    for f in launches:  # launch facts without any Source page table
+        p = KernelProfile(name=csv_source.function_name(f.title), mangled="", arch=f.arch, launch=f.launch, pcs={},
+                          report=report, launch_index=(0, f.id), device=f.device, origin="csv-launch")
+        p.notes.append("CSV export without the Source page: launch facts only. PC samples and stall reasons come "
+                       "from `ncu --import R.ncu-rep --page source --print-source sass --csv`")
+        out.append(p)
+    for p in out:
+        p.notes[:0] = common
+    return out
+
+
+def _stem(report: str) -> str:
+    name = Path(report).name
+    for suf in PAGE_SUFFIXES:
+        name = name.removesuffix(suf)
+    return name.removesuffix(".csv")
+
+
+def _unique(launches: list[csv_launch.LaunchFacts]) -> list[csv_launch.LaunchFacts]:
+    """Launches by ID: a Details and a Raw page of the same launches merge (Raw values win: unrounded)."""
+    by_id: dict[int, csv_launch.LaunchFacts] = {}
+    for f in launches:
+        old = by_id.get(f.id)
+        if old is None:
+            by_id[f.id] = f
+            continue
+        old.metrics.update(f.metrics)
+        old.launch = f.launch if f.metrics else old.launch
+        old.device = old.device or f.device
+    return [by_id[k] for k in sorted(by_id)]
+
+
+def name_from_cubin(profile: KernelProfile, cubins: Sequence[Cubin]) -> Cubin | None:
+    """Give a CSV profile its kernel's mangled name from the cubin whose code section agrees with the
+    sampled SASS (the CSV has only the demangled title). The kernel function's keys are renamed in place.
+
+    Candidates are sections whose mangled name contains the short name; among them the best SASS
+    agreement (join's measure) wins. Returns the cubin, or None when no section agrees on >= 95%.
+    """
+    from warpwise.analysis.profile.join import _agreement, sections
+
+    kernel_pcs = [s for s in profile.pcs.values() if s.function == profile.mangled]
+    base = profile.name.split("<")[0].split("::")[-1]
+    best: tuple[float, Cubin, str] | None = None
+    for c in cubins:
+        if profile.arch not in ("sm_unknown", c.arch):
+            continue
+        for sec_name, sec in sections(c).items():
+            if base and base not in sec_name:
+                continue
+            m, n = _agreement(kernel_pcs, sec)
+            score = m / n if n else 0.0
+            if best is None or score > best[0]:
+                best = (score, c, sec_name)
+    if best is None or best[0] < 0.95:
+        return None
+    _, cubin, mangled = best
+    old = profile.mangled
+    profile.mangled = mangled
+    if profile.arch == "sm_unknown":
+        profile.arch = cubin.arch
+    profile.pcs = {((mangled if f == old else f), o): s for (f, o), s in profile.pcs.items()}
+    for s in profile.pcs.values():
+        if s.function == old:
+            s.function = mangled
+    return cubin
+
+
+def lines_from_cubin(profile: KernelProfile, cubin: Cubin) -> int:
+    """Fill each joined PC's file/line from the cubin's line table (the SASS view has none); returns the
+    number of PCs given a line. Only PCs without a line are touched."""
+    from warpwise.analysis.profile.join import sections
+
+    secs = sections(cubin)
+    n = 0
+    for s in profile.pcs.values():
+        if s.line is not None:
+            continue
+        sec = secs.get(s.function)
+        ins = sec.by_offset.get(s.offset) if sec else None
+        if ins is not None and ins.loc is not None:
+            # ncu records the path normalized (`/usr/local/cuda/bin/../targets` -> `/usr/local/cuda/targets`)
+            f = ins.loc.file
+            s.file, s.line = (posixpath.normpath(f) if "\\" not in f else f), ins.loc.line
+            n += 1
+    return n
