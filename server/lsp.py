@@ -57,6 +57,7 @@ class WarpwiseServer(LanguageServer):
         super().__init__("warpwise", "0.1.0")
         self.state = State()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="warpwise")
+        self.prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warpwise-prefetch")
         self.debounce: dict[str, asyncio.Task[None]] = {}
 
     # ---- workspace scanning (worker thread) -------------------------------------------------------
@@ -84,13 +85,50 @@ class WarpwiseServer(LanguageServer):
     def analyze_one(self, rep: Path, binaries: list[Path], sources: list[Path]) -> tuple[Analysis | None, str | None]:
         """Analyse one report against the binaries beside it (else every binary); (analysis, error)."""
         near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
+        # disassemble the binaries (nvdisasm, a subprocess) while this thread reads the report
+        prefetch = [self.prefetch.submit(_warm_binary, b) for b in near[:4]]
         try:
+            if rep.suffix == ".ncu-rep":
+                _warm_report(rep)
+            for f in prefetch:
+                f.result()
             return ANALYZE(rep, near, sources), None
         except InputError as e:
             return None, str(e)
         except Exception as e:  # never let one bad file stop the server
             log.exception("analysis of %s failed", rep)
             return None, f"{rep}: analysis failed: {e}"
+
+
+def _warm_binary(path: Path) -> None:
+    """Load a binary into the pipeline's in-memory cache (errors surface later, in analyze)."""
+    from warpwise.analysis.pipeline import _load_binary_cached
+
+    try:
+        _load_binary_cached(path)
+    except Exception:
+        return
+
+
+def _warm_report(path: Path) -> None:
+    """Read a report into the pipeline's in-memory cache (errors surface later, in analyze)."""
+    from warpwise.analysis.pipeline import _load_profiles_cached
+
+    try:
+        _load_profiles_cached(path)
+    except Exception:
+        return
+
+
+def _warm_imports() -> None:
+    """Import the analysis stages while the client starts up, so the first analysis does not pay for it."""
+    try:
+        import warpwise.analysis.advice
+        import warpwise.analysis.blame.attribute
+        import warpwise.analysis.profile.ncu
+        import warpwise.analysis.program.build  # noqa: F401
+    except Exception:  # a broken install is reported by the analysis itself
+        return
 
 
 def _analyzer() -> Any:
@@ -223,22 +261,27 @@ async def reload(ls: WarpwiseServer) -> None:
         ls.state.generation += 1
         gen = ls.state.generation
     loop = asyncio.get_running_loop()
-    open_docs = _open_sources(ls)
-    reports, binaries, sources = await loop.run_in_executor(ls.pool, ls.plan, list(open_docs))
+    reports, binaries, sources = await loop.run_in_executor(ls.pool, ls.plan, list(_open_sources(ls)))
     analyses: dict[Path, Analysis] = {}
     errors: dict[Path, str] = {}
     token: str | None = None
-    pending = set(open_docs)
+    served: set[Path] = set()  # open files already published from the reports analysed so far
+    remaining = list(reports)
     try:
-        for i, rep in enumerate(reports):
-            if token is None and not pending and _progress_ok(ls):
+        while remaining:
+            # files opened meanwhile (didOpen often follows initialized) move their reports forward
+            open_docs = _open_sources(ls)
+            remaining = workspace.open_first(remaining, [f for f in open_docs if f not in served])
+            rep = remaining.pop(0)
+            done = len(reports) - len(remaining) - 1
+            if token is None and done >= 1 and _progress_ok(ls):
                 token = f"warpwise-load-{uuid.uuid4()}"
                 await ls.work_done_progress.create_async(token)
                 ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
-                    title="warpwise: analysing profiles", percentage=0, message=rep.name))
+                    title="warpwise: analysing profiles", percentage=int(100 * done / len(reports)), message=rep.name))
             elif token is not None:
                 ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(
-                    message=rep.name, percentage=int(100 * i / len(reports))))
+                    message=rep.name, percentage=int(100 * done / len(reports))))
             got, err = await loop.run_in_executor(ls.pool, ls.analyze_one, rep, binaries, sources)
             if gen != ls.state.generation:
                 return  # a newer reload is under way
@@ -246,17 +289,15 @@ async def reload(ls: WarpwiseServer) -> None:
                 analyses[rep] = got
             if err is not None:
                 errors[rep] = err
-            covered = {f for f in pending if got is not None and covers(got, f)}
-            if covered and i < len(reports) - 1:
+            covered = {f for f in open_docs if f not in served and got is not None and covers(got, f)}
+            if covered and remaining:
                 with ls.state.lock:  # publish what is known so far for the files in front of the user
                     ls.state.analyses = dict(analyses)
                     ls.state.findings.clear()
                 for f in covered:
                     await publish(ls, open_docs[f])
-                pending -= covered
+                served |= covered
                 _refresh_views(ls)
-            elif i == 0 and not covered:
-                pending = set()  # the first report was not theirs: show progress for the rest
     finally:
         if token is not None:
             ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"{len(analyses)} profile(s)"))
@@ -656,4 +697,5 @@ def serve() -> None:
     """Run the server on stdio until the client exits (stderr logging at WARNING until settings say more)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     set_log_level(logging.WARNING)
+    threading.Thread(target=_warm_imports, name="warpwise-imports", daemon=True).start()
     server.start_io()
