@@ -164,12 +164,22 @@ def _related(view: View, f: LineFinding, lines: list[str], skip: Any,
             seen.add(key)
             out.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=rng), message=message))
 
-    for b in f.blamed_on[:5]:
-        add(b.file, b.line, f"{b.reason}: {b.samples:,.0f} samples blamed on {b.opcode} "
-                            f"({_line_word(view, b.file, b.line)}, {_instructions(b.distance)} earlier)")
-    for b in [c for c in f.causes if c.line != f.line or c.file != view.ff.path][:3]:
-        add(b.file, b.line, f"{b.opcode} here stalls {b.samples:,.0f} samples ({b.reason}) at "
-                            f"{_line_word(view, b.file, b.line)}")
+    # one row per other location: the blame edges into this line grouped by their def line
+    by_def: dict[tuple[str, int], list[Any]] = {}
+    for b in f.blamed_on[:8]:
+        if b.file is not None and b.line is not None:
+            by_def.setdefault((str(b.file), b.line), []).append(b)
+    for (file, line), bs in list(by_def.items())[:4]:
+        add(Path(file), line, f"{_line_word(view, Path(file), line)}: " + "; ".join(
+            f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} ({_instructions(b.distance)} earlier)"
+            for b in bs[:3]))
+    by_use: dict[tuple[str, int], list[Any]] = {}
+    for b in f.causes:
+        if b.file is not None and b.line is not None and (b.line != f.line or Path(b.file) != view.ff.path):
+            by_use.setdefault((str(b.file), b.line), []).append(b)
+    for (file, line), bs in list(by_use.items())[:3]:
+        add(Path(file), line, f"{_line_word(view, Path(file), line)} waits on this line: " + "; ".join(
+            f"{b.opcode} {b.samples:,.0f} samples ({b.reason})" for b in bs[:3]))
     for a in view.live(f.advice + f.touching):
         if a is skip or _speedup(a) < min_gain:
             continue

@@ -47,19 +47,24 @@ def open_first(reports: Sequence[Path], open_files: Sequence[Path]) -> list[Path
     """``reports`` ordered so that those likely to cover an open file come first.
 
     A report in the folder of an open file (or below it) goes first, then one whose folder shares the
-    longest path prefix with an open file; the order is otherwise kept. Only the order changes: every
-    report is still analysed (the rest in the background, with progress).
+    longest path prefix with an open file; among equals the newest file first (the newest report of a
+    kernel is the one the editor shows), else the order is kept. Only the order changes: every report is
+    still analysed (the rest in the background, with progress).
     """
     dirs = [f.resolve().parent for f in open_files]
 
-    def rank(rep: Path) -> tuple[int, int]:
+    def rank(rep: Path) -> tuple[int, int, float]:
         r = rep.resolve().parent
+        try:
+            newest = -rep.stat().st_mtime
+        except OSError:
+            newest = 0.0
         best = 0
         for d in dirs:
             if r == d or d in r.parents:
-                return (0, 0)
+                return (0, 0, newest)
             common = len(os.path.commonpath([str(r), str(d)]).split(os.sep))
             best = max(best, common)
-        return (1, -best)
+        return (1, -best, newest)
 
     return sorted(reports, key=rank)

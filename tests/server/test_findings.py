@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
-
-from tests.conftest import example
 from warpwise.analysis.pipeline import Analysis, analyze
 from warpwise.server import render
 from warpwise.server.config import parse_settings
 from warpwise.server.findings import file_findings, group_kernels
 from warpwise.server.linemap import LineMap
+
+from tests.conftest import example
 
 STENCIL = example("stencil", ".cu").resolve()
 ALL = lsp.Range(lsp.Position(0, 0), lsp.Position(10_000, 0))

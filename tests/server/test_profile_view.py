@@ -6,12 +6,12 @@ import json
 import re
 
 import pytest
-
-from tests.conftest import example
 from warpwise.analysis.pipeline import analyze
 from warpwise.server.cli import main
 from warpwise.server.findings import group_kernels
 from warpwise.server.profile_view import DATA_SLOT, page_data, render_html
+
+from tests.conftest import example
 
 
 @pytest.fixture(scope="module")

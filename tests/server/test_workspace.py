@@ -3,6 +3,7 @@ reports are analysed in (those beside an open file first)."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from warpwise.server.workspace import matches, open_first, scan
@@ -29,6 +30,16 @@ def test_scan_skips_tool_folders(tmp_path: Path) -> None:
 
 def test_reports_beside_open_files_come_first(tmp_path: Path) -> None:
     reps = [tmp_path / d / "r.ncu-rep" for d in ("a", "b", "c/d", "e")]
+    for r in reps:
+        r.parent.mkdir(parents=True)
+        r.write_text("x")
+        os.utime(r, (1000, 1000))
     ordered = open_first(reps, [tmp_path / "c" / "k.cu"])
     assert ordered[0] == tmp_path / "c/d/r.ncu-rep" and sorted(ordered) == sorted(reps)
     assert open_first(reps, []) == reps
+    # two reports beside the open file: the newest (the one the editor will show) first
+    old, new = tmp_path / "c/d/a-old.ncu-rep", tmp_path / "c/d/z-new.ncu-rep"
+    for p, t in ((old, 1000), (new, 2000)):
+        p.write_text("x")
+        os.utime(p, (t, t))
+    assert open_first([old, new], [tmp_path / "c" / "k.cu"]) == [new, old]

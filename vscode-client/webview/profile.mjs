@@ -158,7 +158,7 @@ function drawSource(k, colours) {
       h.title = `${pct(st.samples / Math.max(1, k.total))} of the kernel's samples`;
     }
     r.append(el('span', 'ln', String(n)), h);
-    r.appendChild(st ? stacked(st.stalls, st.samples, Math.max(2, 90 * heat(st.samples)), colours) : stacked({}, 0, 0, colours));
+    r.appendChild(st ? stacked(st.stalls, st.samples, Math.max(2, 64 * heat(st.samples)), colours, 64) : stacked({}, 0, 0, colours, 64));
     r.appendChild(el('span', 'pct', st ? pct(st.samples / Math.max(1, k.total)) : ''));
     r.appendChild(el('span', 'code', text[n - 1] || ' '));
     if (n === state.line) {
