@@ -241,6 +241,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   }
 
   async function openFile(name) {
+    await page.keyboard.press('Escape');
     await page.locator('.monaco-workbench').click({ position: { x: 640, y: 400 } }).catch(() => undefined);
     await page.keyboard.press('Control+P');
     const input = page.locator('.quick-input-widget input');
@@ -422,7 +423,15 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     assert.match(await firstAdvice.innerText(), /strength_reduction\s+2\.22×/);
     assert.match(await view.locator('#legend').innerText(), /mio_throttle/);
     await page.waitForTimeout(300);
+    await shot('vscode-profile-view-beside');
+    // the panel maximized (View: Toggle Maximized Editor Group) for the docs picture
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+M');
+    await page.waitForTimeout(800);
     await shot('vscode-profile-view', undefined, 'vscode-profile-view');
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('Control+M');
+    await page.waitForTimeout(500);
     // keyboard: down arrow selects line 19, then clicking the advice reveals line 18 in the editor
     await view.locator('#src-scroll').focus();
     await view.locator('#src-scroll').press('ArrowDown');
@@ -469,7 +478,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     });
     await viewLine('acc += 0.1 * row').click(); // focus the editor again
     await waitFor('the inserted lines undone', async () => {
-      if ((await page.locator('.monaco-editor .view-line').filter({ hasText: /^\/\/ (one|two)$/ }).count()) === 0) return true;
+      if ((await page.locator('.monaco-editor .view-line').filter({ hasText: /^\/\/\s(one|two)$/ }).count()) === 0) return true;
       await page.keyboard.press('Control+Z');
       return false;
     }, 10000, 300);
@@ -484,7 +493,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const fix = page.locator('.action-widget .monaco-list-row, .context-view .action-item').filter({ hasText: /0\.1f/ }).first();
     await fix.waitFor({ timeout: 20000 });
     await fix.click();
-    await waitFor('line 18 to read 0.1f', async () => /0\.1f \* row/.test(await viewLine('acc += 0.1').innerText()), 20000);
+    await waitFor('line 18 to read 0.1f', async () => /0\.1f \* row/.test(norm(await viewLine('acc += 0.1').innerText())), 20000);
     await waitFor('the stale lens', async () => (await lensTexts()).some((t) => /profile is stale \(1 profiled line edited\) · re-profile/.test(t)), 30000);
     const texts = await lensTexts();
     assert.ok(!texts.some((t) => /strength_reduction/.test(t)), texts.join(' | '));

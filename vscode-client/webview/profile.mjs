@@ -299,8 +299,9 @@ function drawSass(k, colours) {
     m.setAttribute('viewBox', '0 0 10 10');
     m.setAttribute('refX', '9');
     m.setAttribute('refY', '5');
-    m.setAttribute('markerWidth', '5');
-    m.setAttribute('markerHeight', '5');
+    m.setAttribute('markerUnits', 'userSpaceOnUse'); // the same head whatever the edge's width
+    m.setAttribute('markerWidth', '8');
+    m.setAttribute('markerHeight', '8');
     m.setAttribute('orient', 'auto');
     const tip = document.createElementNS(svg.namespaceURI, 'path');
     tip.setAttribute('d', 'M0,0 L10,5 L0,10 z');
