@@ -247,9 +247,15 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 20000 });
     await input.fill(name);
-    await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 20000 });
-    await page.keyboard.press('Enter');
-    await page.locator(`.tab[aria-label*="${name}"]`).first().waitFor({ timeout: 20000 });
+    const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: name }).first();
+    try {
+      await row.waitFor({ timeout: 20000 });
+      await row.click();
+      await page.locator(`.tab[aria-label*="${name}"]`).first().waitFor({ timeout: 20000 });
+    } catch (e) {
+      await shot(`open-failed-${name}`);
+      throw e;
+    }
     await page.locator('.monaco-editor .view-lines').first().waitFor({ timeout: 20000 });
   }
 
@@ -500,7 +506,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await withProblems(async () => {
       await waitFor('no strength_reduction row left', async () => {
         const r = await problemRows();
-        return r.length > 0 && !r.some((x) => /strength_reduction|write 0\.1f/.test(x.text));
+        return !r.some((x) => /strength_reduction|write 0\.1f/.test(x.text));
       }, 30000);
     });
     assert.equal(await viewLine('acc += 0.1f').locator(INLAY).filter({ hasText: /%/ }).count(), 0, 'no inlay on the edited line');
