@@ -12,6 +12,7 @@ the user picked another one.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -208,23 +209,28 @@ def opcode_of(text: str) -> str:
     return parts[1] if parts[0].startswith("@") and len(parts) > 1 else parts[0]
 
 
-def _blame_links(g: EditorKernel, pcs: set[tuple[str, int]], as_use: bool) -> list[BlameLink]:
-    """Blame edges of every launch touching ``pcs`` merged by (other line, opcode, reason)."""
-    agg: dict[tuple[str | None, int | None, str, str], dict[int, float]] = {}
+def stall_edges(g: EditorKernel) -> Iterator[tuple[KernelAnalysis, Any, str]]:
+    """(launch, blame edge, owner) for every edge of every launch that blames stall samples on a def;
+    ``owner`` is the function the profile files the edge's PCs under (the section's kernel)."""
     for ka in g.launches:
         if ka.blame is None:
             continue
         for e in ka.blame.edges:
-            if e.stall_samples <= 0 or e.def_offset is None:
-                continue
-            owner = e.section.removeprefix(".text.") if e.section else e.function
-            if (owner, e.use_offset if as_use else e.def_offset) not in pcs:
-                continue
-            other = e.def_offset if as_use else e.use_offset
-            text, file, line = _instruction_text(ka, e.function, other, e.section)
-            key = (str(file) if file else None, line, opcode_of(text), e.reason)
-            by_dist = agg.setdefault(key, {})
-            by_dist[e.distance] = by_dist.get(e.distance, 0.0) + e.stall_samples
+            if e.def_offset is not None and e.stall_samples > 0:
+                yield ka, e, e.section.removeprefix(".text.") if e.section else e.function
+
+
+def _blame_links(g: EditorKernel, pcs: set[tuple[str, int]], as_use: bool) -> list[BlameLink]:
+    """Blame edges of every launch touching ``pcs`` merged by (other line, opcode, reason)."""
+    agg: dict[tuple[str | None, int | None, str, str], dict[int, float]] = {}
+    for ka, e, owner in stall_edges(g):
+        if (owner, e.use_offset if as_use else e.def_offset) not in pcs:
+            continue
+        other = e.def_offset if as_use else e.use_offset
+        text, file, line = _instruction_text(ka, e.function, other, e.section)
+        key = (str(file) if file else None, line, opcode_of(text), e.reason)
+        by_dist = agg.setdefault(key, {})
+        by_dist[e.distance] = by_dist.get(e.distance, 0.0) + e.stall_samples
     links = [BlameLink(Path(k[0]) if k[0] else None, k[1], k[2], k[3], sum(v.values()),
                        int(max(v.items(), key=lambda kv: (kv[1], -kv[0]))[0])) for k, v in agg.items()]
     return sorted(links, key=lambda b: -b.samples)
@@ -290,16 +296,10 @@ def group_findings(g: EditorKernel, path: Path) -> tuple[list[LineFinding], dict
             by_line[ls.line] = f
     # def lines: instructions on this file blamed for stalls elsewhere
     def_pcs: dict[int, set[tuple[str, int]]] = {}
-    for ka in g.launches:
-        if ka.blame is None:
-            continue
-        for e in ka.blame.edges:
-            if e.def_offset is None or e.stall_samples <= 0:
-                continue
-            _, file, line = _instruction_text(ka, e.function, e.def_offset, e.section)
-            if line is not None and _same(file, path):
-                owner = e.section.removeprefix(".text.") if e.section else e.function
-                def_pcs.setdefault(line, set()).add((owner, e.def_offset))
+    for ka, e, owner in stall_edges(g):
+        _, file, line = _instruction_text(ka, e.function, e.def_offset, e.section)
+        if line is not None and _same(file, path):
+            def_pcs.setdefault(line, set()).add((owner, e.def_offset))
     for line, pcs in def_pcs.items():
         f = by_line.get(line) or LineFinding(line, g, None, 0.0)
         f.causes = _blame_links(g, pcs, as_use=False)

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from warpwise.server.findings import EditorKernel, advice_primary, opcode_of
+from warpwise.server.findings import EditorKernel, advice_primary, opcode_of, stall_edges
 
 ASSETS = Path(__file__).resolve().parent / "webview"
 PAGE_VERSION = 1
@@ -83,17 +83,11 @@ def kernel_data(g: EditorKernel) -> dict[str, Any]:
             for r, v in s.stalls.items():
                 row["stalls"][r] = row["stalls"].get(r, 0) + v
     blame: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for ka in g.launches:
-        if ka.blame is None:
-            continue
-        for e in ka.blame.edges:
-            if e.def_offset is None or e.stall_samples <= 0:
-                continue
-            owner = e.section.removeprefix(".text.") if e.section else e.function
-            use, def_ = f"{owner}:{e.use_offset:#x}", f"{owner}:{e.def_offset:#x}"
-            b = blame.setdefault((use, def_, e.reason), {"use": use, "def": def_, "reason": e.reason,
-                                                         "samples": 0.0, "distance": e.distance})
-            b["samples"] += e.stall_samples
+    for _ka, e, owner in stall_edges(g):
+        use, def_ = f"{owner}:{e.use_offset:#x}", f"{owner}:{e.def_offset:#x}"
+        b = blame.setdefault((use, def_, e.reason), {"use": use, "def": def_, "reason": e.reason,
+                                                     "samples": 0.0, "distance": e.distance})
+        b["samples"] += e.stall_samples
     return {
         "name": g.name, "mangled": g.mangled, "arch": g.arch, "device": g.device,
         "report": str(g.report), "reports": [str(p) for p in g.reports], "launches": len(g.launches),

@@ -252,11 +252,11 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       await row.waitFor({ timeout: 20000 });
       await row.click();
       await page.locator(`.tab[aria-label*="${name}"]`).first().waitFor({ timeout: 20000 });
+      await page.locator('.editor-group-container .monaco-editor .view-lines').filter({ visible: true }).first().waitFor({ timeout: 20000 });
     } catch (e) {
       await shot(`open-failed-${name}`);
       throw e;
     }
-    await page.locator('.monaco-editor .view-lines').first().waitFor({ timeout: 20000 });
   }
 
   async function shot(name, clip, docsName) {
@@ -360,10 +360,11 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   });
 
   test('code lens: kernel, launch count, the active (newest) report of two, and the picker', async () => {
-    const texts = await waitFor('the kernel lens', async () => {
+    // the lens is refreshed once every report is in (the open file was published from the first one)
+    const texts = await waitFor('the kernel lens naming both reports', async () => {
       const t = (await lensTexts()).map(norm).filter(Boolean);
-      return t.some((x) => /blur_rows/.test(x)) ? t : false;
-    });
+      return t.some((x) => /blur_rows.*newest of 2/.test(x)) ? t : false;
+    }, 30000);
     const main = texts.find((t) => /blur_rows/.test(t));
     assert.match(main, /^warpwise: blur_rows · 1 launch · report stencil\.ncu-rep \(newest of 2\) · 28,464 samples · .*top: strength_reduction 2\.22×$/);
     assert.ok(texts.some((t) => /choose report \(2\)/.test(t)), texts.join(' | '));
