@@ -247,10 +247,11 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 20000 });
     await input.fill(name);
-    const row = page.locator('.quick-input-list .monaco-list-row').filter({ hasText: name }).first();
+    const first = page.locator('.quick-input-list .monaco-list-row').first();
     try {
-      await row.waitFor({ timeout: 20000 });
-      await row.click();
+      // the list settles on the exact file first (fuzzy matches like stencil.sm_90.cubin come later)
+      await waitFor(`quick open to list ${name} first`, async () => (await first.locator('.label-name').innerText()).trim() === name, 20000, 200);
+      await page.keyboard.press('Enter');
       await page.locator(`.tab[aria-label*="${name}"]`).first().waitFor({ timeout: 20000 });
       await page.locator('.editor-group-container .monaco-editor .view-lines').filter({ visible: true }).first().waitFor({ timeout: 20000 });
     } catch (e) {

@@ -257,9 +257,10 @@ function drawSass(k, colours) {
     index.set(s.id, i);
     const r = el('div', `ins${ownIds.has(s.id) ? '' : ' ctx'}`);
     r.setAttribute('role', 'row');
-    r.append(el('span', 'pc', `${s.pc.toString(16).padStart(4, '0')}`), el('span', 'txt', s.text));
+    // samples and stall bar before the text, so a narrow pane keeps the numbers in view
+    r.append(el('span', 'pc', `${s.pc.toString(16).padStart(4, '0')}`), el('span', 'n', s.samples ? num(s.samples) : ''));
     r.appendChild(stacked(s.stalls, s.samples, Math.max(2, (70 * s.samples) / max), colours, 70));
-    r.appendChild(el('span', 'n', s.samples ? num(s.samples) : ''));
+    r.appendChild(el('span', 'txt', s.text));
     if (!ownIds.has(s.id)) r.appendChild(el('span', 'where', `line ${s.line}`));
     r.title = Object.entries(s.stalls).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([r2, v]) => `${r2} ${num(v)}`).join(', ');
     body.appendChild(r);
