@@ -1,0 +1,94 @@
+"""The advice-accuracy benchmark's row computation (bench/advice/accuracy.py) on the committed H200 data,
+its per-kernel ranking rule, and the timing CSV parser of bench/advice/gpu_collect.sh."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from warpwise.analysis.advice.model import Advice, AdviceReport, Estimate, Scope
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "advice"
+SUMMARY = re.compile(r"top1=\d+/\d+ top3=\d+/\d+ geomean_err=\d+\.\d% nothing_to_gain_ok=\d+/\d+")
+
+
+def _load(name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"advbench_{name}", BENCH / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # dataclasses resolve their module by name
+    spec.loader.exec_module(mod)
+    return mod
+
+
+accuracy = _load("accuracy")
+ncu_times = _load("ncu_times")
+
+
+def _report(total: int, advice: dict[str, float]) -> AdviceReport:
+    adv = [Advice(optimizer=o, kernel="k", scope=Scope("kernel"), matched_samples=total * (1 - 1 / s),
+                  share=1 - 1 / s, estimate=Estimate(s, "T/(T-M)", {})) for o, s in advice.items()]
+    return AdviceReport(kernel="k", mangled="_Z1kv", arch="sm_90", total=total, latency=0, active=total, advice=adv)
+
+
+def test_ranking_over_launches_weighs_each_launch_by_its_duration() -> None:
+    # 1 ms launch sped up 2x by A, 3 ms launch untouched by A but sped up 1.5x by B:
+    # A: 4 / (0.5 + 3) = 1.1429x; B: 4 / (1 + 2) = 1.3333x, so B ranks first.
+    ranking = accuracy.rank_over_launches([(1e6, _report(100, {"A": 2.0})), (3e6, _report(300, {"B": 1.5}))])
+    assert [r.optimizer for r in ranking] == ["B", "A"]
+    assert ranking[0].speedup == pytest.approx(4 / 3)
+    assert ranking[1].speedup == pytest.approx(4 / 3.5)
+    assert ranking[1].matched == pytest.approx(50.0) and ranking[1].total == 400 and ranking[1].launches == 1
+
+
+def test_ncu_csv_durations_in_launch_order_and_microseconds() -> None:
+    header = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",' \
+             '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+    row = '"{i}","1","prog","h","k","1","7","(256, 1, 1)","(8, 1, 1)","0","9.0","Command line profiler metrics",' \
+          '"gpu__time_duration.sum","{u}","{v}"'
+    text = "\n".join(["==PROF== Connected", "prog: PASS (4 values checked)", header,
+                      row.format(i=0, u="usecond", v="1,250.50"), row.format(i=1, u="msecond", v="2.5"),
+                      row.format(i=2, u="nsecond", v="900")])
+    assert ncu_times.launch_durations_us(text) == pytest.approx([1250.5, 2500.0, 0.9])
+    with pytest.raises(ValueError, match=r"no gpu__time_duration\.sum row"):
+        ncu_times.launch_durations_us("prog: FAIL\n", "x.csv")
+
+
+def test_every_pair_json_is_well_formed() -> None:
+    pairs = sorted(p for p in (BENCH / "pairs").iterdir() if (p / "pair.json").is_file())
+    kinds = [ncu_times.pair_meta(p)["kind"] for p in pairs]
+    assert kinds.count("pair") >= 17 and kinds.count("nothing_to_gain") >= 3
+    for p in pairs:
+        assert (p / "orig.cu").is_file()
+        assert (p / "fix.cu").is_file() == (ncu_times.pair_meta(p)["kind"] == "pair")
+
+
+# A fixed subset keeps the test fast (each pair re-runs the whole analysis on a 3-launch report): one pair
+# per launch shape (tiny blocks, several launch sizes, a -use_fast_math build, a helper call) and a
+# nothing-to-gain kernel. `python bench/advice/accuracy.py` runs them all.
+SUBSET = ("tiny_blocks_blur", "bs_batches", "rbf_fastmath_double", "noise_noinline", "stream_triad")
+
+
+def test_rows_on_committed_h200_data() -> None:
+    rows, missing = accuracy.compute_rows(BENCH / "pairs", BENCH / "timings_h200.json", SUBSET)
+    if not rows:
+        pytest.skip(f"no pair has committed H200 data yet ({len(missing)} pairs without): "
+                    "run bench/advice/gpu_collect.sh on an H200 and commit its outputs")
+    for r in rows:
+        assert r.rank is None or (isinstance(r.rank, int) and r.rank >= 1)
+        assert r.samples > 0 and r.launches >= 1, r
+        if r.kind == "pair":
+            assert r.achieved is not None and r.achieved > 0
+            assert r.error is not None and r.error >= 0
+            assert (r.estimate is None) == (r.rank is None)
+        else:
+            assert isinstance(r.ok, bool)
+    text = accuracy.render(rows, missing)
+    assert SUMMARY.fullmatch(text.splitlines()[-1])
+    timings = json.loads((BENCH / "timings_h200.json").read_text())["pairs"]
+    assert all(r.name in timings for r in rows)
