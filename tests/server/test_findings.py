@@ -210,3 +210,26 @@ def test_device_launch_line_shows_the_childs_cost() -> None:
     # the default limit is named when the program does not set one
     plain = text.replace("cudaLimitDevRuntimePendingLaunchCount, 4096", "cudaLimitStackSize, 4096")
     assert "limit of 2,048, the default" in render.launch_cost_text(ff.launch_costs[0], plain)
+
+
+def test_a_real_report_with_three_launches_of_one_kernel() -> None:
+    """bench/advice/pairs/bs_batches: price_calls launched on 8192, 16384 and 4096 blocks (H200 report)."""
+    d = example("stencil", ".cu").parents[2] / "bench" / "advice" / "pairs" / "bs_batches"
+    cu = (d / "orig.cu").resolve()
+    a = analyze(d / "orig.ncu-rep", [d / "orig.sm_90.cubin"], [cu])
+    assert len(a.kernels) == 3
+    ff = file_findings([a], cu)
+    (g,) = ff.groups
+    assert len(g.launches) == 3 and g.total_samples == 28_040 + 55_771 + 14_166
+    text = cu.read_text()
+    lmap = LineMap(ff.baseline, text)
+    ds = render.diagnostics(ff, lmap, text, settings(), cu.as_uri())
+    assert max(Counter(d.range.start.line for d in ds).values()) == 1
+    hints = [str(h.label) for h in render.inlay_hints(ff, lmap, text, settings(), ALL)]
+    assert hints and all(float(h.split("%")[0]) <= 100.0 for h in hints)
+    assert sum(float(h.split("%")[0]) for h in hints) <= 100.0 + 0.1 * len(hints)
+    lens = render.code_lenses(ff, lmap, text, cu.as_uri(), settings())
+    assert "price_calls · 3 launches · report orig.ncu-rep · 97,977 samples" in lens[0].command.title
+    hot = max((f for f in ff.findings if f.stats), key=lambda f: f.stats.samples)  # type: ignore[union-attr]
+    h = render.hover(ff, lmap, text, hot.line)
+    assert h is not None and "Over 3 launches" in h.contents.value  # type: ignore[union-attr]

@@ -138,6 +138,13 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const old = new Date(Date.now() - 3600 * 1000);
     fs.utimesSync(secondReport, old, old);
     if (EXAMPLE !== 'cdp') copyExample(ws, 'cdp');
+    // a real H200 report with three launches of one kernel (price_calls on 8192, 16384 and 4096 blocks)
+    const pairs = path.join(ROOT, 'bench', 'advice', 'pairs');
+    fs.mkdirSync(path.join(ws, 'advice', 'bs_batches'), { recursive: true });
+    fs.copyFileSync(path.join(pairs, 'bench.cuh'), path.join(ws, 'advice', 'bench.cuh'));
+    for (const f of ['orig.cu', 'orig.ncu-rep', 'orig.sm_90.cubin']) {
+      fs.copyFileSync(path.join(pairs, 'bs_batches', f), path.join(ws, 'advice', 'bs_batches', f));
+    }
     writeSettings(userSettings());
     port = await freePort();
     fs.writeFileSync(path.join(userData, 'config.yaml'), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
@@ -250,7 +257,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const first = page.locator('.quick-input-list .monaco-list-row').first();
     try {
       // the list settles on the exact file first (fuzzy matches like stencil.sm_90.cubin come later)
-      await waitFor(`quick open to list ${name} first`, async () => (await first.locator('.label-name').innerText()).trim() === name, 20000, 200);
+      await waitFor(`quick open to list ${name} first`, async () => (await first.locator('.label-name').first().innerText()).trim() === name, 20000, 200);
       await page.keyboard.press('Enter');
       await page.locator(`.tab[aria-label*="${name}"]`).first().waitFor({ timeout: 20000 });
       await page.locator('.editor-group-container .monaco-editor .view-lines').filter({ visible: true }).first().waitFor({ timeout: 20000 });
@@ -331,7 +338,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('a squiggle in the editor', async () => (await squiggle.count()) > 0);
     // the open file gets its diagnostics from the first report in; wait for the whole workspace too
     const status = page.locator('.statusbar-item').filter({ hasText: /warpwise/ });
-    await waitFor('all three reports loaded', async () => /3 profiles · 2 kernels/.test(await status.first().innerText()));
+    await waitFor('all three reports loaded', async () => /4 profiles · 3 kernels/.test(await status.first().innerText()));
     await shot('vscode-diagnostics');
     await withProblems(async () => {
       const rows = await waitFor('warpwise rows in the Problems panel', async () => {
@@ -455,7 +462,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
 
   test('the status bar shows the loaded profiles and kernels', async () => {
     const item = page.locator('.statusbar-item').filter({ hasText: /warpwise/ });
-    await waitFor('the warpwise status-bar item with counts', async () => /3 profiles · 2 kernels/.test(await item.first().innerText()));
+    await waitFor('the warpwise status-bar item with counts', async () => /4 profiles · 3 kernels/.test(await item.first().innerText()));
     const box = await item.first().boundingBox();
     await shot('vscode-status-bar', box ? { x: Math.max(0, box.x - 10), y: box.y - 4, width: Math.min(520, 1280 - box.x + 10), height: box.height + 8 } : undefined);
   });
@@ -532,6 +539,38 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     try {
       assert.match(await hover.innerText(), /2,000 child launches against a pending-launch limit of 4,096, set at line 49/);
     } finally {
+      await closeHover();
+    }
+    await openFile(`${EXAMPLE}.cu`);
+  });
+
+  test('a kernel launched three times is one kernel: one squiggle per line, shares summed, lens and hover say so', async () => {
+    await openFile('orig.cu');
+    const texts = await waitFor('the multi-launch lens', async () => {
+      const t = (await lensTexts()).map(norm).filter(Boolean);
+      return t.some((x) => /price_calls · 3 launches/.test(x)) ? t : false;
+    });
+    assert.match(texts.find((t) => /price_calls/.test(t)), /^warpwise: price_calls · 3 launches · report orig\.ncu-rep · 97,977 samples/);
+    const hints = (await page.locator('.monaco-editor .view-lines').first().locator(INLAY).filter({ hasText: /%/ }).allInnerTexts()).map(norm);
+    assert.ok(hints.length > 0);
+    for (const h of hints) assert.ok(Number(/([\d.]+)%/.exec(h)[1]) <= 100, `inlay "${h}" above 100%`);
+    await withProblems(async () => {
+      const rows = await waitFor('rows for orig.cu', async () => {
+        const r = await problemRows();
+        return r.some((x) => /price_calls/.test(x.text)) ? r.filter((x) => /price_calls/.test(x.text)) : false;
+      }, 20000);
+      const perLine = new Map();
+      for (const r of rows) perLine.set(r.line, (perLine.get(r.line) ?? 0) + 1);
+      assert.deepEqual([...perLine.values()].filter((n) => n > 1), []);
+    });
+    const editor = await page.locator('.editor-group-container .monaco-editor').first().boundingBox();
+    if (editor) await shot('vscode-multi-launch', { x: editor.x, y: editor.y, width: Math.min(editor.width, 1100), height: Math.min(editor.height, 560) }, 'vscode-multi-launch');
+    const hover = await hoverOver(viewLine('sqrt_t = sqrtf(t)').locator('span').filter({ hasText: /sqrt_t/ }).first(), /Over 3 launches/);
+    try {
+      assert.match(norm(await hover.innerText()), /warpwise · price_calls · 3 launches · report orig\.ncu-rep/);
+    } finally {
+      const box = await hover.boundingBox().catch(() => null);
+      await shot('vscode-multi-launch-hover', box ? clipAround(box, 12) : undefined, 'vscode-multi-launch-hover');
       await closeHover();
     }
     await openFile(`${EXAMPLE}.cu`);
