@@ -129,6 +129,13 @@ def _best(view: View, f: LineFinding, min_gain: float) -> Any | None:
     return None
 
 
+def _short(hint: str, limit: int = 160) -> str:
+    """A hint's first clause (up to "; "), at most ``limit`` characters: the diagnostic stays one glance
+    long; the hover and the profile view carry the whole hint."""
+    first = hint.split("; ")[0]
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
 def _line_word(view: View, file: Path | None, line: int | None) -> str:
     cur = view.cur(line, file)
     if cur is None:
@@ -221,7 +228,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         reason = _top_reason(f)
         if best is not None:
             code = _optimizer(best)
-            hint = view.relabel(str(getattr(best, "hint", "") or ""))
+            hint = _short(view.relabel(str(getattr(best, "hint", "") or "")))
             msg = (f"{code}: estimated {_speedup(best):.2f}× for {kname} ({where}"
                    + (f", {reason}" if reason else "") + ")")
             if hint:
@@ -418,7 +425,9 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
             continue
         if not (rng.start.line <= cur - 1 <= rng.end.line):
             continue
-        best = _best(view, f, s.min_gain)
+        # the best live estimate of advice on the line or pointing at it (a fix may lie on its def line)
+        best = max((a for a in view.live(f.advice + f.touching) if _speedup(a) >= s.min_gain), key=_speedup,
+                   default=None)
         label = _pct(f.share) + (f" · {_speedup(best):.2f}×" if best is not None else "")
         per_line.setdefault(cur, []).append((f.share, label))
     for cost in ff.launch_costs:

@@ -209,7 +209,7 @@ def _screen_session(nvim: str, work: Path, cu: Path, line: int, timeout_s: float
     return screen
 
 
-@pytest.mark.parametrize("start", [1, 2])
+@pytest.mark.parametrize("start", [1, 2, 3])
 def test_inlay_hint_is_drawn_on_the_screen(start: int, cli: dict[str, Any], tmp_path: Path) -> None:
     """What Neovim draws, not only what inlay_hint.get() holds: each cold start (a new Neovim and server)
     shows the hint at the end of the hottest line in the terminal (tmux capture-pane)."""
