@@ -414,9 +414,13 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       const box = await hover.boundingBox();
       const pos = await hover.locator('text=/of the kernel.s samples/').first().boundingBox();
       assert.ok(box && pos && pos.y - box.y < 200, `the summary is near the top of the hover (${pos && box ? pos.y - box.y : '?'} px)`);
+      await shot('vscode-hover-top', clipAround(box, 12));
+      // scrolled to warpwise's part (VS Code puts the line's diagnostic above it): the picture for the docs
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.wheel(0, pos.y - box.y - 40);
+      await page.waitForTimeout(400);
+      await shot('vscode-hover', clipAround(box, 12), 'vscode-hover');
     } finally {
-      const box = await hover.boundingBox().catch(() => null);
-      await shot('vscode-hover', box ? clipAround(box, 12) : undefined, 'vscode-hover');
       await closeHover();
     }
   });
@@ -568,9 +572,15 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const hover = await hoverOver(viewLine('sqrt_t = sqrtf(t)').locator('span').filter({ hasText: /sqrt_t/ }).first(), /Over 3 launches/);
     try {
       assert.match(norm(await hover.innerText()), /warpwise · price_calls · 3 launches · report orig\.ncu-rep/);
+      const box = await hover.boundingBox();
+      const pos = await hover.locator('text=/of the kernel.s samples/').first().boundingBox();
+      if (box && pos) {
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        await page.mouse.wheel(0, pos.y - box.y - 40);
+        await page.waitForTimeout(400);
+        await shot('vscode-multi-launch-hover', clipAround(box, 12), 'vscode-multi-launch-hover');
+      }
     } finally {
-      const box = await hover.boundingBox().catch(() => null);
-      await shot('vscode-multi-launch-hover', box ? clipAround(box, 12) : undefined, 'vscode-multi-launch-hover');
       await closeHover();
     }
     await openFile(`${EXAMPLE}.cu`);
