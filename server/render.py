@@ -343,8 +343,6 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
         elif f.causes:
             head += f"  \ncauses **{_pct(f.caused_share)}** of the kernel's samples as stalls of their users"
         summary.append(head)
-        if g.bound is not None:
-            summary.append(f"**{g.bound.unit} bound**: {g.bound.text}")
         if f.stats is not None and f.stats.samples:
             rows = [f"{r:<18} {bar(v / f.stats.samples)} {_pct(v / f.stats.samples):>6}"
                     for r, v in f.stats.top_reasons(3)]
@@ -356,6 +354,8 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             summary.append(f"**{_optimizer(top)}** — estimated **{_speedup(top):.2f}×**" +
                            (f" ({conf})" if conf else "") + (f": {view.relabel(top.hint)}" if getattr(top, "hint", "")
                                                               else ""))
+        if g.bound is not None:
+            summary.append(f"**{g.bound.unit} bound**: {g.bound.text}")
         if len(g.launches) > 1:
             summary.append(f"_Over {len(g.launches)} launches: {g.rule}._")
         details.append(f"#### `{g.name}` in detail")

@@ -2,7 +2,7 @@
 // profile view's page script (webview/profile.mjs + its d3 modules) into ../server/webview/profile.js —
 // the package-data folder that both `warpwise advise --format html` and the .vsix use — then copies that
 // folder's page assets into dist/webview/ for the webview panel.
-//   node esbuild.mjs [--production] [--webview-only]
+//   node esbuild.mjs [--production] [--webview-only | --check-webview]
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,7 +11,7 @@ const production = process.argv.includes('--production');
 const webviewOnly = process.argv.includes('--webview-only');
 const ASSETS = path.resolve('..', 'server', 'webview');
 
-await esbuild.build({
+const webview = {
   entryPoints: ['webview/profile.mjs'],
   bundle: true,
   outfile: path.join(ASSETS, 'profile.js'),
@@ -21,7 +21,19 @@ await esbuild.build({
   minify: true,
   legalComments: 'eof', // d3's ISC notices stay in the bundle
   logLevel: 'info',
-});
+};
+if (process.argv.includes('--check-webview')) {
+  // the committed bundle (package data of the Python package) must be what the page's source builds to
+  const built = await esbuild.build({ ...webview, write: false, logLevel: 'error' });
+  const want = built.outputFiles[0].text;
+  const have = fs.existsSync(webview.outfile) ? fs.readFileSync(webview.outfile, 'utf8') : '';
+  if (want !== have) {
+    console.error(`${webview.outfile} is not the build of webview/profile.mjs: run npm run build:webview and commit it`);
+    process.exit(1);
+  }
+  process.exit(0);
+}
+await esbuild.build(webview);
 fs.mkdirSync('dist/webview', { recursive: true });
 for (const f of ['profile.html', 'profile.css', 'profile.js']) fs.copyFileSync(path.join(ASSETS, f), path.join('dist/webview', f));
 

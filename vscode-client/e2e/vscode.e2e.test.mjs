@@ -322,6 +322,17 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     return hover.first();
   }
 
+  /** Scrolls the hover (mouse wheel over it) until warpwise's own part starts near its top. */
+  async function scrollHoverTo(hover, box) {
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+    for (let i = 0; i < 12; i++) {
+      const head = await hover.locator('text=/of the kernel.s samples/').first().boundingBox();
+      if (!head || head.y - box.y < 50) break;
+      await page.mouse.wheel(0, Math.min(60, head.y - box.y - 40));
+      await page.waitForTimeout(150);
+    }
+  }
+
   async function closeHover() {
     await page.mouse.move(5, 5);
     await page.keyboard.press('Escape');
@@ -416,9 +427,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       assert.ok(box && pos && pos.y - box.y < 200, `the summary is near the top of the hover (${pos && box ? pos.y - box.y : '?'} px)`);
       await shot('vscode-hover-top', clipAround(box, 12));
       // scrolled to warpwise's part (VS Code puts the line's diagnostic above it): the picture for the docs
-      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-      await page.mouse.wheel(0, pos.y - box.y - 40);
-      await page.waitForTimeout(400);
+      await scrollHoverTo(hover, box);
       await shot('vscode-hover', clipAround(box, 12), 'vscode-hover');
     } finally {
       await closeHover();
@@ -575,9 +584,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       const box = await hover.boundingBox();
       const pos = await hover.locator('text=/of the kernel.s samples/').first().boundingBox();
       if (box && pos) {
-        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-        await page.mouse.wheel(0, pos.y - box.y - 40);
-        await page.waitForTimeout(400);
+        await scrollHoverTo(hover, box);
         await shot('vscode-multi-launch-hover', clipAround(box, 12), 'vscode-multi-launch-hover');
       }
     } finally {
