@@ -293,7 +293,7 @@ def bar(fraction: float, width: int = 10) -> str:
     """A text bar of ``width`` cells filled to ``fraction`` (0..1) with eighth-cell resolution."""
     eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
     full, part = divmod(eighths, 8)
-    return ("█" * full + (_BAR[part] if part else "")).ljust(width, "·")
+    return ("█" * full + (_BAR[part] if part else "")).ljust(width, "░")
 
 
 def confidence_text(adv: Any) -> str:
@@ -351,9 +351,9 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
         if live:
             top = live[0]
             conf = confidence_text(top)
+            hint = _short(view.relabel(str(getattr(top, "hint", "") or "")))
             summary.append(f"**{_optimizer(top)}** — estimated **{_speedup(top):.2f}×**" +
-                           (f" ({conf})" if conf else "") + (f": {view.relabel(top.hint)}" if getattr(top, "hint", "")
-                                                              else ""))
+                           (f" ({conf})" if conf else "") + (f": {hint}" if hint else ""))
         if g.bound is not None:
             summary.append(f"**{g.bound.unit} bound**: {g.bound.text}")
         if len(g.launches) > 1:

@@ -186,9 +186,9 @@ def test_hover_summary_first_and_dominant_blame_distance(stencil: Analysis) -> N
 
 
 def test_text_bar() -> None:
-    assert render.bar(0.0) == "·" * 10
+    assert render.bar(0.0) == "░" * 10
     assert render.bar(1.0) == "█" * 10
-    assert render.bar(0.45) == "████▌·····"
+    assert render.bar(0.45) == "████▌░░░░░"
 
 
 def test_device_launch_line_shows_the_childs_cost() -> None:
