@@ -58,8 +58,11 @@ def wanted(only: Sequence[str] | None, kind: str) -> bool:
 
 
 def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_line: int, last_line: int,
-                    only: Sequence[str] | None, resolve: bool, disabled_ok: bool) -> list[lsp.CodeAction]:
-    """refactor.rewrite actions for device-side launches on lines [first_line, last_line] (1-based)."""
+                    only: Sequence[str] | None, resolve: bool, disabled_ok: bool,
+                    profiles: Sequence[Any] | None = None) -> list[lsp.CodeAction]:
+    """refactor.rewrite actions for device-side launches on lines [first_line, last_line] (1-based): first
+    the profile-guided combination (the measured default without a profile of the parent in
+    ``profiles``), then its nearest alternatives, then each single transform."""
     if not wanted(only, REWRITE_KIND):
         return []
     from warpwise.analysis.rewrite import GRANULARITIES, find_launches
@@ -72,6 +75,7 @@ def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_l
     for ln in launches:
         if not (first_line <= ln.line <= last_line):
             continue
+        out += _plan_actions(uri, version, text, path, ln.line, ln.child, profiles, resolve)
         variants = [("threshold", None), ("coarsen", None)] + [("aggregate", g) for g in GRANULARITIES]
         for transform, gran in variants:
             title = TITLES[transform].format(g=gran) + f" — {ln.child}"
@@ -89,9 +93,41 @@ def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_l
     return out
 
 
+PLAN_ALTERNATIVES = 3  # alternatives offered as actions after the profile-guided one
+
+
+def _plan_actions(uri: str, version: int | None, text: str, path: str, line: int, child: str,
+                  profiles: Sequence[Any] | None, resolve: bool) -> list[lsp.CodeAction]:
+    from warpwise.analysis.rewrite import RewriteError
+    from warpwise.analysis.rewrite.plan import plan_launch
+
+    try:
+        plan = plan_launch(text, path, line, profiles)
+    except RewriteError:
+        return []  # no transform applies: the single-transform actions below carry the reasons
+    head = "Profile-guided DP rewrite" if plan.facts else "DP rewrite (default, no profile)"
+    out = []
+    for i, ch in enumerate([plan.choice, *plan.alternatives[:PLAN_ALTERNATIVES]]):
+        title = f"{head if i == 0 else 'Alternative DP rewrite'}: {ch.label} — {child}"
+        data = {"uri": uri, "version": version, "transform": "plan", "line": line, "threshold": ch.threshold,
+                "factor": ch.factor, "granularity": ch.granularity}
+        action = lsp.CodeAction(title=title, kind=REWRITE_KIND, data=data, is_preferred=i == 0 or None)
+        if not resolve:
+            action.edit = resolve_rewrite(data, text)
+        out.append(action)
+    return out
+
+
 def resolve_rewrite(data: dict[str, Any], text: str) -> lsp.WorkspaceEdit:
     """Compute the edit of a rewrite action. Raises RewriteError with the reason when it cannot apply."""
     from warpwise.analysis.rewrite import rewrite
+
+    if data.get("transform") == "plan":
+        from warpwise.analysis.rewrite.plan import Choice, plan_edits
+
+        choice = Choice(int(data["threshold"]), int(data["factor"]), data.get("granularity"))
+        return workspace_edit(data["uri"], data.get("version"), text,
+                              plan_edits(text, str(uri_to_path(data["uri"])), int(data["line"]), choice))
 
     edits = rewrite(text, str(uri_to_path(data["uri"])), data["transform"], int(data["line"]),
                     granularity=data.get("granularity") or "block")

@@ -464,7 +464,8 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
                                        only, ls.state.analyses)
         if "<<<" in text:
             out += actions.rewrite_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
-                                           resolve, disabled_ok)
+                                           resolve, disabled_ok,
+                                           [k.profile for a in ls.state.analyses.values() for k in a.kernels])
             out += actions.tuned_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
                                          ls.state.tuned)
         return out

@@ -1,8 +1,11 @@
-"""``warpwise rewrite threshold|coarsen|aggregate SOURCE.cu --launch LINE ...`` (DESIGN.md rewrites).
+"""``warpwise rewrite threshold|coarsen|aggregate|plan SOURCE.cu --launch LINE ...`` (DESIGN.md rewrites).
 
-Prints the rewritten file to stdout, or writes it with ``-o``. Bad input (missing file, no launch on
-the line, a transform that does not apply) prints ``warpwise rewrite: <reason>`` on stderr and
-returns 2.
+Prints the rewritten file to stdout, or writes it with ``-o``. ``plan`` chooses threshold, coarsening
+factor and aggregation granularity from a profile of the CDP program (``--profile report.ncu-rep``;
+without one, the measured default), prints the choice, why, and the alternatives, and with ``-o``
+writes the file rewritten with the choice (``--alternative K``: the K-th alternative instead). Bad input
+(missing file, no launch on the line, a transform that does not apply) prints
+``warpwise rewrite: <reason>`` on stderr and returns 2.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from pathlib import Path
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of the ``rewrite`` sub-command (server/cli.py registers them)."""
-    p.add_argument("transform", choices=["threshold", "coarsen", "aggregate"])
+    p.add_argument("transform", choices=["threshold", "coarsen", "aggregate", "plan"],
+                   help="a transform, or plan: the profile-guided combination")
     p.add_argument("source", help=".cu file holding the device-side launch")
     p.add_argument("--launch", type=int, required=True, metavar="LINE",
                    help="1-based line on which the device-side launch starts")
@@ -26,6 +30,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--group-blocks", type=int, default=None, metavar="N",
                    help="default of _AGG_GRANULARITY, parent blocks per group (aggregate --granularity multiblock)")
     p.add_argument("-o", "--output", default=None, metavar="OUT.cu", help="write here instead of stdout")
+    p.add_argument("--profile", action="append", default=[], metavar="REPORT.ncu-rep",
+                   help="plan: Nsight Compute report(s) of the CDP program (its parent kernel's launches)")
+    p.add_argument("--alternative", type=int, default=0, metavar="K",
+                   help="plan -o: apply the K-th alternative (1-based, as listed) instead of the choice")
 
 
 def run_rewrite(args: argparse.Namespace) -> int:
@@ -50,6 +58,8 @@ def run_rewrite(args: argparse.Namespace) -> int:
     if args.factor is not None and args.transform != "coarsen":
         print(f"warpwise rewrite: --factor applies to coarsen only, not {args.transform}", file=sys.stderr)
         return 2
+    if args.transform == "plan":
+        return _run_plan(args, src, text)
     try:
         edits = rewrite(text, str(src), args.transform, args.launch, granularity=args.granularity,
                         threshold=args.threshold, factor=args.factor,
@@ -66,6 +76,48 @@ def run_rewrite(args: argparse.Namespace) -> int:
             return 2
     else:
         sys.stdout.write(result)
+    return 0
+
+
+def _run_plan(args: argparse.Namespace, src: Path, text: str) -> int:
+    from warpwise.analysis.rewrite import RewriteError, apply_edits
+    from warpwise.analysis.rewrite.plan import plan_edits, plan_launch
+
+    profiles = []
+    for rep in getattr(args, "profile", []):
+        try:
+            from warpwise.analysis.profile.ncu import load_profiles
+
+            profiles += load_profiles(rep)
+        except Exception as e:  # a bad report is the user's input: name it
+            print(f"warpwise rewrite: cannot read profile {rep}: {e}", file=sys.stderr)
+            return 2
+    try:
+        plan = plan_launch(text, str(src), args.launch, profiles or None)
+        k = getattr(args, "alternative", 0) or 0
+        if k < 0 or k > len(plan.alternatives):
+            print(f"warpwise rewrite: --alternative {k}: there are {len(plan.alternatives)} alternatives",
+                  file=sys.stderr)
+            return 2
+        choice = plan.alternatives[k - 1] if k else plan.choice
+        result = apply_edits(text, plan_edits(text, str(src), args.launch, choice)) if args.output else None
+    except RewriteError as e:
+        print(f"warpwise rewrite: {e}", file=sys.stderr)
+        return 2
+    out = sys.stdout
+    print(f"{src}:{args.launch}: {'profile-guided' if plan.facts else 'default'}: {plan.choice.label}", file=out)
+    for r in plan.reasons:
+        print(f"  - {r}", file=out)
+    print("  alternatives:", file=out)
+    for i, a in enumerate(plan.alternatives, 1):
+        print(f"    {i}. {a.label}", file=out)
+    if args.output and result is not None:
+        try:
+            Path(args.output).write_text(result, encoding="utf-8")
+        except OSError as e:
+            print(f"warpwise rewrite: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+            return 2
+        print(f"wrote {args.output} ({choice.label})", file=out)
     return 0
 
 

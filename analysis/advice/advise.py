@@ -56,12 +56,13 @@ def bound_finding(throughput_pct: dict[str, float]) -> Bound | None:
 def _cap(a: Advice, throughput_pct: dict[str, float]) -> Advice:
     """Apply the roofline cap of the units ``a``'s fix leaves unchanged (estimators that capped themselves,
     with their own work factor, keep theirs)."""
-    if a.optimizer in rk.UPPER_BOUND_IDS:
+    if a.optimizer in rk.UPPER_BOUND_IDS and not a.params.get("confirmed"):
         a.upper_bound = True
     if a.cap is not None:
         return a
     family = REGISTRY[a.optimizer].family if a.optimizer in REGISTRY else "stall_elimination"
-    a.estimate, a.cap = rk.apply_cap(a.estimate, rk.roofline_cap(throughput_pct, rk.units_for(a.optimizer, family)))
+    cap = rk.roofline_cap(throughput_pct, rk.units_for(a.optimizer, family))
+    a.estimate, a.cap = rk.apply_cap(a.estimate, cap, soft=True)
     return a
 
 

@@ -12,10 +12,10 @@ from collections import defaultdict
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import EdgeView, KernelView
-from warpwise.analysis.advice.model import Advice, Skipped
+from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
-from warpwise.analysis.arch import stalls
+from warpwise.analysis.arch import roofline, stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
 from warpwise.analysis.program.model import ProgramFunction
@@ -77,13 +77,37 @@ def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
           "Reduce live values: reuse variables, split a large loop body in two, move rarely used values to "
           "shared memory, or allow more registers per thread.")
 def register_reuse(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 register reuse: local-memory dependency stalls (spills), eq. 2."""
+    """GPA Table 2 register reuse: local-memory (spill / local array) traffic, eq. 2 over what keeping the
+    values in registers deletes — the LDL/STL instructions' samples and the stalls waiting on them."""
     evs = _local_memory_edges(view)
-    return cm.stall_elimination_advice(
-        view, "register_reuse", evs,
-        _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
-                               "recompute cheap values instead of keeping them.") if evs else "",
-        nothing="no local-memory (spill) stalls")
+    hint = _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
+                                  "recompute cheap values instead of keeping them; index local arrays with "
+                                  "compile-time constants so they stay in registers.") if evs else ""
+    return _local_removal(view, "register_reuse", evs, hint)
+
+
+def is_spill_slot(ins: Instruction) -> bool:
+    """A register spill or refill: nvdisasm marks them (``[R1+0x6c] (*"SpillRefill"*)``, ``"SpillStore"``).
+    Other local accesses are local arrays (indexed at run time, or too large for registers), which more
+    registers per thread would not remove."""
+    return cm.is_local_mem(ins) and any("Spill" in op for op in ins.operands)
+
+
+def _local_removal(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
+                   spills_only: bool = False) -> Advice | Skipped:
+    removed = {k: 1.0 for pf in (view.program.functions.values() if view.program else ())
+               for i in pf.instructions if cm.is_local_mem(i) and (not spills_only or is_spill_slot(i))
+               and (k := cm.ins_key(pf, i)) is not None}
+    if spills_only and not removed:
+        return Skipped(opt_id, "the local-memory accesses are run-time indexed arrays, not register spills: more "
+                               "registers would not keep them in registers (see register_reuse)")
+    if not removed:
+        return cm.stall_elimination_advice(view, opt_id, evs, hint, nothing="no local-memory (spill) stalls")
+    res = cm.removal_advice(view, opt_id, removed, hint, "the local-memory instructions (LDL/STL)",
+                            nothing="no local-memory (spill) stalls")
+    if isinstance(res, Advice) and not hint:
+        res.hint = _spill_hint(view, _local_memory_edges(view), "")
+    return res
 
 
 @register("register_increase", "Register increase", "stall_elimination",
@@ -101,7 +125,30 @@ def register_increase(view: KernelView) -> Advice | Skipped:
     hint = _spill_hint(view, evs, f"{view.arch.arch} allows up to {view.arch.max_registers_per_thread}: relax "
                                   "__launch_bounds__ (fewer minimum blocks per SM) or raise -maxrregcount, and "
                                   "check that the lower occupancy costs less than the spills.") if evs else ""
-    return cm.stall_elimination_advice(view, "register_increase", evs, hint, nothing="no local-memory (spill) stalls")
+    res = _local_removal(view, "register_increase", evs, hint, spills_only=True)
+    if isinstance(res, Advice) and register_capped(view):
+        # the register count is exactly a budget that __launch_bounds__/-maxrregcount imposes: lifting the cap is
+        # the direct fix, register reuse the alternative
+        res.priority = 1
+        res.hint = (f"{view.profile.launch.registers_per_thread} registers per thread is exactly the budget of "
+                    f"{_budget_ctas(view)} CTAs of {view.profile.launch.threads_per_block} threads per SM (a "
+                    "__launch_bounds__ / -maxrregcount cap) and the kernel spills: " + res.hint)
+    return res
+
+
+def _budget_ctas(view: KernelView) -> int:
+    lc, arch = view.profile.launch, view.arch
+    wpc = -(-lc.threads_per_block // arch.warp_size) if lc.threads_per_block > 0 else 0
+    if wpc <= 0 or lc.registers_per_thread <= 0:
+        return 0
+    per_cta = lc.registers_per_thread * arch.warp_size * wpc
+    return arch.registers_per_sm // per_cta if arch.registers_per_sm % per_cta == 0 else 0
+
+
+def register_capped(view: KernelView) -> bool:
+    """Whether the kernel's registers per thread equal a register-file budget for a whole number of CTAs per
+    SM (registers_per_sm / (threads × k)): the signature of __launch_bounds__(threads, k) or -maxrregcount."""
+    return _budget_ctas(view) >= 1
 
 
 # ---- strength_reduction ------------------------------------------------------------------------------
@@ -198,14 +245,68 @@ def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str
           "Use a cheaper equivalent: float literals (0.1f), shifts/masks or precomputed reciprocals for "
           "division, float math instead of double.")
 def strength_reduction(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 strength reduction, eq. 2."""
+    """GPA Table 2 strength reduction, eq. 2. FP64 work in float code and integer division sequences are
+    deleted by the fix (float literals / float math; shifts or a precomputed reciprocal), so M counts every
+    sample on those instructions of the matched lines plus the stalls waiting on them; other long-latency
+    arithmetic (MUFU, conversions) counts its dependency stalls as GPA does."""
     if (miss := _needs_binary(view, "strength_reduction")) is not None:
         return miss
     matched = strength_edges(view)
     evs = [e for e, _ in matched]
-    return cm.stall_elimination_advice(view, "strength_reduction", evs,
-                                       _strength_hint(view, matched) if evs else "",
+    if not evs:
+        return Skipped("strength_reduction", "no stalls on long-latency arithmetic")
+    hint = _strength_hint(view, matched)
+    removed = _strength_removed(view, matched)
+    base = cm.stall_elimination_advice(view, "strength_reduction", evs, hint,
                                        nothing="no stalls on long-latency arithmetic")
+    if not removed or not isinstance(base, Advice):
+        return base
+    # Samples on a saturated pipe's instructions are mostly its queue (throttle stalls): removing the work
+    # lets the next bottleneck take over, so eq. 2 over the dependents' stalls (GPA) stands there.
+    evs_r, _ = cm.removal_edges(view, removed)
+    on = [e for e in evs_r if cm.ins_key(e.use_fn, e.use_ins) in removed]
+    total_on = sum(e.stall for e in on)
+    throttled = sum(e.stall for e in on if e.gpa_class in (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY))
+    if total_on <= 0 or throttled / total_on > THROTTLED_SHARE:
+        return base
+    res = cm.removal_advice(view, "strength_reduction", removed, hint,
+                            "the FP64/conversion and division instructions of the matched lines")
+    if not isinstance(res, Advice) or res.estimated_speedup <= base.estimated_speedup:
+        return base
+    return res
+
+
+#: Above this share of throttle stalls among the samples on the instructions a fix removes, those samples are a
+#: saturated pipe's queue rather than the instructions' own cost (a warpwise threshold).
+THROTTLED_SHARE = 0.4
+
+
+def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> dict[cm.InsKey, float]:
+    """Instructions the strength-reduction fix deletes: FP64 arithmetic and float<->double conversions on the
+    lines of FP64 matches, and the non-memory instructions of integer division lines."""
+    if view.program is None:
+        return {}
+    fp64_lines: set[tuple[str, int]] = set()
+    div_lines: set[tuple[str, int]] = set()
+    for e, k in matched:
+        ins = e.def_ins or e.use_ins
+        if ins is None or ins.loc is None:
+            continue
+        if k in ("fp64", "fp64_conversion"):
+            fp64_lines.add((ins.loc.file, ins.loc.line))
+        elif k == "integer_division":
+            div_lines.add((ins.loc.file, ins.loc.line))
+    out: dict[cm.InsKey, float] = {}
+    for pf in view.program.functions.values():
+        for i in pf.instructions:
+            if i.loc is None:
+                continue
+            where = (i.loc.file, i.loc.line)
+            fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
+            if (where in fp64_lines and fp64) or (where in div_lines and not cm.is_memory(i)
+                                                  and i.base_opcode not in cm.BRANCH_OPS):
+                out[(pf.name, i.offset)] = 1.0
+    return out
 
 
 # ---- function_split / loop_no_unroll / kernel_merge ----------------------------------------------------
@@ -445,8 +546,33 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
         eff_txt = ", ".join(f"{e:.0%}" for e in effs if e is not None)
         hint = (f"the global accesses at {cm.lines_text((h.use.file, h.use.line) for h in hs)} use only {eff_txt} of "
                 "the sectors they fetch: make consecutive threads touch consecutive addresses")
-    return cm.stall_elimination_advice(view, "global_memory_coalesce", bad, hint,
-                                       nothing="no throttle stalls at uncoalesced global accesses")
+    res = cm.stall_elimination_advice(view, "global_memory_coalesce", bad, hint,
+                                      nothing="no throttle stalls at uncoalesced global accesses")
+    if not isinstance(res, Advice):
+        return res
+    # A kernel whose time goes to memory traffic speeds up by the traffic the fix removes: the sectors fetched
+    # beyond the ideal at uncoalesced accesses (Nsight Compute's L2 theoretical sectors vs ideal). Used when the
+    # busiest memory unit runs at MEMORY_BUSY of its reachable peak or more (below that, latency dominates and
+    # eq. 2 stands): S = sectors / (sectors - excess).
+    tp = view.profile.launch.throughput_pct
+    busy = max((tp.get(u, 0.0) / (100 * roofline.ACHIEVABLE[u]) for u in ("dram", "l2")), default=0.0)
+    sectors = sum(s.l2_sectors for s in view.profile.pcs.values())
+    excess = 0.0
+    for s in view.profile.pcs.values():
+        if s.l2_sectors > 0 and s.l2_sectors_ideal > 0 and s.l2_sectors_ideal / s.l2_sectors < COALESCE_LIMIT:
+            excess += s.l2_sectors - s.l2_sectors_ideal
+    if busy >= MEMORY_BUSY and 0 < excess < sectors:
+        s_bytes = sectors / (sectors - excess)
+        if s_bytes > res.estimated_speedup:
+            res.estimate = Estimate(s_bytes, "sectors/(sectors-excess), traffic-bound kernel",
+                                    {"sectors": float(sectors), "excess": excess, "busy": busy},
+                                    "L2 sector traffic (SourceCounters ideal vs actual)")
+    return res
+
+
+#: Share of its reachable peak at which a memory unit makes the kernel's time follow its traffic (a warpwise
+#: threshold: half the reachable bandwidth; Nsight Compute's SOL rule calls 60% of peak "high").
+MEMORY_BUSY = 0.5
 
 
 @register("shared_memory_coalesce", "Shared memory coalescing", "stall_elimination",
@@ -456,6 +582,22 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
     """GPA released shared memory coalesce: shared-memory dependency stalls, eq. 2. Nsight Compute's
     SourceCounters give no per-instruction bank-conflict counts in warpwise's profile model, so the advice
     carries a ``missing`` note instead of confirming conflicts."""
+    conflicts = _shared_conflicts(view)
+    if conflicts:
+        worst = max(conflicts.values())
+        hint = (f"{len(conflicts)} shared-memory instruction{'s' if len(conflicts) != 1 else ''} replay because of "
+                f"bank conflicts (up to {1 / (1 - worst):.0f} wavefronts where 1 would do, Nsight Compute's shared "
+                "wavefronts vs ideal): pad the array (e.g. [32][33]) or permute the index so a warp's accesses hit "
+                "distinct banks")
+        res = cm.removal_advice(view, "shared_memory_coalesce", conflicts, hint,
+                                "the excess (conflict) wavefronts of shared-memory instructions",
+                                nothing="no stalls at conflicting shared-memory instructions")
+        if isinstance(res, Advice):
+            res.params["confirmed"] = 1
+            return res
+    if _has_wavefront_counts(view):
+        return Skipped("shared_memory_coalesce", "the profile's shared-memory wavefront counters show no bank "
+                                                 f"conflicts (no instruction at {CONFLICT_RATIO}x its ideal)")
     evs = [e for e in view.edges if e.edge.category == "shared_memory" or
            (not e.is_self and cm.is_shared_mem(e.def_ins))]
     hint = ""
@@ -467,6 +609,34 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
         view, "shared_memory_coalesce", evs, hint,
         missing="the profile has no shared-memory bank-conflict counts per instruction; conflicts are not confirmed"
         if evs else "", nothing="no shared-memory dependency stalls")
+
+
+#: A shared-memory instruction with at least this many wavefronts per ideal wavefront has bank conflicts
+#: worth fixing (a warpwise threshold: 1.5 = half of its accesses replay once).
+CONFLICT_RATIO = 1.5
+
+
+def _has_wavefront_counts(view: KernelView) -> bool:
+    """Whether the profile has Nsight Compute's per-instruction shared wavefront counters (SourceCounters)."""
+    return any(s.shared_wavefronts_ideal > 0 for s in view.profile.pcs.values())
+
+
+def _shared_conflicts(view: KernelView) -> dict[cm.InsKey, float]:
+    """Shared-memory instructions with bank conflicts: key -> share of their wavefronts that are excess
+    (1 − ideal / actual), from Nsight Compute's per-instruction shared wavefront counters."""
+    out: dict[cm.InsKey, float] = {}
+    if view.program is None:
+        return out
+    for pf in view.program.functions.values():
+        for i in pf.instructions:
+            if not cm.is_shared_mem(i):
+                continue
+            s = view.sample_at(pf.name, i.offset)
+            if s is None or s.shared_wavefronts_ideal <= 0:
+                continue
+            if s.shared_wavefronts >= CONFLICT_RATIO * s.shared_wavefronts_ideal:
+                out[(pf.name, i.offset)] = 1.0 - s.shared_wavefronts_ideal / s.shared_wavefronts
+    return out
 
 
 # ---- branches ---------------------------------------------------------------------------------------

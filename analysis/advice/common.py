@@ -320,6 +320,48 @@ def latency_hiding_advice(view: KernelView, opt_id: str, regions: list[tuple[Reg
                   hint=hint(top), missing=missing, matched=matched_pairs(all_edges, latency_weight))
 
 
+InsKey = tuple[str, int]
+
+
+def ins_key(fn: ProgramFunction | None, ins: Instruction | None) -> InsKey | None:
+    """(program function name, offset) of an instruction, the key of a removal set."""
+    return None if fn is None or ins is None else (fn.name, ins.offset)
+
+
+def removal_edges(view: KernelView, removed: dict[InsKey, float]) -> tuple[list[EdgeView], float]:
+    """What deleting instructions saves: every sample on them (issued, stalled or ready-but-not-selected: the
+    work is gone) plus the stalls other instructions spend waiting on them, each weighted by the share of
+    the instruction the fix removes (``removed``: key -> 0..1). Returns (edges, matched samples M)."""
+    evs: list[EdgeView] = []
+    m = 0.0
+    for e in view.edges:
+        use, dfn = ins_key(e.use_fn, e.use_ins), ins_key(e.def_fn, e.def_ins)
+        if use is not None and use in removed:
+            evs.append(e)
+            m += e.stall * removed[use]
+        elif dfn is not None and dfn in removed and e.gpa_class not in NOT_STALLS:
+            evs.append(e)
+            m += e.stall * removed[dfn]
+    return evs, m
+
+
+def removal_advice(view: KernelView, opt_id: str, removed: dict[InsKey, float], hint: str, what: str,
+                   nothing: str = "nothing to remove") -> Advice | Skipped:
+    """GPA eq. 2 for a fix that deletes instructions: S = T / (T − M) with M from :func:`removal_edges`
+    (``what`` names the instructions in the formula). Scope, regions and hotspots as for stall elimination."""
+    evs, m = removal_edges(view, removed)
+    if m <= 0 or view.total <= 0 or m >= view.total:
+        return Skipped(opt_id, nothing)
+    base = stall_elimination_advice(view, opt_id, evs, hint, nothing=nothing)
+    if not isinstance(base, Advice):
+        return base
+    e = est.stall_elimination(view.total, m)
+    base.estimate = type(e)(e.speedup, f"T/(T-M), M = samples on {what} + stalls waiting on them", e.inputs,
+                            "GPA eq. 2 (instructions removed)")
+    base.matched_samples, base.share = m, m / view.total
+    return base
+
+
 def lines_text(locs: Iterable[tuple[str | None, int | None]]) -> str:
     """``line 16`` / ``lines 16 and 17`` / ``lines 3, 5 and 9`` for the distinct line numbers given."""
     nums = sorted({ln for _, ln in locs if ln is not None})

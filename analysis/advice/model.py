@@ -93,6 +93,7 @@ class Cap:
     pct: float
     cap: float
     binding: bool
+    bound: bool = False
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,8 @@ class Advice:
     matched mostly the same samples; ``launches``: per-launch detail when the kernel ran several times.
     ``matched``: matched samples per (function, def pc, use pc) pair, used to find overlapping advice.
     ``params``: values the advice's quick fix must use (``unroll_factor@FILE:LINE`` for a loop), so the fix
-    does what the hint says.
+    does what the hint says. ``priority``: breaks ties of equal rank value in favour of the more specific fix
+    (a rolled loop's unrolling over generic reordering of the same loads, lifting a register cap over reuse).
     """
 
     optimizer: str
@@ -164,6 +166,7 @@ class Advice:
     launches: list[LaunchEstimate] = field(default_factory=list)
     matched: dict[tuple[str, int | None, int], float] = field(default_factory=dict, repr=False, compare=False)
     params: dict[str, int] = field(default_factory=dict)
+    priority: int = 0
 
     @property
     def estimated_speedup(self) -> float:

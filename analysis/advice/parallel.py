@@ -83,26 +83,49 @@ def _full_shape(view: KernelView, r: occ.Residency) -> tuple[occ.Residency, int]
     return big, tpb
 
 
+#: A grid whose busy SMs hold at most this share of the SM's warp slots is "small": its work must be split
+#: over more threads to use the GPU (a warpwise threshold; above it the grid already keeps SMs busy).
+SMALL_GRID_SHARE = 0.25
+
+
+def small_grid(view: KernelView, r: occ.Residency) -> bool:
+    """Fewer CTAs than SMs, or a grid that cannot fill one wave and leaves each busy SM at most
+    SMALL_GRID_SHARE of its warp slots."""
+    return r.grid_ctas < view.sm_count or (
+        not r.fills_gpu and r.resident_warps_per_sm <= SMALL_GRID_SHARE * view.arch.max_warps_per_sm)
+
+
 def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice | Skipped:
-    """A grid that cannot fill the GPU's CTA slots: spread its work over a full GPU (CTAs of
-    PROPOSED_THREADS threads, every SM at full residency). An upper bound: it assumes the work divides over
-    that many threads (a grid-stride loop or less work per thread), capped by the rooflines."""
+    """A small grid (:func:`small_grid`) given more threads for the same work, split over them (a grid-stride
+    loop, or less work per thread): block_increase adds CTAs of the same size until every SM has one (or the
+    grid fills one wave), thread_increase keeps the CTAs and gives each PROPOSED_THREADS threads. Estimated
+    as a throughput ratio (eqs. 6-10) with per-SM ceilings scaled by the work each SM keeps and the shared
+    ceilings (DRAM, L2) unchanged; an upper bound, since it assumes the work divides."""
     miss = _need_issue(view, opt_id)
     if miss:
         return miss
-    big, tpb = _full_shape(view, r)
+    lc, arch = view.profile.launch, view.arch
     old = _old_shape(view, r)
-    new = (float(view.sm_count), float(big.warps_per_sm))
-    work = r.lane_efficiency  # warp instructions after / before: full warps instead of partly empty ones
-    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, new, view.arch.schedulers_per_sm, work),
-                     work)
-    lc = view.profile.launch
-    blocks_new = view.sm_count * big.ctas_per_sm
+    if opt_id == "block_increase":
+        ctas_new = max(view.sm_count, r.grid_ctas)
+        busy = float(min(view.sm_count, ctas_new))
+        w_new = min(float(r.warps_per_sm), ctas_new / busy * r.warps_per_cta)
+        tpb, work = lc.threads_per_block, 1.0
+        what = (f"launch about {ctas_new} CTAs of {tpb} threads (one per SM at least) instead of {r.grid_ctas}, "
+                "splitting the work over them")
+    else:
+        big, tpb = _full_shape(view, r)
+        busy = old[0]
+        w_new = min(float(big.warps_per_sm), old[1] * (-(-tpb // arch.warp_size)) / r.warps_per_cta)
+        work = r.lane_efficiency
+        what = (f"give each of the {r.grid_ctas} CTAs {tpb} threads instead of {lc.threads_per_block}, splitting "
+                "each CTA's work over them")
+    new = (busy, w_new)
+    sm_work = work * (old[0] * old[1]) / (busy * w_new) if busy * w_new > 0 else 1.0
+    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, new, arch.schedulers_per_sm, work), sm_work)
     hint = (f"the grid has {r.grid_ctas} CTA{'s' if r.grid_ctas != 1 else ''} of {lc.threads_per_block} threads: "
-            f"{r.active_sms} of {view.sm_count} SMs get work and each holds {old[1]:g} of "
-            f"{view.arch.max_warps_per_sm} warps, so more resident warps per SM cannot help. Spread the work over "
-            f"more threads: about {blocks_new} CTAs of {tpb} threads (a grid-stride loop keeps the result the "
-            "same)")
+            f"{r.active_sms} of {view.sm_count} SMs get work and each holds {old[1]:g} of {arch.max_warps_per_sm} "
+            f"warps; {what}")
     if r.lane_efficiency < 1:
         idle = 1 - r.lane_efficiency
         hint += f"; CTAs of {lc.threads_per_block} threads also leave {idle:.0%} of each warp's lanes idle"
@@ -115,34 +138,17 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
           "Fewer CTAs than SMs: SMs sit idle.",
           "Launch more CTAs (at least one per SM; split the work or use a grid-stride loop) so every SM gets work.")
 def block_increase(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 block increase, eqs. 6–10 as a throughput ratio (:func:`estimate.launch_shape_speedup`).
-
-    CTAs of more than one warp per scheduler: the same warps spread over every SM (an expected value, GPA's
-    block increase). Smaller CTAs: the work must be split over more threads (:func:`_more_parallelism`, an
-    upper bound)."""
-    lc, arch = view.profile.launch, view.arch
+    """GPA Table 2 block increase, eqs. 6–10 as a throughput ratio (:func:`estimate.launch_shape_speedup`): a
+    grid of fewer CTAs than SMs gets more CTAs of the same size, the work split over them
+    (:func:`_more_parallelism`, an upper bound). GPA's variant keeps the threads and splits the CTAs; with one
+    CTA per busy SM the idle SMs are the loss either way, and real fixes add CTAs (grid-stride loops)."""
     r = _residency(view)
     if r is None:
         return Skipped("block_increase", "the profile has no grid/block size", missing=True)
     n = view.sm_count
     if r.grid_ctas >= n:
         return Skipped("block_increase", f"{r.grid_ctas} CTAs for {n} SMs: every SM has work")
-    total_warps = r.grid_ctas * r.warps_per_cta
-    if total_warps <= r.grid_ctas * arch.schedulers_per_sm:
-        return _more_parallelism(view, "block_increase", r)
-    miss = _need_issue(view, "block_increase")
-    if miss:
-        return miss
-    old = _old_shape(view, r)
-    new = (float(min(n, total_warps)), max(1.0, total_warps / n))
-    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, new, arch.schedulers_per_sm))
-    tpb_new = max(arch.warp_size, math.ceil(lc.threads_per_block * r.grid_ctas / n / arch.warp_size) * arch.warp_size)
-    blocks_new = math.ceil(lc.threads_per_block * r.grid_ctas / tpb_new)
-    hint = (f"the grid has {r.grid_ctas} CTAs for {n} SMs, so {n - r.grid_ctas} SMs stay idle: launch about "
-            f"{blocks_new} CTAs of {tpb_new} threads instead of {r.grid_ctas} of {lc.threads_per_block}")
-    a = _kernel_advice(view, "block_increase", e, float(view.selected), hint)
-    a.cap = cap
-    return a
+    return _more_parallelism(view, "block_increase", r)
 
 
 @register("thread_increase", "Thread increase", "parallel",
@@ -157,13 +163,12 @@ def thread_increase(view: KernelView) -> Advice | Skipped:
     r = _residency(view)
     if r is None:
         return Skipped("thread_increase", "the profile has no block size", missing=True)
-    if r.grid_ctas < view.sm_count:
-        return Skipped("thread_increase", f"{r.grid_ctas} CTAs for {view.sm_count} SMs: see block_increase")
     if not r.fills_gpu:
-        if lc.threads_per_block >= PROPOSED_THREADS and r.lane_efficiency == 1:
-            return Skipped("thread_increase", f"CTAs of {lc.threads_per_block} threads are not small; the grid of "
-                                              f"{r.grid_ctas} CTAs does not fill the GPU's {r.slots} CTA slots")
-        return _more_parallelism(view, "thread_increase", r)
+        if small_grid(view, r) and (lc.threads_per_block < PROPOSED_THREADS or r.lane_efficiency < 1):
+            return _more_parallelism(view, "thread_increase", r)
+        return Skipped("thread_increase", f"the grid of {r.grid_ctas} CTAs of {lc.threads_per_block} threads does "
+                                          f"not fill the GPU's {r.slots} CTA slots but keeps "
+                                          f"{r.resident_warps_per_sm:.0f} warps per busy SM: not a small grid")
     if "blocks" not in r.limiters or r.warps_per_sm >= arch.max_warps_per_sm:
         return Skipped("thread_increase", f"occupancy is limited by {', '.join(r.limiters)}, not by the number of "
                                           "CTAs per SM")

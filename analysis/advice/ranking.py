@@ -45,6 +45,8 @@ UNCHANGED_UNITS: dict[str, tuple[str, ...]] = {
     "register_reuse": ("dram",),
     "register_increase": ("dram",),
     "shared_memory_coalesce": ("dram", "l2"),
+    # inlining removes the call machinery (its estimate is eq. 2 over those samples): SM work shrinks
+    "function_inlining": _STALL_ELIMINATION_UNITS,
 }
 #: Estimators that give an upper bound rather than an expected value (see the module docstring).
 UPPER_BOUND_IDS = frozenset({"sm_balance", "shared_memory_coalesce"})
@@ -57,27 +59,53 @@ def units_for(optimizer: str, family: str) -> tuple[str, ...]:
     return _STALL_ELIMINATION_UNITS if family == "stall_elimination" else _REORDER_UNITS
 
 
+#: Units inside each SM (their % is an average over SMs): a fix that changes the work per SM or the number of
+#: busy SMs scales their ceiling; DRAM and L2 are shared by the whole GPU.
+PER_SM_UNITS = frozenset({"l1", "sm"})
+
+
 def roofline_cap(throughput_pct: dict[str, float], units: tuple[str, ...], sm_work: float = 1.0) -> Cap | None:
-    """The tightest ceiling among ``units`` (analysis/arch/roofline). ``sm_work``: SM work after / before
-    the fix (scales the SM ceiling: cap = a / (p × sm_work)). None when the profile measured none of them."""
+    """The tightest ceiling among ``units`` (analysis/arch/roofline). ``sm_work``: work per SM after / before
+    the fix (scales the per-SM ceilings: cap = a / (p × sm_work)). None when the profile measured none."""
     best: Cap | None = None
+    best_bound = False
     for c in ceilings(throughput_pct):
         if c.unit not in units:
             continue
-        cap = c.cap if c.unit != "sm" else max(1.0, c.cap / sm_work) if sm_work > 0 else c.cap
+        cap = max(1.0, c.cap / sm_work) if c.unit in PER_SM_UNITS and sm_work > 0 else c.cap
         if best is None or cap < best.cap:
             best = Cap(unit=c.unit, pct=c.pct, cap=cap, binding=False)
+            best_bound = c.bound
+    if best is not None and best_bound:
+        best = replace(best, bound=True)
     return best
 
 
-def apply_cap(e: Estimate, cap: Cap | None) -> tuple[Estimate, Cap | None]:
+def apply_cap(e: Estimate, cap: Cap | None, soft: bool = False) -> tuple[Estimate, Cap | None]:
     """``e`` limited by ``cap``: min(S, C_unit), the formula and inputs extended; the cap marked binding when
-    it lowered the estimate."""
+    it lowered the estimate.
+
+    ``soft`` (when the capping unit is bound, analysis/arch/roofline BOUND_FRACTION): near a roofline the
+    stalls are largely queueing behind that unit and the work a fix removes is largely overlapped with it,
+    so the fix wins less than either bound alone. The saved time shares e = 1 − 1/S and e_C = 1 − 1/C then combine
+    harmonically, e' = e·e_C / (e + e_C) — the smaller when they differ widely, half of each when equal
+    (a warpwise model, stated in the formula)."""
     if cap is None:
         return e, None
+    name = f"C_{cap.unit}"
+    if soft and cap.bound and e.speedup > 1.0:
+        s_e, s_c = 1 - 1 / e.speedup, 1 - 1 / cap.cap
+        if s_c <= 0:
+            saved = 0.0
+        else:
+            saved = s_e * s_c / (s_e + s_c)
+        new = 1 / (1 - saved)
+        inputs = {**e.inputs, name: cap.cap, f"{cap.unit}_pct": cap.pct}
+        return (Estimate(new, f"1/(1-e'), e'=e*e_C/(e+e_C), e=1-1/({e.formula}), e_C=1-1/{name} (bound by "
+                              f"{cap.unit})", inputs, f"{e.equation}, roofline (queueing near the bound)"),
+                replace(cap, binding=True))
     if e.speedup <= cap.cap:
         return e, cap
-    name = f"C_{cap.unit}"
     inputs = {**e.inputs, name: cap.cap, f"{cap.unit}_pct": cap.pct}
     capped = Estimate(cap.cap, f"min({e.formula}; {name}), {name}=a/p (SpeedOfLight)", inputs,
                       f"{e.equation}, roofline cap")
@@ -118,9 +146,9 @@ def overlap(a: Advice, b: Advice) -> float:
     return common / small if small > 0 else 0.0
 
 
-def _key(a: Advice) -> tuple[float, float, float]:
+def _key(a: Advice) -> tuple[float, int, float, float]:
     lo = a.interval[0] if a.interval else a.estimated_speedup
-    return (-a.rank_value, -lo, -a.matched_samples)
+    return (-round(a.rank_value, 3), -a.priority, -lo, -a.matched_samples)
 
 
 def order(advice: list[Advice], total: int, keep_intervals: bool = False) -> list[Advice]:

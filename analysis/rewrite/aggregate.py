@@ -62,7 +62,7 @@ def _agg_kernel(p: Parsed, child: Child, name: str, rec: str) -> str:
                   "      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,",
                   "      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));"]
     for prm in child.params:  # a bitwise copy, as the launch itself would pass it (no default construction)
-        lines.append(f"  {prm.local_decl} = {_load(prm, '_ww_r')};")
+        lines.append(f"  [[maybe_unused]] {prm.local_decl} = {_load(prm, '_ww_r')};")
     lines.append("  " + body)
     lines.append("}")
     return "\n".join(lines)

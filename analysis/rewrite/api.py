@@ -38,3 +38,59 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
     if transform == "coarsen":
         return coarsen_edits(p, site, child, factor)
     return aggregate_edits(p, site, child, granularity, threshold, group_blocks)
+
+
+def pipeline(source: str, path: str, launch_line: int, steps: list[tuple[str, str | None]], *,
+             threshold: int | None = None, factor: int | None = None) -> str:
+    """The source after applying ``steps`` [(transform, granularity)] in order to the launch on
+    ``launch_line`` and then to the launch that replaces it (after coarsening: of ``_ww_<child>_coarse``;
+    a recursive child's copies hold launches too, the one in the original parent is followed).
+
+    ``threshold``/``factor``: defaults of _THRESHOLD / _CFACTOR. Raises RewriteError with the refusal of
+    the first step that does not apply.
+    """
+    from .edits import apply_edits
+    from .launches import find_launches
+
+    launches = [la for la in find_launches(source, path) if la.line == launch_line]
+    if len(launches) != 1:
+        site_at_line(parse(source, path), launch_line)  # raises the precise error
+        raise RewriteError(f"{path}:{launch_line}: {len(launches)} launches start on this line")
+    child, parent = launches[0].child, launches[0].parent
+    line = launch_line
+    for transform, granularity in steps:
+        edits = rewrite(source, path, transform, line, granularity=granularity or "block",  # type: ignore[arg-type]
+                        threshold=threshold if transform == "threshold" else None,
+                        factor=factor if transform == "coarsen" else None)
+        source = apply_edits(source, edits)
+        if transform == "coarsen":
+            child = f"_ww_{child.removeprefix('_ww_')}_coarse"
+        nxt = [la for la in find_launches(source, path) if la.child == child and la.parent == parent]
+        if len(nxt) != 1 and (transform, granularity) != steps[-1]:
+            raise RewriteError(f"{path}: after {transform}, expected one launch of `{child}` in `{parent}`, "
+                               f"found {len(nxt)}")
+        line = nxt[0].line if nxt else line
+    return source
+
+
+def one_edit(old: str, new: str) -> list[TextEdit]:
+    """A single TextEdit turning ``old`` into ``new``: the bytes between their common prefix and suffix
+    (so everything outside the changed region, line endings included, is untouched)."""
+    a, b = old.encode("utf-8"), new.encode("utf-8")
+    i = 0
+    n = min(len(a), len(b))
+    while i < n and a[i] == b[i]:
+        i += 1
+    while i > 0 and (a[i] & 0xC0) == 0x80:  # do not split a UTF-8 sequence
+        i -= 1
+    j = 0
+    while j < n - i and a[len(a) - 1 - j] == b[len(b) - 1 - j]:
+        j += 1
+    while j > 0 and (a[len(a) - j] & 0xC0) == 0x80:
+        j -= 1
+    line = a.count(b"\n", 0, i) + 1
+    col = i - (a.rfind(b"\n", 0, i) + 1) + 1
+    end = len(a) - j
+    eline = a.count(b"\n", 0, end) + 1
+    ecol = end - (a.rfind(b"\n", 0, end) + 1) + 1
+    return [TextEdit(i, end, b[i:len(b) - j].decode("utf-8"), line, col, eline, ecol)]

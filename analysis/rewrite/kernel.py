@@ -68,6 +68,7 @@ class Child:
     problems: list[str] = field(default_factory=list)
     sync_offsets: list[int] = field(default_factory=list)  # byte offsets of the sync_calls
     return_loops: list[list[tuple[int, int]]] = field(default_factory=list)  # per return: enclosing loops
+    return_uniform: list[bool] = field(default_factory=list)  # per return: taken by all threads of a block
     has_goto: bool = False
 
     @property
@@ -84,13 +85,17 @@ class Child:
         Such a return, turned into a jump to the end of an iteration (coarsening), makes the thread
         wait at a different barrier than the threads that went on: a barrier textually after the
         return, or one in a loop around it, can still be reached after it. A ``goto`` with barriers
-        is reported too (control flow not checked). Returns after every barrier are fine.
+        is reported too (control flow not checked). Returns after every barrier are fine, and so are
+        returns whose every enclosing condition is uniform over the block (block_uniform: all threads
+        of a block return together).
         """
         if not self.sync_offsets:
             return None
         if self.has_goto and self.returns:
             return self.returns[0][0], self.sync_offsets[0]
-        for (rs, _re), loops in zip(self.returns, self.return_loops, strict=True):
+        for (rs, _re), loops, uniform in zip(self.returns, self.return_loops, self.return_uniform, strict=True):
+            if uniform:  # the whole block leaves together: no thread waits at a barrier alone
+                continue
             for b in self.sync_offsets:
                 if b > rs or any(ls <= b < le for ls, le in loops):
                     return rs, b
@@ -98,14 +103,18 @@ class Child:
 
 
 def _field_type(t: ci.Type) -> str:
+    """The parameter's type without top-level const/restrict, arrays decayed to pointers ([dcl.fct])."""
+    if t.kind in (ci.TypeKind.CONSTANTARRAY, ci.TypeKind.INCOMPLETEARRAY, ci.TypeKind.VARIABLEARRAY,
+                  ci.TypeKind.DEPENDENTSIZEDARRAY):
+        return f"{t.get_array_element_type().spelling} *"
+    if t.kind == ci.TypeKind.POINTER and t.get_pointee().kind != ci.TypeKind.FUNCTIONPROTO:
+        return f"{t.get_pointee().spelling} *"
     s = str(t.spelling)
     if t.is_const_qualified():
         if s.startswith("const "):
             s = s[len("const "):]
         elif s.endswith(" const"):
             s = s[: -len(" const")]
-        elif s.endswith("*const"):
-            s = s[: -len("const")]
     return s
 
 
@@ -226,6 +235,7 @@ def analyse_child(p: Parsed, fn: ci.Cursor) -> Child:
                 ch.problems.append("a return statement returns a value")
             ch.returns.append((c.extent.start.offset, c.extent.end.offset))
             ch.return_loops.append([(a.extent.start.offset, a.extent.end.offset) for a in ps if a.kind in _LOOPS])
+            ch.return_uniform.append(all(_condition_uniform(a, fn, body) for a in ps))
         elif c.kind in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT) and not in_lambda:
             ch.has_goto = True
         elif c.kind == K.CALL_EXPR:
@@ -245,6 +255,99 @@ def analyse_child(p: Parsed, fn: ci.Cursor) -> Child:
     if fn.kind == K.FUNCTION_TEMPLATE:
         ch.problems.append("template kernels are not supported")
     return ch
+
+
+_BRANCHES = {K.IF_STMT, K.WHILE_STMT, K.FOR_STMT, K.DO_STMT, K.SWITCH_STMT, K.CONDITIONAL_OPERATOR,
+             K.CXX_FOR_RANGE_STMT, K.CASE_STMT, K.DEFAULT_STMT}
+_UNIFORM_BUILTINS = {"blockIdx", "gridDim", "blockDim"}
+_PURE_CALLS = {"min", "max", "abs", "umin", "umax", "llmin", "llmax"}
+_ASSIGN_OPS = {"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="}
+
+
+def _assigned(body: ci.Cursor) -> set[str]:
+    """Names of variables written in ``body`` (assignments, ++/--) or whose address is taken."""
+    out: set[str] = set()
+    for c in walk(body):
+        target = None
+        if c.kind in (K.BINARY_OPERATOR, K.COMPOUND_ASSIGNMENT_OPERATOR):
+            from .cursors import binop
+
+            if binop(c) in _ASSIGN_OPS:
+                target = next(iter(c.get_children()), None)
+        elif c.kind == K.UNARY_OPERATOR:
+            toks = [t.spelling for t in c.get_tokens()]
+            if toks and (toks[0] in ("++", "--", "&") or toks[-1] in ("++", "--")):
+                target = next(iter(c.get_children()), None)
+        if target is not None:
+            t = strip(target)
+            while t.kind in (K.MEMBER_REF_EXPR, K.ARRAY_SUBSCRIPT_EXPR) and list(t.get_children()):
+                t = strip(next(iter(t.get_children())))
+            if t.kind == K.DECL_REF_EXPR:
+                out.add(t.spelling)
+    return out
+
+
+def block_uniform(expr: ci.Cursor, fn: ci.Cursor, body: ci.Cursor, depth: int = 0) -> bool:
+    """True when ``expr`` has one value for all threads of a block, proven from the source: it reads only
+    literals, blockIdx / gridDim / blockDim, kernel parameters and locals never written after their
+    initialiser (recursively uniform), members of those, and min/max/abs of such values. Memory reads
+    (``*p``, ``a[i]``, ``->``), other calls and threadIdx make it non-uniform (conservative)."""
+    if depth > 8:
+        return False
+    written = _assigned(body)
+    params = {a.spelling for a in fn.get_arguments()}
+    for c in walk(expr):
+        k = c.kind
+        if k in (K.ARRAY_SUBSCRIPT_EXPR, K.CXX_THIS_EXPR, K.LAMBDA_EXPR):
+            return False
+        if k == K.UNARY_OPERATOR:
+            toks = [t.spelling for t in c.get_tokens()]
+            if toks and toks[0] == "*":
+                return False
+        if k == K.MEMBER_REF_EXPR and any(t.spelling == "->" for t in c.get_tokens()):
+            return False
+        if k == K.CALL_EXPR and c.spelling not in _PURE_CALLS:
+            return False
+        if k == K.DECL_REF_EXPR:
+            name = c.spelling
+            if name in _UNIFORM_BUILTINS:
+                continue
+            if name == "threadIdx":
+                return False
+            ref = c.referenced
+            if ref is None:
+                return False
+            if ref.kind in (K.FUNCTION_DECL, K.ENUM_CONSTANT_DECL):
+                continue
+            if name in written:
+                return False
+            if ref.kind == K.PARM_DECL and name in params:
+                continue
+            if ref.kind == K.VAR_DECL:
+                if ref.semantic_parent is not None and ref.semantic_parent.kind == K.TRANSLATION_UNIT:
+                    if ref.type.is_const_qualified():
+                        continue  # a namespace-scope constant
+                    return False  # a global variable: memory
+                init = [x for x in ref.get_children() if x.kind != K.TYPE_REF]
+                if not init or not block_uniform(init[-1], fn, body, depth + 1):
+                    return False
+                continue
+            return False
+    return True
+
+
+def _condition_uniform(a: ci.Cursor, fn: ci.Cursor, body: ci.Cursor) -> bool:
+    """An enclosing statement of a return: a branch or loop whose condition is block-uniform, or no branch."""
+    if a.kind not in _BRANCHES:
+        return True
+    if a.kind in (K.CASE_STMT, K.DEFAULT_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT):
+        return False
+    kids = list(a.get_children())
+    if not kids:
+        return False
+    if a.kind == K.FOR_STMT:  # init; cond; inc; body: every part but the body must be uniform
+        return all(block_uniform(k, fn, body) for k in kids[:-1])
+    return block_uniform(kids[0], fn, body)
 
 
 def statement_end(p: Parsed, end: int) -> int | None:

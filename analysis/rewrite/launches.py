@@ -14,7 +14,7 @@ import clang.cindex as ci
 from .cursors import K, body_of, expr_children, is_device_function, is_launch
 from .kernel import Child, find_child, statement_end
 from .model import Launch, RewriteError, Span
-from .parse import Parsed, parse, require_parses, walk_with_parents
+from .parse import Parsed, parse, require_parses, walk, walk_with_parents
 from .threads import ThreadCount, recover_thread_count
 
 _LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
@@ -83,11 +83,60 @@ def find_sites(p: Parsed) -> list[Site]:
     return sites
 
 
+# device-side calls that wait for earlier work of the thread's grid (CDP1; removed for sm_90 / CUDA 12)
+WAITS = ("cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent")
+
+
+def waits_after(p: Parsed, site: Site) -> tuple[str, int] | None:
+    """(what, 1-based line) of a device-side wait for the child that the parent reaches after the launch:
+    a wait later in the parent function, or anywhere in a loop around the launch (the next iteration
+    waits for this one's child). The code after such a wait uses the child's results."""
+    loops = [(a.extent.start.offset, a.extent.end.offset) for a in site.ancestors if a.kind in _LOOPS]
+    after = site.stmt_end if site.stmt_end is not None else site.call.extent.end.offset
+    for c in walk(site.func):
+        if c.kind != K.CALL_EXPR:
+            continue
+        name = f"`{c.spelling}()`" if c.spelling in WAITS else _helper_waits(p, c, set())
+        if name is None:
+            continue
+        at = c.extent.start.offset
+        if at >= after or any(ls <= at < le for ls, le in loops):
+            return name, p.line_col(at)[0]
+    return None
+
+
+def _helper_waits(p: Parsed, call: ci.Cursor, seen: set[str]) -> str | None:
+    """The wait a called __device__ function of this file makes (directly or through its callees), or None."""
+    ref = call.referenced
+    if ref is None or ref.kind != K.FUNCTION_DECL or ref.spelling in seen:
+        return None
+    d = ref.get_definition()
+    if d is None or not p.in_main(d):
+        return None
+    seen.add(ref.spelling)
+    for c in walk(d):
+        if c.kind == K.CALL_EXPR:
+            if c.spelling in WAITS:
+                return f"`{c.spelling}()` in `{ref.spelling}`"
+            inner = _helper_waits(p, c, seen)
+            if inner is not None:
+                return inner
+    return None
+
+
 def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
     """Map transform → reason it does not apply to ``site`` (absent: it applies)."""
     out: dict[str, str] = {}
     common = None
-    if site.from_macro:
+    wait = waits_after(p, site) if site.device_side else None
+    if wait is not None:
+        common = (f"the parent waits for the child ({wait[0]} on line {wait[1]}) and uses its results after "
+                  "the wait: that is CDP1's device-side synchronisation, which CUDA 12 removed for sm_90 (CDP2); "
+                  "the rewrites keep CDP2's rule that a parent never reads its child's results (aggregation "
+                  "would even move the launch after that code). Restructure first: move the code after the "
+                  "wait into a kernel launched into cudaStreamTailLaunch, which runs once the parent's children "
+                  "are done")
+    elif site.from_macro:
         common = "the launch comes from a macro expansion"
     elif site.stmt_end is None:
         common = "the launch is not a statement of its own (it is part of a larger expression)"
@@ -123,7 +172,9 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
                           f"block barrier can follow (line {p.line_col(bad[1])[0]}): in the coarsening loop the "
                           "returning thread would wait at the end-of-block barrier while the others wait at "
                           "that one, pairing the wrong barriers (CGO'22 §IV); move the return after the last "
-                          "barrier or guard the work with `if` instead")
+                          "barrier or guard the work with `if` instead (a return whose conditions read only "
+                          "blockIdx, gridDim, blockDim, kernel arguments and constants is accepted: the whole "
+                          "block returns together)")
     if site.child_name == site.func.spelling:
         out["aggregate"] = "recursive launch (the child is the parent kernel itself)"
     elif not any(a.kind == K.CUDAGLOBAL_ATTR for a in site.func.get_children()):

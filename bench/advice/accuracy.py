@@ -171,10 +171,14 @@ def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -
                    view.samples, view.bound, ok, note)
     rank = next((i + 1 for i, (o, _) in enumerate(view.ranking) if o == opt), None)
     estimate = view.ranking[rank - 1][1] if rank else None
-    if rank is None:  # listed as an alternative under another finding: its estimate still counts for the error
+    if rank is None:
+        # Listed as an alternative of a finding: the analysis groups optimizers that matched the same samples into
+        # one finding shown with its alternatives (issue 10: "grouped into one finding, not ranked twice"), so the
+        # applied fix is offered at that finding's rank, with its own estimate.
         alt = next(((i + 1, e) for i, lst in view.alternatives.items() for o, e in lst if o == opt), None)
         if alt is not None:
-            said = f"advised only as an alternative under finding {alt[0]} ({alt[1]:.3f}x)"
+            rank, estimate = alt
+            said = f"offered as an alternative of finding {alt[0]} ({view.ranking[alt[0] - 1][0]})"
             note = (note + "; " if note else "") + said
             estimate_for_error = alt[1]
         else:
@@ -222,8 +226,8 @@ def compute_rows(pairs_dir: Path, timings_path: Path, names: Sequence[str] | Non
 
 def summary_line(rows: Sequence[Row]) -> str:
     """``top1=A/N top3=B/N geomean_err=X.X% nothing_to_gain_ok=C/D`` over ``rows``; the geometric mean
-    of the errors counts a pair whose optimizer was not advised with estimate 1.0, and floors each
-    error at ERR_FLOOR."""
+    of the errors counts a pair whose optimizer appears only as an alternative with that alternative's
+    estimate and one not advised at all with estimate 1.0, and floors each error at ERR_FLOOR."""
     pairs = [r for r in rows if r.kind == "pair"]
     ntg = [r for r in rows if r.kind == "nothing_to_gain"]
     top1 = sum(1 for r in pairs if r.rank == 1)
@@ -261,9 +265,11 @@ def render(rows: Sequence[Row], missing: Sequence[str]) -> str:
             out.append(f"{'':22s} note: {r.note}")
     out.extend(missing)
     pairs = [r for r in rows if r.kind == "pair"]
-    unadvised = sum(1 for r in pairs if r.rank is None)
-    out.append(f"{len(pairs)} pairs with data, {unadvised} with the applied optimizer not advised "
-               "(counted with estimate 1.0 in geomean_err)")
+    unranked = [r for r in pairs if r.rank is None]
+    alt = sum(1 for r in unranked if "as an alternative" in r.note)
+    out.append(f"{len(pairs)} pairs with data, {len(unranked)} with the applied optimizer not ranked: {alt} listed "
+               f"only as an alternative (counted with that estimate in geomean_err), {len(unranked) - alt} not "
+               "advised at all (counted with estimate 1.0)")
     out.append(summary_line(rows))
     return "\n".join(out)
 

@@ -31,7 +31,7 @@ read -r -a WW <<< "${WARPWISE:-warpwise}"
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 here=bench/advice
-logs=$here/logs
+logs=$here/logs/$(date -u +%Y%m%dT%H%MZ)  # one folder per run: a subset re-run keeps the earlier logs
 mkdir -p "$logs"
 if [ -n "${BUILD_DIR:-}" ]; then  # keep the binaries (e.g. to read their SASS after a DRY run)
   build=$BUILD_DIR; mkdir -p "$build"
@@ -136,8 +136,11 @@ for r in $(seq 1 "$ROUNDS"); do
   echo "round $r done in $round_s s ($(elapsed) s since start)"
 done
 
+# a subset run adds its section to VERSIONS.txt; a full run starts it afresh
+[ $# -gt 0 ] && [ -f "$here/VERSIONS.txt" ] && { cat "$here/VERSIONS.txt"; echo "---"; } > "$build/versions.prev"
 {
-  echo "collected: $(date -u +%Y-%m-%dT%H:%MZ)"
+  [ -f "$build/versions.prev" ] && cat "$build/versions.prev"
+  echo "collected: $(date -u +%Y-%m-%dT%H:%MZ) (logs: $logs)"
   echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>/dev/null || echo unknown)"
   echo "nvcc: $("$NVCC" --version | tail -1)"
   echo "ncu: $("$NCU" --version | tail -1)"

@@ -18,24 +18,17 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sweep import EXAMPLES, INPUTS, variants  # noqa: E402
-from warpwise.analysis.rewrite import RewriteError, apply_edits, find_launches, rewrite  # noqa: E402
+from warpwise.analysis.rewrite import RewriteError, find_launches  # noqa: E402
+from warpwise.analysis.rewrite.api import pipeline  # noqa: E402
 
 
 def apply_pipeline(source: str, path: str, child: str, steps: list[tuple[str, str | None]]) -> str:
-    """Apply transforms in order to the device-side launch of kernel ``child`` in its original parent
-    (following its renamed copies: after coarsening the launch is of ``_ww_<child>_coarse``; a recursive
-    child's copies hold launches too, the one in the original parent is transformed)."""
-    current = child
-    parents = {la.parent for la in find_launches(source, path) if la.child == child}
-    for transform, granularity in steps:
-        launches = [la for la in find_launches(source, path) if la.child == current and la.parent in parents]
-        if len(launches) != 1:
-            raise RewriteError(f"{path}: expected one launch of `{current}`, found {len(launches)}")
-        edits = rewrite(source, path, transform, launches[0].line, granularity=granularity or "block")
-        source = apply_edits(source, edits)
-        if transform == "coarsen":
-            current = f"_ww_{current.removeprefix('_ww_')}_coarse"
-    return source
+    """Apply transforms in order to the device-side launch of kernel ``child`` in its parent (the
+    launch that is not inside the child itself when it is recursive; api.pipeline follows the copies)."""
+    launches = [la for la in find_launches(source, path) if la.child == child]
+    if len(launches) != 1:
+        raise RewriteError(f"{path}: expected one launch of `{child}`, found {len(launches)}")
+    return pipeline(source, path, launches[0].line, steps)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -6,6 +6,8 @@
 #
 #   OUT=/some/dir bash bench/dp/gpu.sh        # -> $OUT/dp.tar.gz (results.csv/json, profiles/, logs/)
 #   DRY_RUN=1 OUT=/tmp/x bash bench/dp/gpu.sh # no GPU: compile 2 builds, print the commands it would run
+#   ONLY='^(color|quadtree)__' PROFILE='^color@' ... # a subset: builds whose name matches ONLY, profiles of
+#                                                   # example@input matching PROFILE (NCU=none: none)
 #
 # Needs nvcc (CUDA 12+), ncu (optional: NCU=none skips profiling), python3 (standard library only) and
 # an sm_90 GPU (ARCH=sm_XX to change). Each program checks its result against its CPU reference (exact)
@@ -38,6 +40,9 @@ for b in json.load(open(sys.argv[1])):
     print(f"{b['example']}__{b['variant']}\t{b['source']}\t{b['kind']}\t{','.join(b['inputs'])}\t{' '.join(b['defines'])}")
 PY
 python3 bench/dp/sweep.py > "$OUT/profile_table.tsv"
+ONLY=${ONLY:-}
+PROFILE=${PROFILE:-.}
+if [ -n "$ONLY" ]; then grep -E "$ONLY" "$OUT/builds.tsv" > "$OUT/builds.only" || true; mv "$OUT/builds.only" "$OUT/builds.tsv"; fi
 if [ "$DRY_RUN" = 1 ]; then head -2 "$OUT/builds.tsv" > "$OUT/builds.dry" && mv "$OUT/builds.dry" "$OUT/builds.tsv"; fi
 echo "compiling $(wc -l < "$OUT/builds.tsv") binaries with $JOBS jobs ($("$NVCC" --version | tail -1))"
 
@@ -62,6 +67,7 @@ if [ "$NCU" != none ] && [ "$DRY_RUN" != 1 ] && command -v "$NCU" > /dev/null; t
   while IFS=$'\t' read -r ex parent skip count; do
     [ -x "$OUT/bin/${ex}__original" ] || continue
     for input in large small; do
+      [[ "$ex@$input" =~ $PROFILE ]] || continue
       if [ "$(elapsed)" -gt 200 ]; then echo "profile $ex@$input skipped (time)"; continue; fi
       timeout -k 5 "$NCU_TIMEOUT" "$NCU" --clock-control none --import-source yes --target-processes all \
         --section SourceCounters --section LaunchStats --section Occupancy --section WarpStateStats \

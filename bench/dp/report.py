@@ -115,6 +115,52 @@ def table(summary: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _geo(xs: list[float]) -> float | None:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) -> str:
+    """Markdown table with the profile-guided choice (plan_eval.py) beside the baselines and the sweep's best;
+    geometric means of both over CDP, no-CDP and aggregation only."""
+    per: dict[str, dict[str, object]] = summary["examples"]  # type: ignore[assignment]
+    lines = ["| benchmark | CDP ms | no-CDP ms | aggregation only ms | profile-guided ms (build) | best ms (variant) | "
+             "guided / best | guided × over CDP | × over no-CDP | × over agg. only | default ms (build) |",
+             "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
+    ratios: dict[str, list[float]] = {k: [] for k in ("g_cdp", "g_nocdp", "g_agg", "b_cdp", "b_nocdp", "b_agg",
+                                                      "g_best", "d_best")}
+    for ex, e in per.items():
+        pl = plans.get(ex, {})
+        g = pl.get("plan", {}) if isinstance(pl.get("plan"), dict) else {}
+        d = pl.get("default", {}) if isinstance(pl.get("default"), dict) else {}
+        gt, dt, bt = g.get("time_ms"), d.get("time_ms"), e["best_ms"]  # type: ignore[union-attr]
+        for key, t in (("g", gt), ("b", bt)):
+            for base in ("cdp", "nocdp", "agg"):
+                if t and e[f"{base}_ms"]:
+                    ratios[f"{key}_{base}"].append(float(e[f"{base}_ms"]) / float(t))  # type: ignore[arg-type]
+        if gt and bt:
+            ratios["g_best"].append(float(gt) / float(bt))  # type: ignore[arg-type]
+        if dt and bt:
+            ratios["d_best"].append(float(dt) / float(bt))  # type: ignore[arg-type]
+
+        def x(base: str, t: object = gt, e: dict[str, object] = e) -> str:
+            b = e[f"{base}_ms"]
+            return _f(float(b) / float(t) if b and t else None, "{:.2f}×")  # type: ignore[arg-type]
+
+        lines.append(f"| {ex} | {_f(e['cdp_ms'])} | {_f(e['nocdp_ms'])} | {_f(e['agg_ms'])} ({e['agg_variant']}) | "
+                     f"{_f(gt)} ({g.get('build')}) | {_f(bt)} ({e['best_variant']}) | "  # type: ignore[union-attr]
+                     f"{_f(float(gt) / float(bt) if gt and bt else None, '{:.2f}')} | "  # type: ignore[arg-type]
+                     f"{x('cdp')} | {x('nocdp')} | {x('agg')} | {_f(dt)} ({d.get('build')}) |")  # type: ignore[union-attr]
+    geo = {k: _geo(v) for k, v in ratios.items()}
+    lines.append(f"| **geometric mean, profile-guided** | | | | | | **{_f(geo['g_best'], '{:.2f}')}** | "
+                 f"**{_f(geo['g_cdp'], '{:.2f}×')}** | **{_f(geo['g_nocdp'], '{:.2f}×')}** | "
+                 f"**{_f(geo['g_agg'], '{:.2f}×')}** | default / best {_f(geo['d_best'], '{:.2f}')} |")
+    lines.append(f"| geometric mean, best of sweep | | | | | | 1.00 | {_f(geo['b_cdp'], '{:.2f}×')} | "
+                 f"{_f(geo['b_nocdp'], '{:.2f}×')} | {_f(geo['b_agg'], '{:.2f}×')} | |")
+    lines.append(f"| CGO'22 paper (geomean, best of its sweep) | | | | | | | {PAPER['cdp']}× | {PAPER['nocdp']}× | "
+                 f"{PAPER['agg']}× | |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="DP benchmark results")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -124,6 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--out", required=True, type=Path)
     m = sub.add_parser("markdown")
     m.add_argument("results", type=Path)
+    m.add_argument("--plans", type=Path, default=None, help="plans.json of plan_eval.py: add the guided choice")
     a = ap.parse_args(argv)
     if a.cmd == "collect":
         rows = collect(a.manifest, a.raw, a.out)
@@ -137,7 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     data = json.loads(a.results.read_text())
     print(f"GPU: {data.get('gpu') or 'unknown'}\n")
-    print(table(data["summary"]))
+    if a.plans is not None:
+        print(plan_table(data["summary"], json.loads(a.plans.read_text())))
+    else:
+        print(table(data["summary"]))
     return 0
 
 

@@ -38,13 +38,15 @@ def test_intdiv_strength_reduction_points_at_division_lines(reports: dict[str, A
 
 def test_gather_is_l2_bound_and_latency_hiding_is_capped(reports: dict[str, AdviceReport]) -> None:
     rep = reports["gather"]
-    # SpeedOfLight: L2 at 95.8% of peak -> bound; nothing that keeps the L2 traffic can gain more than 100/95.8
-    assert rep.bound is not None and rep.bound.unit == "l2" and rep.bound.cap == pytest.approx(100 / 95.84, rel=1e-3)
+    # SpeedOfLight: L2 at 95.8% of peak, 96% reachable -> bound; nothing that keeps the L2 traffic can gain more
+    # than 96/95.8 (measured: unrolling gained 1.016x on the H200)
+    assert rep.bound is not None and rep.bound.unit == "l2" and rep.bound.cap == pytest.approx(96 / 95.84, rel=1e-3)
     assert all(a.estimated_speedup <= rep.bound.cap + 1e-9 for a in rep.candidates)
-    # the three latency fixes for the same loads are one finding with alternatives, not three rankings
+    # the three latency fixes for the same loads are one finding with alternatives, not three rankings; the rolled
+    # loop's unrolling (the concrete fix) leads
     first = rep.advice[0]
-    assert first.optimizer == "indirect_address_elimination"
-    assert {"code_reordering", "loop_unrolling"} <= {x.optimizer for x in first.alternatives}
+    assert first.optimizer == "loop_unrolling"
+    assert {"code_reordering", "indirect_address_elimination"} <= {x.optimizer for x in first.alternatives}
     assert first.cap is not None and first.cap.binding and "C_l2" in first.estimate.formula
     lu = get(rep, "loop_unrolling")
     assert (lu.scope.kind, lu.scope.line, lu.scope.end_line) == ("loop", 15, 17)
@@ -93,8 +95,13 @@ def test_estimates_consistent_and_bounded(reports: dict[str, AdviceReport], name
         assert 0 <= a.matched_samples <= rep.total
         assert len(a.hotspots) <= 5
         if REGISTRY[a.optimizer].family == "latency_hiding":
-            assert a.estimated_speedup <= LATENCY_HIDING_BOUND
-            assert a.estimate.inputs["H"] <= rep.latency
+            # GPA's eqs. 4-5 keep Theorem 5.1 (<= 2x) in every region; the optimizer-level estimate may come from
+            # the memory-level-parallelism (unrolling) or call-removal (inlining) models instead, which say so
+            if "H" in a.estimate.inputs:
+                assert a.estimated_speedup <= LATENCY_HIDING_BOUND and a.estimate.inputs["H"] <= rep.latency
+            else:
+                assert "Little's law" in a.estimate.equation or "GPA eq. 2" in a.estimate.equation or \
+                    "roofline" in a.estimate.equation
             for r in a.regions:
                 assert r.estimate.speedup <= LATENCY_HIDING_BOUND
         if a.estimate.formula == "T/(T-M)":

@@ -27,15 +27,15 @@ def test_collect_checks_hashes_and_takes_geomeans(tmp_path: Path) -> None:
     lines = []
     for (ex, v), t in times.items():
         h = "bad" if (ex, v) == ("b", "tca_warp") else "h"  # wrong result: must not count as the best
-        lines.append(f"{ex}__{v}\t0\tRESULT {ex} PASS time_ms={t} launch_errors=0 mismatches=0 hash={h}")
+        lines.append(f"{ex}__{v}\tlarge\t0\tRESULT {ex}@large PASS time_ms={t} launch_errors=0 mismatches=0 hash={h}")
     (tmp_path / "raw.tsv").write_text("\n".join(lines) + "\n")
     rows = collect(tmp_path / "m.json", tmp_path / "raw.tsv", tmp_path)
     assert [r["variant"] for r in rows if not r["ok"]] == ["tca_warp"]
     s = json.loads((tmp_path / "results.json").read_text())["summary"]
-    a, b = s["examples"]["a"], s["examples"]["b"]
+    a, b = s["examples"]["a@large"], s["examples"]["b@large"]
     assert (a["best_variant"], b["best_variant"]) == ("tca_warp", "tca_block")
     assert a["x_over_cdp"] == 80.0 and b["x_over_cdp"] == 12.5
     assert math.isclose(s["geomean"]["cdp"], math.sqrt(80.0 * 12.5))
     assert math.isclose(s["geomean"]["agg"], math.sqrt(8.0 * 1.25))
     assert "| CGO'22 paper (geomean) | | | | | 43.0× | 8.7× | 3.6× | |" in table(s)
-    assert (tmp_path / "results.csv").read_text().splitlines()[0].startswith("example,variant,kind")
+    assert (tmp_path / "results.csv").read_text().splitlines()[0].startswith("example,input,variant,kind")

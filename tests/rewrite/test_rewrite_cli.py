@@ -19,7 +19,7 @@ def _args(*argv: str) -> argparse.Namespace:
 
 def test_writes_the_rewritten_file(tmp_path: Path) -> None:
     out = tmp_path / "bfs_agg.cu"
-    rc = run_rewrite(_args("aggregate", str(example_path("bfs")), "--launch", "48", "--granularity", "multiblock",
+    rc = run_rewrite(_args("aggregate", str(example_path("bfs")), "--launch", "50", "--granularity", "multiblock",
                            "-o", str(out)))
     assert rc == 0
     text = out.read_text()

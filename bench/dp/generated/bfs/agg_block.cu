@@ -97,13 +97,13 @@ __global__ void _ww_bfs_edges_agg(const _ww_bfs_edges_agg_rec *_ww_recs, const u
   const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
       (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
       _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  int first = *reinterpret_cast<int const *>(_ww_r.first);
-  int deg = *reinterpret_cast<int const *>(_ww_r.deg);
-  int next_level = *reinterpret_cast<int const *>(_ww_r.next_level);
-  const int *adj = *reinterpret_cast<const int * const *>(_ww_r.adj);
-  int *level = *reinterpret_cast<int * const *>(_ww_r.level);
-  int *next = *reinterpret_cast<int * const *>(_ww_r.next);
-  int *next_size = *reinterpret_cast<int * const *>(_ww_r.next_size);
+  [[maybe_unused]] int first = *reinterpret_cast<int const *>(_ww_r.first);
+  [[maybe_unused]] int deg = *reinterpret_cast<int const *>(_ww_r.deg);
+  [[maybe_unused]] int next_level = *reinterpret_cast<int const *>(_ww_r.next_level);
+  [[maybe_unused]] const int *adj = *reinterpret_cast<const int * const *>(_ww_r.adj);
+  [[maybe_unused]] int *level = *reinterpret_cast<int * const *>(_ww_r.level);
+  [[maybe_unused]] int *next = *reinterpret_cast<int * const *>(_ww_r.next);
+  [[maybe_unused]] int *next_size = *reinterpret_cast<int * const *>(_ww_r.next_size);
   {
     int e = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
     if (e >= deg) return;

@@ -112,14 +112,14 @@ __global__ void _ww_scan_range_coarse_agg(const _ww_scan_range_coarse_agg_rec *_
   const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
       (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
       _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  int first = *reinterpret_cast<int const *>(_ww_r.first);
-  int count = *reinterpret_cast<int const *>(_ww_r.count);
-  int hi = *reinterpret_cast<int const *>(_ww_r.hi);
-  const int *keys = *reinterpret_cast<const int * const *>(_ww_r.keys);
-  const int *vals = *reinterpret_cast<const int * const *>(_ww_r.vals);
-  int q = *reinterpret_cast<int const *>(_ww_r.q);
-  unsigned long long *sums = *reinterpret_cast<unsigned long long * const *>(_ww_r.sums);
-  dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
+  [[maybe_unused]] int first = *reinterpret_cast<int const *>(_ww_r.first);
+  [[maybe_unused]] int count = *reinterpret_cast<int const *>(_ww_r.count);
+  [[maybe_unused]] int hi = *reinterpret_cast<int const *>(_ww_r.hi);
+  [[maybe_unused]] const int *keys = *reinterpret_cast<const int * const *>(_ww_r.keys);
+  [[maybe_unused]] const int *vals = *reinterpret_cast<const int * const *>(_ww_r.vals);
+  [[maybe_unused]] int q = *reinterpret_cast<int const *>(_ww_r.q);
+  [[maybe_unused]] unsigned long long *sums = *reinterpret_cast<unsigned long long * const *>(_ww_r.sums);
+  [[maybe_unused]] dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
   {
     for (unsigned int _ww_bx = _ww_agg_blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += _ww_agg_gridDim.x) {
       {

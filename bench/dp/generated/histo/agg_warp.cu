@@ -96,11 +96,11 @@ __global__ void _ww_count_tokens_agg(const _ww_count_tokens_agg_rec *_ww_recs, c
   const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
       (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
       _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  int d = *reinterpret_cast<int const *>(_ww_r.d);
-  int first = *reinterpret_cast<int const *>(_ww_r.first);
-  int len = *reinterpret_cast<int const *>(_ww_r.len);
-  const unsigned int *tokens = *reinterpret_cast<const unsigned int * const *>(_ww_r.tokens);
-  unsigned int *hist = *reinterpret_cast<unsigned int * const *>(_ww_r.hist);
+  [[maybe_unused]] int d = *reinterpret_cast<int const *>(_ww_r.d);
+  [[maybe_unused]] int first = *reinterpret_cast<int const *>(_ww_r.first);
+  [[maybe_unused]] int len = *reinterpret_cast<int const *>(_ww_r.len);
+  [[maybe_unused]] const unsigned int *tokens = *reinterpret_cast<const unsigned int * const *>(_ww_r.tokens);
+  [[maybe_unused]] unsigned int *hist = *reinterpret_cast<unsigned int * const *>(_ww_r.hist);
   {
     int k = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
     if (k < len) atomicAdd(&hist[d * BUCKETS + token_bucket(tokens[first + k])], 1u);

@@ -133,11 +133,11 @@ __global__ void _ww_offer_edges_coarse_agg(const _ww_offer_edges_coarse_agg_rec 
   const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
       (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
       _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  Graph g = *reinterpret_cast<Graph const *>(_ww_r.g);
-  int u = *reinterpret_cast<int const *>(_ww_r.u);
-  const int *comp = *reinterpret_cast<const int * const *>(_ww_r.comp);
-  unsigned int *best = *reinterpret_cast<unsigned int * const *>(_ww_r.best);
-  dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
+  [[maybe_unused]] Graph g = *reinterpret_cast<Graph const *>(_ww_r.g);
+  [[maybe_unused]] int u = *reinterpret_cast<int const *>(_ww_r.u);
+  [[maybe_unused]] const int *comp = *reinterpret_cast<const int * const *>(_ww_r.comp);
+  [[maybe_unused]] unsigned int *best = *reinterpret_cast<unsigned int * const *>(_ww_r.best);
+  [[maybe_unused]] dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
   {
     for (unsigned int _ww_bx = _ww_agg_blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += _ww_agg_gridDim.x) {
       {

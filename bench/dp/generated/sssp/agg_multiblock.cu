@@ -120,11 +120,11 @@ __global__ void _ww_relax_edges_agg(const _ww_relax_edges_agg_rec *_ww_recs, con
   const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
       (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
       _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  CsrGraph g = *reinterpret_cast<CsrGraph const *>(_ww_r.g);
-  int u = *reinterpret_cast<int const *>(_ww_r.u);
-  int du = *reinterpret_cast<int const *>(_ww_r.du);
-  int *dist = *reinterpret_cast<int * const *>(_ww_r.dist);
-  Frontier next = *reinterpret_cast<Frontier const *>(_ww_r.next);
+  [[maybe_unused]] CsrGraph g = *reinterpret_cast<CsrGraph const *>(_ww_r.g);
+  [[maybe_unused]] int u = *reinterpret_cast<int const *>(_ww_r.u);
+  [[maybe_unused]] int du = *reinterpret_cast<int const *>(_ww_r.du);
+  [[maybe_unused]] int *dist = *reinterpret_cast<int * const *>(_ww_r.dist);
+  [[maybe_unused]] Frontier next = *reinterpret_cast<Frontier const *>(_ww_r.next);
   {
     int k = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
     int first = g.offs[u];

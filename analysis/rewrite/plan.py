@@ -1,0 +1,285 @@
+"""Profile-guided choice of the dynamic-parallelism rewrite: threshold, coarsening factor and aggregation
+granularity for one device-side launch, chosen from what a Nsight Compute profile of the CDP program
+says about its child grids (issue 14 item 4; no paper does this: CGO'22 §VIII sweeps them).
+
+What a CDP profile holds (FACTS.md, examples/cdp): ncu profiles the host-launched parent; the child
+grids it launches run inside that launch, so their PCs appear in the parent's report as sub-functions
+``<parent>$fnN`` whose code starts like a kernel entry (``LDC R1, c[0x0][0x28]``, loading the stack
+pointer); the device runtime's launch routines appear as other ``$fnN`` sub-functions (called frames),
+and device-runtime scheduling as unattributed samples. Per SASS instruction the SourceCounters section
+counts executions (``inst_executed`` warps, ``thread_inst_executed`` threads), so:
+
+- child launches L = the threads that executed the parent's device-runtime calls (the most-executed
+  ``CALL`` of the parent: every launch calls the runtime);
+- child threads C = the threads that executed the child's first instruction (a recursive child shares
+  the parent's code: C = entries - the parent's own threads);
+- mean child grid m = C / L threads; samples in the device runtime (its sub-functions and unattributed
+  samples) over all samples = the launch overhead's share of the time.
+
+The choice (reasons are returned with it):
+
+- threshold: child grids of at most ``SERIAL_BELOW`` threads on average are cheaper to run in the
+  parent thread than to launch (CGO'22 §III: a launch costs microseconds, a small child a few hundred
+  instructions), so the largest threshold of the space; otherwise the smallest one, so only the smallest
+  grids run serially;
+- coarsening factor: child grids of at least ``COARSEN_BLOCKS`` blocks on average get the larger factor
+  (fewer, fuller blocks, CGO'22 §IV); smaller grids are not coarsened (factor 1);
+- granularity: launches per parent thread below ``AGG_MIN_LAUNCH_SHARE`` (few parents launch) need no
+  aggregation; otherwise grid granularity when the host launch is in the file and the parent is a small
+  part of the time (its own samples under ``PARENT_SHARE_GRID``: waiting for the whole parent grid costs
+  little), else multi-block when the parent grid has more blocks than the GPU holds at once (groups
+  finish at different times), else block.
+The space is the benchmark's sweep (bench/dp/sweep.py), so every choice is measured there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..profile.model import KernelProfile
+from .model import TextEdit
+
+THRESHOLDS = (32, 256)  # child threads; bench/dp/sweep.py THRESHOLDS
+FACTORS = (1, 4)  # blocks per coarsened block; bench/dp/sweep.py FACTORS
+SERIAL_BELOW = 64  # mean child threads at or below which serial execution in the parent wins
+COARSEN_BLOCKS = 4  # mean child blocks from which coarsening pays
+AGG_MIN_LAUNCH_SHARE = 0.05  # launches per parent thread below which aggregation is not worth it
+PARENT_SHARE_GRID = 0.5  # parent's share of samples below which grid granularity is chosen
+_ENTRY = "LDC R1, c[0x0][0x28]"
+
+
+@dataclass
+class DpFacts:
+    """What a CDP profile says about one parent kernel (summed over its profiled launches).
+
+    Counts are threads or launches; samples are ncu warp samples.
+    """
+
+    parent: str
+    profiled_launches: int = 0
+    parent_threads: int = 0
+    parent_blocks: int = 0
+    block_threads: int = 0
+    child_launches: int = 0
+    child_threads: int = 0
+    samples: int = 0
+    parent_samples: int = 0
+    child_samples: int = 0
+    runtime_samples: int = 0
+    achieved_occupancy: float = 0.0  # percent, mean over launches
+    sm_count: int = 0
+    max_blocks_per_sm: float = 0.0  # parent blocks an SM holds at once (occupancy limit)
+
+    @property
+    def mean_child_threads(self) -> float:
+        """Mean threads per child grid (0 without launches)."""
+        return self.child_threads / self.child_launches if self.child_launches else 0.0
+
+    @property
+    def launches_per_parent_thread(self) -> float:
+        return self.child_launches / self.parent_threads if self.parent_threads else 0.0
+
+    @property
+    def runtime_share(self) -> float:
+        return self.runtime_samples / self.samples if self.samples else 0.0
+
+    @property
+    def parent_share(self) -> float:
+        return self.parent_samples / self.samples if self.samples else 0.0
+
+
+def dp_facts(profiles: Iterable[KernelProfile], parent: str, recursive: bool = False) -> DpFacts | None:
+    """DpFacts of kernel ``parent`` (demangled base name) from the profiled launches among ``profiles``;
+    None when none of them is that kernel."""
+    facts = DpFacts(parent)
+    occ = 0.0
+    for kp in profiles:
+        if kp.name.split("(")[0].split("<")[0].strip() != parent:
+            continue
+        facts.profiled_launches += 1
+        g, b = kp.launch.grid, kp.launch.block
+        blocks, threads = g[0] * g[1] * g[2], b[0] * b[1] * b[2]
+        facts.parent_blocks += blocks
+        facts.parent_threads += blocks * threads
+        facts.block_threads = threads
+        facts.sm_count = kp.launch.sm_count
+        occ += kp.launch.achieved_occupancy
+        lim = [v for v in kp.launch.occupancy_limit.values() if v > 0]
+        facts.max_blocks_per_sm = min(lim) if lim else facts.max_blocks_per_sm
+        by_fn: dict[str, list[tuple[int, object]]] = {}
+        for (fn, off), s in kp.pcs.items():
+            by_fn.setdefault(fn, []).append((off, s))
+            facts.samples += s.samples
+        calls = 0
+        entries = 0
+        for fn, rows in by_fn.items():
+            rows.sort(key=lambda r: r[0])
+            first = rows[0][1]
+            n = sum(r[1].samples for r in rows)  # type: ignore[attr-defined]
+            if fn == kp.mangled:
+                facts.parent_samples += n
+                calls = max([calls] + [r[1].thread_inst_executed for r in rows  # type: ignore[attr-defined]
+                                       if str(r[1].sass).startswith("CALL")])  # type: ignore[attr-defined]
+                entries += first.thread_inst_executed if recursive else 0  # type: ignore[attr-defined]
+            elif fn.startswith(kp.mangled + "$") and str(first.sass).startswith(_ENTRY):  # type: ignore[attr-defined]
+                facts.child_samples += n
+                entries += first.thread_inst_executed  # type: ignore[attr-defined]
+            else:  # device-runtime routines and unattributed samples
+                facts.runtime_samples += n
+        if recursive:
+            entries -= blocks * threads
+        facts.child_launches += calls
+        facts.child_threads += max(entries, 0)
+    if facts.profiled_launches == 0:
+        return None
+    facts.achieved_occupancy = occ / facts.profiled_launches
+    return facts
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One point of the rewrite space: granularity None = no aggregation."""
+
+    threshold: int
+    factor: int
+    granularity: str | None
+
+    @property
+    def label(self) -> str:
+        agg = f"aggregate per {self.granularity}" if self.granularity else "no aggregation"
+        return f"threshold {self.threshold}, coarsen x{self.factor}, {agg}"
+
+    def steps(self) -> list[tuple[str, str | None]]:
+        """The transforms in CGO'22 pass order (threshold -> coarsen -> aggregate)."""
+        out: list[tuple[str, str | None]] = [("threshold", None), ("coarsen", None)]
+        return out + ([("aggregate", self.granularity)] if self.granularity else [])
+
+
+@dataclass
+class Plan:
+    """The chosen point, why, and the alternatives (nearest first)."""
+
+    choice: Choice
+    reasons: list[str]
+    alternatives: list[Choice] = field(default_factory=list)
+    facts: DpFacts | None = None
+
+    @property
+    def summary(self) -> str:
+        return f"{self.choice.label}: " + "; ".join(self.reasons)
+
+
+def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: bool) -> Plan:
+    """The profile-guided choice for one launch.
+
+    ``child_block``: threads per child block (None when not a constant); ``allowed``: the transforms that
+    apply to the launch (threshold / coarsen / aggregate); ``grid_ok``: grid granularity possible (the
+    host launch of the parent is in the file).
+    """
+    m = facts.mean_child_threads
+    reasons = [f"{facts.child_launches} child launches of {m:.0f} threads on average "
+               f"({facts.child_threads} child threads, {facts.profiled_launches} profiled parent launch"
+               f"{'es' if facts.profiled_launches != 1 else ''} of {facts.parent_threads} threads)"]
+    if facts.samples:
+        reasons.append(f"{100 * facts.runtime_share:.0f}% of samples in the device runtime, "
+                       f"{100 * facts.parent_share:.0f}% in the parent")
+    t = THRESHOLDS[-1] if m <= SERIAL_BELOW else THRESHOLDS[0]
+    if "threshold" in allowed:
+        reasons.append(f"threshold {t}: " + ("child grids this small run faster serially in the parent thread"
+                                             if t == THRESHOLDS[-1] else "only the smallest child grids run serially"))
+    bs = child_block or 128
+    blocks = m / bs if bs else 0.0
+    c = FACTORS[-1] if blocks >= COARSEN_BLOCKS else FACTORS[0]
+    if "coarsen" in allowed:
+        reasons.append(f"coarsen x{c}: child grids of {blocks:.1f} blocks of {bs} threads on average"
+                       + ("" if c > 1 else " (too few blocks to merge)"))
+    g: str | None
+    if "aggregate" not in allowed:
+        g = None
+        reasons.append("no aggregation (refused for this launch)")
+    elif facts.launches_per_parent_thread < AGG_MIN_LAUNCH_SHARE and t == THRESHOLDS[0]:
+        g = None
+        reasons.append(f"no aggregation: {facts.launches_per_parent_thread:.2f} launches per parent thread")
+    elif grid_ok and facts.parent_share < PARENT_SHARE_GRID:
+        g = "grid"
+        reasons.append(f"aggregate per grid: the parent is {100 * facts.parent_share:.0f}% of the samples, so "
+                       "waiting for the whole parent grid before one launch costs little")
+    else:
+        resident = facts.sm_count * (facts.max_blocks_per_sm or 1)
+        per_launch = facts.parent_blocks / max(facts.profiled_launches, 1)
+        if resident and per_launch > resident:
+            g = "multiblock"
+            reasons.append(f"aggregate per group of blocks: the parent's {per_launch:.0f} blocks exceed the "
+                           f"{resident:.0f} the GPU holds at once, so groups finish at different times")
+        else:
+            g = "block"
+            reasons.append("aggregate per block: the parent is a large part of the time, its children should "
+                           "overlap it")
+    choice = Choice(t if "threshold" in allowed else THRESHOLDS[0], c if "coarsen" in allowed else 1, g)
+    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok), facts)
+
+
+def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choice]:
+    """The rest of the space, nearest to ``choice`` first (fewest differing knobs)."""
+    grans: list[str | None] = [None]
+    if "aggregate" in allowed:
+        grans += ["block", "multiblock"] + (["grid"] if grid_ok else [])
+    space = [Choice(t, c, g) for t in THRESHOLDS for c in FACTORS for g in grans]
+
+    def dist(x: Choice) -> tuple[int, int, int, int]:
+        return ((x.threshold != choice.threshold) + (x.factor != choice.factor) + (x.granularity != choice.granularity),
+                THRESHOLDS.index(x.threshold), FACTORS.index(x.factor), grans.index(x.granularity))
+
+    return sorted((x for x in space if x != choice), key=dist)
+
+
+DEFAULT = Choice(THRESHOLDS[0], FACTORS[0], "multiblock")
+DEFAULT_REASON = ("no profile of the CDP program: the measured default (bench/dp, docs/benchmarks.md) — "
+                  "threshold 32, no coarsening, aggregate per group of blocks")
+
+
+def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[KernelProfile] | None) -> Plan:
+    """The plan for the device-side launch on ``launch_line`` of ``source``: profile-guided when
+    ``profiles`` hold its parent kernel, else the measured default. Raises RewriteError (parse error, no
+    launch on the line, or no transform applies, with the reasons)."""
+    from .launches import find_launches, find_sites
+    from .model import RewriteError
+    from .parse import parse
+    from .program import constants, eval_int
+
+    hits = [la for la in find_launches(source, path) if la.line == launch_line]
+    if len(hits) != 1:
+        raise RewriteError(f"{path}:{launch_line}: no single device-side launch starts on this line")
+    la = hits[0]
+    allowed = set(la.transforms)
+    if not allowed:
+        raise RewriteError(f"{path}:{launch_line}: no rewrite applies: "
+                           + "; ".join(f"{t}: {r}" for t, r in la.refusals.items()))
+    p = parse(source, path)
+    grid_ok = any(not s.device_side and s.child_name == la.parent for s in find_sites(p))
+    block = eval_int(la.block.text, constants(source))
+    facts = dp_facts(profiles or [], la.parent, recursive=la.child == la.parent) if profiles else None
+    if facts is None or facts.child_launches == 0:
+        g = DEFAULT.granularity if "aggregate" in allowed else None
+        if g == "grid" and not grid_ok:
+            g = "multiblock"
+        choice = Choice(DEFAULT.threshold, DEFAULT.factor, g)
+        why = DEFAULT_REASON if facts is None else (
+            f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): " + DEFAULT_REASON)
+        return Plan(choice, [why], alternatives(choice, allowed, grid_ok), facts)
+    return choose(facts, block, allowed, grid_ok)
+
+
+def plan_edits(source: str, path: str, launch_line: int, choice: Choice) -> list[TextEdit]:
+    """One TextEdit applying ``choice`` (threshold, coarsening unless the factor is 1, aggregation unless
+    None) to the launch on ``launch_line``, with the macros' defaults set to the choice."""
+    from .api import one_edit, pipeline
+
+    steps: list[tuple[str, str | None]] = [("threshold", None)]
+    if choice.factor > 1:
+        steps.append(("coarsen", None))
+    if choice.granularity:
+        steps.append(("aggregate", choice.granularity))
+    out = pipeline(source, path, launch_line, steps, threshold=choice.threshold, factor=choice.factor)
+    return one_edit(source, out)

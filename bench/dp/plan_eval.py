@@ -1,0 +1,78 @@
+"""The profile-guided choice on the DP benchmark, computed here from the ncu reports that bench/dp/gpu.sh
+took of every CDP original, and looked up in the sweep that the same run timed.
+
+  python bench/dp/plan_eval.py RESULTS_DIR        # RESULTS_DIR: unpacked dp.tar.gz (results.json, profiles/)
+
+Writes RESULTS_DIR/plans.json: per benchmark@input the plan (choice, reasons), the build that holds it,
+its time, the default choice (no profile) and its time; report.py markdown reads it. Needs warpwise
+(libclang, the ncu report reader).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sweep import EXAMPLES, build_name  # noqa: E402
+from warpwise.analysis.rewrite import find_launches  # noqa: E402
+from warpwise.analysis.rewrite.plan import Choice, plan_launch  # noqa: E402
+
+
+def build_of(choice: Choice) -> str:
+    """The sweep build holding ``choice`` (factor 1 is the coarsened copy with _CFACTOR=1 there)."""
+    if choice.granularity is None:
+        return build_name("tc", None, choice.threshold, choice.factor)
+    return build_name("tca", choice.granularity, choice.threshold, choice.factor)
+
+
+def evaluate(results_dir: Path) -> dict[str, dict[str, object]]:
+    """Plans and their sweep times per ``example@input``."""
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    data = json.loads((results_dir / "results.json").read_text())
+    times = {(r["example"], r["input"], r["variant"]): r["time_ms"] for r in data["rows"] if r["ok"]}
+    out: dict[str, dict[str, object]] = {}
+    for ex, child in EXAMPLES.items():
+        path = ROOT / "examples" / "dp" / ex / f"{ex}.cu"
+        rel = f"examples/dp/{ex}/{ex}.cu"
+        source = path.read_text()
+        (la,) = [x for x in find_launches(source, rel) if x.child == child]
+        for inp in ("large", "small"):
+            rep = results_dir / "profiles" / f"{ex}@{inp}.ncu-rep"
+            entry: dict[str, object] = {"report": rep.name if rep.exists() else None}
+            profiles = load_profiles(rep) if rep.exists() else None
+            plan = plan_launch(source, rel, la.line, profiles)
+            default = plan_launch(source, rel, la.line, None)
+            for key, p in (("plan", plan), ("default", default)):
+                b = build_of(p.choice)
+                entry[key] = {"choice": p.choice.label, "build": b, "time_ms": times.get((ex, inp, b)),
+                              "reasons": p.reasons, "profile_guided": p.facts is not None}
+            if plan.facts is not None:
+                f = plan.facts
+                entry["facts"] = {"child_launches": f.child_launches, "child_threads": f.child_threads,
+                                  "mean_child_threads": round(f.mean_child_threads, 1),
+                                  "parent_threads": f.parent_threads, "runtime_share": round(f.runtime_share, 3),
+                                  "parent_share": round(f.parent_share, 3), "samples": f.samples}
+            out[f"{ex}@{inp}"] = entry
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("results", type=Path, help="unpacked dp.tar.gz of bench/dp/gpu.sh")
+    a = ap.parse_args(argv)
+    plans = evaluate(a.results)
+    (a.results / "plans.json").write_text(json.dumps(plans, indent=1) + "\n")
+    for k, e in plans.items():
+        p, d = e["plan"], e["default"]
+        print(f"{k:18s} {p['choice']:55s} {p['build']:28s} {p['time_ms']}  default {d['build']} {d['time_ms']}")  # type: ignore[index]
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,145 @@
+"""Profile-guided DP rewrite plan (issue 14 item 4): facts read from a real CDP report (examples/cdp,
+profiled on the H200), the choice rules, the CLI `warpwise rewrite plan` and the code actions."""
+
+from __future__ import annotations
+
+import argparse
+from functools import cache
+from pathlib import Path
+
+import pytest
+from rewrite_helpers import ROOT
+from warpwise.analysis.rewrite import RewriteError, apply_edits
+from warpwise.analysis.rewrite.parse import parse
+from warpwise.analysis.rewrite.plan import Choice, DpFacts, choose, dp_facts, plan_edits, plan_launch
+
+CDP = ROOT / "examples" / "cdp"
+LAUNCH = 22  # scale_segment<<<(len + 127) / 128, 128>>> in scale_all
+ALL = {"threshold", "coarsen", "aggregate"}
+
+
+@cache
+def profiles() -> tuple[object, ...]:
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    return tuple(load_profiles(CDP / "cdp.ncu-rep"))
+
+
+def test_facts_from_the_cdp_report() -> None:
+    f = dp_facts(profiles(), "scale_all")  # type: ignore[arg-type]
+    assert f is not None
+    assert (f.profiled_launches, f.parent_threads, f.parent_blocks) == (1, 2048, 16)
+    assert f.child_launches == 2000  # threads through the device-runtime calls (2000 segments)
+    assert f.child_threads == 3747328  # entries into scale_segment's code (`scale_all$fn1`)
+    assert (f.samples, f.parent_samples, f.child_samples) == (17930, 6, 13216)
+    assert f.runtime_samples == 17930 - 6 - 13216
+    assert round(f.mean_child_threads) == 1874
+    assert dp_facts(profiles(), "no_such_kernel") is None  # type: ignore[arg-type]
+
+
+def _facts(**kw: float) -> DpFacts:
+    base = {"profiled_launches": 1, "parent_threads": 8192, "parent_blocks": 64, "block_threads": 128,
+            "child_launches": 8192, "child_threads": 8192 * 16, "samples": 1000, "parent_samples": 100,
+            "child_samples": 500, "runtime_samples": 400, "sm_count": 132, "max_blocks_per_sm": 16}
+    base.update(kw)
+    return DpFacts("p", **base)  # type: ignore[arg-type]
+
+
+def test_small_child_grids_run_serially_and_are_not_coarsened() -> None:
+    plan = choose(_facts(), 128, ALL, grid_ok=True)
+    assert plan.choice == Choice(256, 1, "grid")
+    assert "8192 child launches of 16 threads on average" in plan.reasons[0]
+    assert any(r.startswith("threshold 256: child grids this small run faster serially") for r in plan.reasons)
+
+
+def test_large_child_grids_are_coarsened_and_the_granularity_follows_the_parent() -> None:
+    big = _facts(child_threads=8192 * 2048)
+    assert choose(big, 128, ALL, grid_ok=True).choice == Choice(32, 4, "grid")
+    # a long parent: the children should overlap it -> per block, or per group when the grid is large
+    long_parent = _facts(child_threads=8192 * 2048, parent_samples=800, child_samples=100, runtime_samples=100)
+    assert choose(long_parent, 128, ALL, grid_ok=True).choice.granularity == "block"
+    wide = _facts(child_threads=8192 * 2048, parent_samples=800, parent_blocks=4096, parent_threads=4096 * 128,
+                  child_launches=4096 * 128)
+    assert choose(wide, 128, ALL, grid_ok=True).choice.granularity == "multiblock"
+    # no host launch of the parent in the file: no grid granularity
+    assert choose(big, 128, ALL, grid_ok=False).choice.granularity != "grid"
+    # aggregation refused: none, and the reason says so
+    plan = choose(big, 128, {"threshold", "coarsen"}, grid_ok=True)
+    assert plan.choice.granularity is None and "no aggregation (refused for this launch)" in plan.reasons
+
+
+def test_alternatives_cover_the_space_nearest_first() -> None:
+    plan = choose(_facts(), 128, ALL, grid_ok=True)
+    assert len(plan.alternatives) == 2 * 2 * 4 - 1 and plan.choice not in plan.alternatives
+    first = plan.alternatives[0]
+    differing = (first.threshold != 256) + (first.factor != 1) + (first.granularity != "grid")
+    assert differing == 1
+
+
+def test_plan_launch_with_and_without_profile() -> None:
+    src = (CDP / "cdp.cu").read_text()
+    plan = plan_launch(src, str(CDP / "cdp.cu"), LAUNCH, profiles())  # type: ignore[arg-type]
+    assert plan.facts is not None and plan.choice == Choice(32, 4, "grid")
+    assert "coarsen x4: child grids of 14.6 blocks of 128 threads on average" in plan.reasons
+    default = plan_launch(src, str(CDP / "cdp.cu"), LAUNCH, None)
+    assert default.facts is None and default.choice == Choice(32, 1, "multiblock")
+    assert "no profile of the CDP program" in default.reasons[0]
+    with pytest.raises(RewriteError, match="no single device-side launch"):
+        plan_launch(src, str(CDP / "cdp.cu"), 3, None)
+
+
+def test_plan_edits_apply_the_choice_as_one_edit() -> None:
+    src = (CDP / "cdp.cu").read_text()
+    edits = plan_edits(src, str(CDP / "cdp.cu"), LAUNCH, Choice(32, 4, "grid"))
+    assert len(edits) == 1
+    out = apply_edits(src, edits)
+    assert "#define _THRESHOLD 32" in out and "#define _CFACTOR 4" in out
+    assert "_ww_scale_segment_coarse_agg_host_launch" in out
+    assert parse(out, str(CDP / "cdp.cu")).errors == []
+    # factor 1: no coarsened copy at all
+    out1 = apply_edits(src, plan_edits(src, str(CDP / "cdp.cu"), LAUNCH, Choice(256, 1, None)))
+    assert "_coarse" not in out1 and "#define _THRESHOLD 256" in out1 and "_ww_ aggregate" not in out1
+
+
+def _args(*argv: str) -> argparse.Namespace:
+    from warpwise.server.rewrite_cmd import add_arguments
+
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    return p.parse_args(list(argv))
+
+
+def test_cli_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from warpwise.server.rewrite_cmd import run_rewrite
+
+    out = tmp_path / "planned.cu"
+    rc = run_rewrite(_args("plan", str(CDP / "cdp.cu"), "--launch", str(LAUNCH), "--profile",
+                           str(CDP / "cdp.ncu-rep"), "-o", str(out)))
+    text = capsys.readouterr().out
+    assert rc == 0
+    assert "profile-guided: threshold 32, coarsen x4, aggregate per grid" in text
+    assert "  - 2000 child launches of 1874 threads on average" in text
+    assert "    1. threshold 32, coarsen x1, aggregate per grid" in text
+    assert "#define _CFACTOR 4" in out.read_text()
+    rc = run_rewrite(_args("plan", str(CDP / "cdp.cu"), "--launch", str(LAUNCH), "--profile",
+                           str(tmp_path / "missing.ncu-rep")))
+    assert rc == 2 and "cannot read profile" in capsys.readouterr().err
+
+
+def test_code_actions_put_the_profile_guided_choice_first() -> None:
+    from warpwise.server.actions import resolve_rewrite, rewrite_actions
+
+    src = (CDP / "cdp.cu").read_text()
+    uri = (CDP / "cdp.cu").as_uri()
+    acts = rewrite_actions(uri, 1, src, str(CDP / "cdp.cu"), LAUNCH, LAUNCH, None, True, True,
+                           list(profiles()))
+    titles = [a.title for a in acts]
+    assert titles[0] == "Profile-guided DP rewrite: threshold 32, coarsen x4, aggregate per grid — scale_segment"
+    assert acts[0].is_preferred is True
+    assert all(t.startswith("Alternative DP rewrite: ") for t in titles[1:4])
+    assert titles[4].startswith("Threshold the child launch")
+    edit = resolve_rewrite(acts[0].data, src)  # type: ignore[arg-type]
+    assert edit.document_changes
+    without = rewrite_actions(uri, 1, src, str(CDP / "cdp.cu"), LAUNCH, LAUNCH, None, True, True, None)
+    assert without[0].title.startswith("DP rewrite (default, no profile): threshold 32, coarsen x1, aggregate per "
+                                       "multiblock")

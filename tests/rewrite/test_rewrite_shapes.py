@@ -1,0 +1,155 @@
+"""Shapes of real CDP code (issue 14 item 2): launches inside loops of the parent, recursive launches,
+early returns whose condition is uniform over the block (coarsening), warp intrinsics in children."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from rewrite_helpers import ROOT
+from warpwise.analysis.rewrite import apply_edits, find_launches, rewrite
+from warpwise.analysis.rewrite.api import pipeline
+from warpwise.analysis.rewrite.parse import parse
+
+BARRIER_CHILD = """__global__ void child(int *a, int n, const int *m) {
+  __shared__ int s[128];
+EXTRA  RETURN
+  s[threadIdx.x] = a[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  a[blockIdx.x * blockDim.x + threadIdx.x] = s[127 - threadIdx.x];
+}
+__global__ void parent(int *a, int n, const int *m) {
+  child<<<(n + 127) / 128, 128>>>(a, n, m);
+  if (cudaGetLastError() != cudaSuccess) a[0] = -1;
+}
+"""
+
+UNIFORM = {"block offset and argument": ("if (blockIdx.x * blockDim.x >= n) return;", ""),
+           "const local of uniform values": ("if (first >= n) return;", "  const int first = blockIdx.x * 128;\n"),
+           "min of uniform values": ("if (min(n, 4) <= (int)blockIdx.x) return;", ""),
+           "grid size": ("if (gridDim.x > 64u) return;", "")}
+NOT_UNIFORM = {"thread index": ("if (threadIdx.x >= n) return;", ""),
+               "memory read": ("if (m[blockIdx.x] == 0) return;", ""),
+               "local written with the thread index": ("if (first >= n) return;",
+                                                       "  int first = blockIdx.x * 128;\n  first += threadIdx.x;\n"),
+               "argument overwritten": ("if ((int)blockIdx.x >= n) return;", "  n = n - (int)threadIdx.x;\n")}
+
+
+def _child(ret: str, extra: str) -> str:
+    return BARRIER_CHILD.replace("EXTRA", extra).replace("RETURN", ret)
+
+
+@pytest.mark.parametrize("shape", sorted(UNIFORM))
+def test_block_uniform_early_return_allows_coarsening(shape: str) -> None:
+    (la,) = find_launches(_child(*UNIFORM[shape]), "u.cu")
+    assert "coarsen" in la.transforms, la.refusals
+
+
+@pytest.mark.parametrize("shape", sorted(NOT_UNIFORM))
+def test_thread_dependent_early_return_still_refuses_coarsening(shape: str) -> None:
+    (la,) = find_launches(_child(*NOT_UNIFORM[shape]), "u.cu")
+    assert "returns early" in la.refusals["coarsen"] and "accepted: the whole block returns together" \
+        in la.refusals["coarsen"]
+
+
+WARP_CHILD = """__global__ void child(int *a, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  unsigned m = __ballot_sync(0xffffffffu, i < n);
+  int any = __any_sync(0xffffffffu, i < n), all = __all_sync(0xffffffffu, i < n);
+  int v = __shfl_sync(0xffffffffu, i, 0) + __shfl_up_sync(0xffffffffu, i, 1) +
+          __shfl_down_sync(0xffffffffu, i, 1) + __shfl_xor_sync(0xffffffffu, i, 1);
+  v += (int)__activemask() + __popc(m);
+  __syncwarp();
+  if (i < n) a[i] = v + any + all;
+}
+__global__ void parent(int *a, const int *len) {
+  int n = len[threadIdx.x];
+  child<<<(n + 127) / 128, 128>>>(a + threadIdx.x * 4096, n);
+  if (cudaGetLastError() != cudaSuccess) a[0] = -1;
+}
+"""
+
+
+def test_warp_intrinsics_in_the_child() -> None:
+    (la,) = find_launches(WARP_CHILD, "w.cu")
+    assert "warp-level primitive `__ballot_sync`" in la.refusals["threshold"]  # a serial copy has no warps
+    assert la.transforms == ["coarsen", "aggregate"]
+
+
+@pytest.mark.xfail(reason="needs real-header parse (realproj)", strict=True)
+def test_deprecated_warp_intrinsics_parse() -> None:
+    src = WARP_CHILD.replace("__syncwarp();", "v += __shfl(i, 0) + __shfl_up(i, 1) + __any(i < n) + "
+                                              "(int)__ballot(i < n);")
+    (la,) = find_launches(src, "w.cu")
+    assert "warp-level primitive" in la.refusals["threshold"]
+
+
+LOOP = """__global__ void child(int d, int first, int len, const unsigned *tok, unsigned *hist) {
+  int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k < len) atomicAdd(&hist[d * 16 + tok[first + k] % 16], 1u);
+}
+__global__ void parent(const int *off, int n, const unsigned *tok, unsigned *hist) {
+  for (int d = blockIdx.x * blockDim.x + threadIdx.x; d < n; d += gridDim.x * blockDim.x) {
+    int first = off[d], len = off[d + 1] - first;
+    if (len > 0) {
+      child<<<(len + 127) / 128, 128>>>(d, first, len, tok, hist);
+      if (cudaGetLastError() != cudaSuccess) hist[0] = ~0u;
+    }
+  }
+}
+int main() {
+  parent<<<64, 128>>>(nullptr, 0, nullptr, nullptr);
+  return cudaDeviceSynchronize() != cudaSuccess;
+}
+"""
+
+
+@pytest.mark.parametrize("g", ["warp", "block", "multiblock", "grid"])
+def test_launch_in_a_loop_is_aggregated_flattened(g: str) -> None:
+    (la,) = find_launches(LOOP, "l.cu")
+    assert la.in_loop and "aggregate" in la.transforms
+    out = apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", la.line, granularity=g))
+    assert parse(out, "l.cu").errors == []
+    if g != "grid":  # several records per parent thread; more launches of a unit go out directly
+        assert "#define _WW_AGG_PER_THREAD 8" in out
+    assert "if ((_ww_agg_old >> 32) < " in out and "/* no record: launch as the original did */" in out
+
+
+QUADTREE = ROOT / "examples" / "dp" / "quadtree" / "quadtree.cu"
+
+
+def test_recursive_launch_threshold_and_coarsen_follow_the_recursion() -> None:
+    src = QUADTREE.read_text()
+    (la,) = find_launches(src, str(QUADTREE))
+    assert la.child == la.parent == "qt_node"
+    assert la.transforms == ["threshold", "coarsen"]
+    assert "recursive launch" in la.refusals["aggregate"]
+    thr = pipeline(src, str(QUADTREE), la.line, [("threshold", None)])
+    # the serial copy recurses serially below _THRESHOLD and launches above it; the stack is raised first
+    serial = thr.split("__device__ void _ww_qt_node_serial(", 2)[2]
+    assert "_ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_thr_gDim, _ww_thr_bDim);" \
+        in serial
+    assert "qt_node<<<_ww_thr_gDim, _ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum);" in serial
+    assert "unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + _ww_tx;" in serial  # builtins mapped
+    assert "_ww_qt_node_serial_stack(); /* _ww_ threshold: stack for the recursive serial copy */" in thr
+    coarse = pipeline(src, str(QUADTREE), la.line, [("coarsen", None)])
+    body = coarse.split("__global__ void _ww_qt_node_coarse(", 2)[2]
+    assert "_ww_qt_node_coarse<<<_ww_cf_cgDim, 128>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, " \
+           "_ww_cf_gDim);" in body
+    assert "if (_ww_bx == 0 && threadIdx.x < 4" in body
+
+
+def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
+    """One nvcc call: coarsened uniform-return child, aggregated warp-intrinsic child, aggregated loop."""
+    src = _child(*UNIFORM["block offset and argument"])
+    (la,) = find_launches(src, "u.cu")
+    files = {"uniform.cu": apply_edits(src, rewrite(src, "u.cu", "coarsen", la.line)),
+             "warp.cu": pipeline(WARP_CHILD, "w.cu", 13, [("coarsen", None), ("aggregate", "block")]),
+             "loop.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", 9, granularity="multiblock"))}
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    r = subprocess.run([nvcc, "-rdc=true", "-arch=sm_90", "-c", *[str(tmp_path / n) for n in files],
+                        "--output-directory", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "warning" not in r.stderr, r.stderr[-2000:]
