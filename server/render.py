@@ -199,7 +199,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
     """At most one diagnostic per line per kernel: the line's best finding.
 
     The best finding is the line's best live advice at or above ``s.min_gain``, else its own samples
-    (code hot_line), else the stalls it causes elsewhere (code stall_cause). Every kind obeys
+    (code hot_line) or the stalls it causes elsewhere (code stall_cause), whichever share is larger. Every kind obeys
     ``s.min_share`` (the line's share, or the share it causes if larger), its code's severity and
     ``s.max_diagnostics_per_file`` (heaviest lines first). Edited lines and retired advice are skipped.
     """
@@ -234,7 +234,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
             if hint:
                 msg += f" — {hint}"
             data["optimizer"] = code
-        elif f.stats is not None:
+        elif f.stats is not None and (f.share >= f.caused_share or not f.causes):
             code = HOT_LINE
             st = f.stats
             msg = (f"{_pct(f.share)} of {kname}'s samples ({st.samples:,}); "
