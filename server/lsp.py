@@ -79,8 +79,10 @@ class WarpwiseServer(LanguageServer):
         s = self.state.settings
         self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
         # a CSV export only where its .ncu-rep is absent; reports beside the open files first
-        reports = workspace.open_first(prefer_reports(self.scan(s.profiles)), open_files)
-        return reports, self.scan(s.binaries), self.scan([], SOURCE_EXTS)
+        reports = [p for p in self.scan(s.profiles) if workspace.is_report(p)]
+        reports = workspace.open_first(prefer_reports(reports), open_files)
+        binaries = [p for p in self.scan(s.binaries) if workspace.is_binary(p)]
+        return reports, binaries, self.scan([], SOURCE_EXTS)
 
     def analyze_one(self, rep: Path, binaries: list[Path], sources: list[Path]) -> tuple[Analysis | None, str | None]:
         """Analyse one report against the binaries beside it (else every binary); (analysis, error)."""

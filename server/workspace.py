@@ -68,3 +68,20 @@ def open_first(reports: Sequence[Path], open_files: Sequence[Path]) -> list[Path
         return (1, -best, newest)
 
     return sorted(reports, key=rank)
+
+
+def is_report(path: Path) -> bool:
+    """A file warpwise reads as a profile: an Nsight Compute report or an ncu CSV source export (a glob
+    like ``reports/**`` selects a folder; other files in it are not reports)."""
+    return path.suffix == ".ncu-rep" or path.name.endswith(".source.csv")
+
+
+def is_binary(path: Path) -> bool:
+    """A file warpwise reads as a binary: a ``.cubin`` or an ELF executable/shared library."""
+    if path.suffix == ".cubin":
+        return True
+    try:
+        with path.open("rb") as fh:
+            return fh.read(4) == b"\x7fELF"
+    except OSError:
+        return False

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from warpwise.server.workspace import matches, open_first, scan
+from warpwise.server.workspace import is_binary, is_report, matches, open_first, scan
 
 
 def test_globs_are_relative_to_the_workspace_folder() -> None:
@@ -43,3 +43,13 @@ def test_reports_beside_open_files_come_first(tmp_path: Path) -> None:
         p.write_text("x")
         os.utime(p, (t, t))
     assert open_first([old, new], [tmp_path / "c" / "k.cu"]) == [new, old]
+
+
+def test_folder_globs_keep_only_reports_and_binaries(tmp_path: Path) -> None:
+    (tmp_path / "k.sm_90.cubin").write_bytes(b"\x7fELF...")
+    (tmp_path / "app").write_bytes(b"\x7fELF...")
+    (tmp_path / "notes.txt").write_text("x")
+    assert is_report(Path("r/a.ncu-rep")) and is_report(Path("r/a.source.csv"))
+    assert not is_report(Path("r/a.details.csv")) and not is_report(Path("r/k.cu"))
+    assert is_binary(tmp_path / "k.sm_90.cubin") and is_binary(tmp_path / "app")
+    assert not is_binary(tmp_path / "notes.txt") and not is_binary(tmp_path / "missing")

@@ -602,6 +602,14 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     assert.equal(await page.locator('.notifications-toasts .notification-toast').filter({ hasText: /already exists/ }).count(), 0);
   });
 
+  test('warpwise.profiles globs are relative to the workspace folder: "advice/**" reads only that folder', async () => {
+    writeSettings(userSettings({ 'warpwise.profiles': ['advice/**'] }));
+    const item = page.locator('.statusbar-item').filter({ hasText: /warpwise/ });
+    await waitFor('one profile loaded', async () => /warpwise: 1 profile · 1 kernel/.test(await item.first().innerText()), 30000);
+    writeSettings(userSettings());
+    await waitFor('all profiles again', async () => /4 profiles · 3 kernels/.test(await item.first().innerText()), 30000);
+  });
+
   test('a wrong warpwise.server.path gives a notification with the install command', async () => {
     writeSettings(userSettings({ 'warpwise.server.path': '/nonexistent/warpwise' }));
     const toast = page.locator('.notifications-toasts .notification-toast').filter({ hasText: '/nonexistent/warpwise' });
