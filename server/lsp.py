@@ -87,19 +87,19 @@ class WarpwiseServer(LanguageServer):
     def analyze_one(self, rep: Path, binaries: list[Path], sources: list[Path]) -> tuple[Analysis | None, str | None]:
         """Analyse one report against the binaries beside it (else every binary); (analysis, error)."""
         near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
-        # disassemble the binaries (nvdisasm, a subprocess) while this thread reads the report
+        # disassemble the binaries (nvdisasm, a subprocess) while the analysis reads the report; nothing waits
+        # for it (an analysis answered from the on-disk cache needs neither), and what has not started is dropped
         prefetch = [self.prefetch.submit(_warm_binary, b) for b in near[:4]]
         try:
-            if rep.suffix == ".ncu-rep":
-                _warm_report(rep)
-            for f in prefetch:
-                f.result()
             return ANALYZE(rep, near, sources), None
         except InputError as e:
             return None, str(e)
         except Exception as e:  # never let one bad file stop the server
             log.exception("analysis of %s failed", rep)
             return None, f"{rep}: analysis failed: {e}"
+        finally:
+            for f in prefetch:
+                f.cancel()
 
 
 def _warm_binary(path: Path) -> None:
@@ -108,16 +108,6 @@ def _warm_binary(path: Path) -> None:
 
     try:
         _load_binary_cached(path)
-    except Exception:
-        return
-
-
-def _warm_report(path: Path) -> None:
-    """Read a report into the pipeline's in-memory cache (errors surface later, in analyze)."""
-    from warpwise.analysis.pipeline import _load_profiles_cached
-
-    try:
-        _load_profiles_cached(path)
     except Exception:
         return
 
