@@ -19,7 +19,9 @@ const webview = {
   format: 'iife',
   target: 'es2020',
   minify: true,
-  legalComments: 'eof', // d3's ISC notices stay in the bundle
+  legalComments: 'eof',
+  // the bundled d3 modules' ISC licences travel with every copy of the page (the .vsix and each HTML file)
+  banner: { js: `/*!\n${fs.readFileSync(path.join(ASSETS, 'THIRD-PARTY-NOTICES.txt'), 'utf8').replaceAll('*/', '* /')}*/` },
   logLevel: 'info',
 };
 if (process.argv.includes('--check-webview')) {
@@ -35,7 +37,7 @@ if (process.argv.includes('--check-webview')) {
 }
 await esbuild.build(webview);
 fs.mkdirSync('dist/webview', { recursive: true });
-for (const f of ['profile.html', 'profile.css', 'profile.js']) fs.copyFileSync(path.join(ASSETS, f), path.join('dist/webview', f));
+for (const f of ['profile.html', 'profile.css', 'profile.js', 'THIRD-PARTY-NOTICES.txt']) fs.copyFileSync(path.join(ASSETS, f), path.join('dist/webview', f));
 
 if (!webviewOnly) {
   await esbuild.build({
