@@ -104,12 +104,16 @@ class View:
         return [a for a in advice if id(a) not in self.retired]
 
     def relabel(self, text: str) -> str:
-        """``line N`` in an analysis message rewritten to the line's current number (this file)."""
-        def sub(m: re.Match[str]) -> str:
-            cur = self.lmap.line(int(m.group(2)))
-            return f"{m.group(1)}{cur}" if cur is not None else m.group(0)
+        """``line N`` / ``lines 9, 11 and 23`` in an analysis message rewritten to the lines' current numbers
+        (this file); a number whose line was edited is kept as it was."""
+        def one(m: re.Match[str]) -> str:
+            cur = self.lmap.line(int(m.group(0)))
+            return str(cur) if cur is not None else m.group(0)
 
-        return re.sub(r"\b(lines? )(\d+)\b", sub, text)
+        def sub(m: re.Match[str]) -> str:
+            return m.group(1) + re.sub(r"\d+", one, m.group(2))
+
+        return re.sub(r"\b(lines? )(\d+(?:(?:, | and )\d+)*)\b", sub, text)
 
     def mapped(self) -> list[tuple[int, LineFinding]]:
         """(current line, finding) for every finding whose line is unchanged."""

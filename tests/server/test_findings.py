@@ -233,3 +233,10 @@ def test_a_real_report_with_three_launches_of_one_kernel() -> None:
     hot = max((f for f in ff.findings if f.stats), key=lambda f: f.stats.samples)  # type: ignore[union-attr]
     h = render.hover(ff, lmap, text, hot.line)
     assert h is not None and "Over 3 launches" in h.contents.value  # type: ignore[union-attr]
+
+
+def test_line_lists_in_messages_are_relabelled(stencil: Analysis) -> None:
+    ff = file_findings([stencil], STENCIL)
+    text = "// a\n// b\n" + STENCIL.read_text()
+    view = render.View.of(ff, LineMap(ff.baseline, text))
+    assert view.relabel("at lines 9, 11, 18 and 20: x; line 21") == "at lines 11, 13, 20 and 22: x; line 23"
