@@ -353,7 +353,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             summary.append("```text\n" + "\n".join(rows) + "\n```")
         live = view.live(f.advice) or view.live(f.touching)
         if live:
-            top = live[0]
+            top = max(live, key=_speedup)
             conf = confidence_text(top)
             hint = _short(view.relabel(str(getattr(top, "hint", "") or "")))
             summary.append(f"**{_optimizer(top)}** — estimated **{_speedup(top):.2f}×**" +
