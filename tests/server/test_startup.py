@@ -65,3 +65,9 @@ async def test_open_file_is_published_before_the_workspace_is_analysed(client: L
     (t_status, _), *_ = client.events  # type: ignore[attr-defined]
     assert first < t_status
     assert any(d.code == "strength_reduction" for d in client.diagnostics[uri])
+    # the reports analysed after the open file's were shown as $/progress, begun and ended
+    loads = [r for t, r in client.progress_reports.items() if str(t).startswith("warpwise-load-")]
+    assert loads, client.progress_reports
+    (reports,) = loads
+    assert isinstance(reports[0], lsp.WorkDoneProgressBegin) and isinstance(reports[-1], lsp.WorkDoneProgressEnd)
+    assert reports[-1].message == "5 profile(s)"
