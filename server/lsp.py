@@ -383,9 +383,9 @@ async def did_change(ls: WarpwiseServer, params: lsp.DidChangeTextDocumentParams
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: WarpwiseServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    """Republish on save (the disk text is the baseline when the report embeds no source)."""
-    with ls.state.lock:
-        ls.state.findings.pop(str(uri_to_path(params.text_document.uri).resolve()), None)
+    """Republish on save. The findings (and their baseline: the profiled text, or the file as it was when
+    first analysed when the report embeds no source) are kept, so saving an edit never makes the edited
+    lines look profiled again; a reload (new report) computes them afresh."""
     await publish(ls, params.text_document.uri)
 
 
