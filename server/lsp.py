@@ -44,7 +44,7 @@ class State:
     tuned: dict[str, Any] = field(default_factory=dict)  # kernel (mangled) -> TunedKernel
     active: dict[str, Path] = field(default_factory=dict)  # kernel (mangled) -> report the user picked
     # findings per local file for the current analyses: hover/inlay/lens requests reuse them instead of
-    # walking every blame edge again; cleared on reload and when the file is saved
+    # walking every blame edge again; cleared on reload and when the active report changes
     findings: dict[str, FileFindings] = field(default_factory=dict)
     generation: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
