@@ -20,7 +20,8 @@ from warpwise.analysis.profile.join import MismatchError, join
 from warpwise.analysis.profile.lines import LineStats, line_stats
 from warpwise.analysis.profile.model import KernelProfile
 from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
-from warpwise.analysis.profile.paths import map_path
+from warpwise.analysis.profile.paths import normalize as normalize_path
+from warpwise.analysis.profile.paths import resolve as resolve_path
 from warpwise.analysis.profile.source import same_code
 
 log = logging.getLogger("warpwise")
@@ -52,6 +53,12 @@ class KernelAnalysis:
     program: Any = None
     advice_report: Any = None
     notes: list[str] = field(default_factory=list)
+    # (recorded file, line) of a hot line in an inlined helper -> its call sites (profile.inlining)
+    inlined: dict[tuple[str, int], list[Any]] = field(default_factory=dict)
+    # (recorded file, line) of a call line -> inclusive samples (its own + those inlined through it)
+    inclusive: dict[tuple[str, int], int] = field(default_factory=dict)
+    # recorded paths that matched several local files equally (also in notes): say so where users look
+    ambiguous_paths: list[str] = field(default_factory=list)
     _sections: Any = field(default=None, repr=False)
 
     def instruction(self, function: str, offset: int, section: str = "") -> tuple[Any, Any, str | None, int | None]:
@@ -87,7 +94,7 @@ class KernelAnalysis:
         """Local path for a recorded path (the recorded one when none matched)."""
         if recorded is None:
             return None
-        p = self.local.get(recorded)
+        p = self.local.get(recorded) or self.local.get(normalize_path(recorded))
         return str(p) if p is not None else recorded
 
 
@@ -299,12 +306,69 @@ def _pick_cubin(profile: KernelProfile, cubins: Sequence[Cubin]) -> tuple[Cubin 
     return None, problems
 
 
+def recorded_paths(profile: KernelProfile, cubin: Cubin | None) -> set[str]:
+    """Every source path the profile and the cubin's line table record: the kernel's file, headers, and
+    the files of inlined helpers and their call sites (inline chains)."""
+    files = {s.file for s in profile.pcs.values() if s.file}
+    if cubin is not None:
+        for f in cubin.functions.values():
+            for ins in f.instructions:
+                if ins.loc is not None:
+                    files.add(ins.loc.file)
+                files.update(c.file for c in ins.inline_chain)
+    return files
+
+
+HEADER_SUFFIXES = (".cuh", ".h", ".hpp", ".hh", ".inl")
+
+
+def nearby_headers(sources: Sequence[Path]) -> list[Path]:
+    """Header files in the folders of ``sources`` and their parents (``#include "x.cuh"``/``"../x.cuh"``), not
+    already among them: a hot header maps to its local copy without being named on the command line."""
+    given = {p.resolve() for p in sources}
+    out: list[Path] = []
+    for folder in dict.fromkeys(d for p in sources for d in (p.parent, p.parent.parent)):
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            continue
+        for f in entries[:2000]:
+            if f.suffix in HEADER_SUFFIXES and f.is_file() and f.resolve() not in given:
+                given.add(f.resolve())
+                out.append(f)
+    return out
+
+
+def map_sources(profile: KernelProfile, cubin: Cubin | None, sources: Sequence[Path],
+                path_map: Sequence[tuple[str, str]] = ()) -> tuple[dict[str, Path | None], list[str]]:
+    """Recorded path (as recorded, and normalized) -> local file, and the notes on ambiguous ones
+    (paths.resolve: suffix, then the report's embedded text, then nearest to the report)."""
+    local: dict[str, Path | None] = {}
+    notes: list[str] = []
+    candidates = list(sources) + nearby_headers(sources)
+    embedded = {normalize_path(k): v for k, v in profile.source_files.items()}
+    report = Path(profile.report) if profile.report else None
+    for r in sorted(recorded_paths(profile, cubin)):
+        n = normalize_path(r)
+        if n in local:
+            local[r] = local[n]
+            continue
+        m = resolve_path(r, candidates, embedded.get(n), report, path_map)
+        local[r] = local[n] = m.local
+        if m.note and m.note not in notes:
+            notes.append(m.note)
+    return local, notes
+
+
 def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Sequence[Path],
-                   launches: int | None = None, programs: dict[int, Any] | None = None) -> KernelAnalysis:
+                   path_map: Sequence[tuple[str, str]] = (), launches: int | None = None,
+                   programs: dict[int, Any] | None = None) -> KernelAnalysis:
     """Join, blame and advise one kernel launch. Raises MismatchError when the binary does not match.
 
+    ``path_map``: (recorded prefix, local prefix) rules (paths.parse_path_map) tried before suffix matching;
     ``launches``: launches of this kernel in the report (kernel_merge needs it); ``programs``: a cache of
-    program structures by ``id(cubin)`` shared by the launches of one report."""
+    program structures by ``id(cubin)`` shared by the launches of one report.
+    """
     from warpwise.analysis.profile import csv_load
     from warpwise.analysis.profile.ncu import UNATTRIBUTED
 
@@ -331,9 +395,9 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
                      "and line-level advice cannot be placed on the source; kernel-level advice is shown. Rebuild "
                      "with `nvcc -lineinfo` and profile again")
     lines = line_stats(profile)
-    recorded = {s.file for s in profile.pcs.values() if s.file}
-    local = {r: map_path(r, sources) for r in recorded}
-    ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes)
+    local, ambiguous = map_sources(profile, cubin, sources, path_map)
+    ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes + ambiguous,
+                        ambiguous_paths=ambiguous)
     unattributed = sum(s.samples for s in profile.pcs.values() if s.function == UNATTRIBUTED)
     no_line = sum(s.samples for s in profile.pcs.values() if s.function != UNATTRIBUTED and s.line is None)
     if unattributed or no_line:
@@ -346,13 +410,19 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
             parts.append(f"{no_line:,} ({no_line / T:.1%}) on instructions without line information")
         ka.notes.append("samples not on any source line: " + "; ".join(parts) +
                         ". They count in the kernel's total.")
+    checked: set[Path] = set()
     for recorded, here in local.items():
         embedded = profile.source_files.get(recorded)
-        if here is not None and embedded is not None and here.is_file() and \
-                not same_code(here.read_text(errors="replace"), embedded):
+        if here is None or here in checked or embedded is None:
+            continue
+        checked.add(here)
+        if here.is_file() and not same_code(here.read_text(errors="replace"), embedded):
             ka.notes.append(f"{here} differs from the source that was profiled: line numbers and text here are "
                             "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
+        from warpwise.analysis.profile.inlining import inline_sites
+
+        ka.inlined, ka.inclusive = inline_sites(profile, cubin)
         _blame_and_advise(ka, launches, programs)
     return ka
 
@@ -393,13 +463,13 @@ def _blame_and_advise(ka: KernelAnalysis, launches: int | None = None, programs:
 
 
 def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None = None,
-            pages: Sequence[Path] = ()) -> Analysis:
+            pages: Sequence[Path] = (), path_map: Sequence[tuple[str, str]] = ()) -> Analysis:
     """Analyse every kernel launch of ``report`` against ``binaries`` (.cubin / executables).
 
     ``report`` is a ``.ncu-rep`` or an ncu CSV export; ``pages``: the other CSV pages of the same export
     (default for ``<stem>.source.csv``: ``<stem>.details.csv``/``.raw.csv`` beside it). Raises InputError
     for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or entries of
-    ``errors`` so one bad kernel does not hide the others.
+    ``errors`` so one bad kernel does not hide the others. ``path_map``: see analyze_kernel.
     """
     from warpwise.analysis.profile.csvfile import CsvError
 
@@ -423,7 +493,8 @@ def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ker
         if kernel and kernel not in p.name and kernel not in p.mangled:
             continue
         try:
-            out.append(analyze_kernel(p, cubins, sources, launches=counts[p.mangled], programs=programs))
+            out.append(analyze_kernel(p, cubins, sources, path_map, launches=counts[p.mangled],
+                                      programs=programs))
         except MismatchError as e:
             errors.append(str(e))
     return Analysis(report=report, kernels=out, errors=errors)

@@ -31,10 +31,29 @@ def _loc(ka: KernelAnalysis, function: str, offset: int | None, section: str = "
 
 
 def line_json(ka: KernelAnalysis, ls: LineStats) -> dict[str, Any]:
-    """One entry of a kernel's ``lines`` array."""
-    return {"file": ka.local_path(ls.file), "line": ls.line, "samples": ls.samples,
-            "latency_samples": ls.latency_samples,
-            "stall_reasons": dict(sorted(ls.stalls.items(), key=lambda kv: (-kv[1], kv[0])))}
+    """One entry of a kernel's ``lines`` array. A line of an inlined helper has ``inlined_into`` (the call
+    sites: function, file, line, samples); a call line has ``inclusive_samples`` (its own + inlined code)."""
+    out: dict[str, Any] = {"file": ka.local_path(ls.file), "line": ls.line, "samples": ls.samples,
+                           "latency_samples": ls.latency_samples,
+                           "stall_reasons": dict(sorted(ls.stalls.items(), key=lambda kv: (-kv[1], kv[0])))}
+    sites = ka.inlined.get((ls.file, ls.line))
+    if sites:
+        out["inlined_into"] = [{"function": c.function, "file": ka.local_path(c.file), "line": c.line,
+                                "samples": c.samples} for c in sites]
+    if (ls.file, ls.line) in ka.inclusive:
+        out["inclusive_samples"] = ka.inclusive[(ls.file, ls.line)]
+    return out
+
+
+def inline_text(ka: KernelAnalysis, file: str, line: int, name_file: Any) -> str:
+    """`` [inlined into KERNEL at FILE:LINE]`` for a line of an inlined helper (the call site with most
+    samples; ``name_file`` renders a recorded path), else ''."""
+    sites = ka.inlined.get((file, line))
+    if not sites:
+        return ""
+    c = sites[0]
+    more = f" and {len(sites) - 1} more call site{'s' if len(sites) > 2 else ''}" if len(sites) > 1 else ""
+    return f"  [inlined into {_short(c.function)} at {name_file(c.file)}:{c.line}{more}]"
 
 
 def _edges(kas: list[KernelAnalysis]) -> list[Any]:
@@ -203,6 +222,10 @@ def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Pat
         src = _source_line(ka, ls.file, ls.line)
         funcs = sorted({f for f, _ in ls.pcs if f != p.mangled})
         where = f"  [in {', '.join(_short(f) for f in funcs)}]" if funcs else ""
+        where += inline_text(ka, ls.file, ls.line, lambda f: rel(ka.local_path(f)))
+        if (ls.file, ls.line) in ka.inclusive:
+            inc = ka.inclusive[(ls.file, ls.line)]
+            where += f"  (inclusive {inc:,} = {_pct(inc, T)} with the code inlined here)"
         out.append(f"   {_pct(ls.samples, T):>6} {ls.samples:>8,} {_pct(ls.latency_samples, ls.samples):>8}  "
                    f"{rel(ka.local_path(ls.file))}:{ls.line}{where}  {src}")
         out.append(f"   {'':>6} {'':>8} {'':>8}    {reasons}")
@@ -273,7 +296,7 @@ def _blame_lines(g: KernelGroup, ls: LineStats, n: int) -> list[str]:
 def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = None) -> str:
     """The ``advise --format text`` report for all analyses (kernels in report order) plus errors."""
     parts = [render_kernel_text(g, top, root) for a in analyses for g in a.groups]
-    if parts:
+    if parts:  # the terms explain the kernel tables; with none shown they explain nothing
         parts.append(LEGEND)
     return "\n\n".join(parts) + "\n"
 
@@ -295,4 +318,46 @@ def to_sarif(analyses: list[Analysis]) -> dict[str, Any]:
             for recorded, local in k.local.items():
                 if local is not None:
                     locals_[recorded] = str(local)
-    return dict(advice_sarif(reports, map_file=lambda p: locals_.get(p, p)))
+    from warpwise.analysis.profile.paths import normalize
+
+    def map_file(p: str) -> str:
+        return locals_.get(p) or locals_.get(normalize(p)) or p
+
+    for a in analyses:  # normalized keys too: the cubin records ./ and ../ segments
+        for k in a.kernels:
+            for recorded, local in k.local.items():
+                if local is not None:
+                    locals_.setdefault(normalize(recorded), str(local))
+    log = dict(advice_sarif(reports, map_file=map_file))
+    _add_inline_sites(log, analyses, map_file)
+    return log
+
+
+def _add_inline_sites(log: dict[str, Any], analyses: list[Analysis], map_file: Any) -> None:
+    """Results on a line of an inlined helper get the call site: "(inlined into K at FILE:LINE)" in the message
+    and a related location (SARIF 2.1.0 §3.27.22)."""
+    from warpwise.analysis.advice.report import _uri
+
+    sites: dict[tuple[str, int], tuple[str, str, int]] = {}
+    for a in analyses:
+        for k in a.kernels:
+            for (file, line), cs in k.inlined.items():
+                if cs:
+                    site = (_short(cs[0].function), map_file(cs[0].file), cs[0].line)
+                    sites.setdefault((_uri(map_file(file)), line), site)
+    if not sites:
+        return
+    for run in log.get("runs", []):
+        for res in run.get("results", []):
+            for loc in res.get("locations", [])[:1]:
+                phys = loc.get("physicalLocation", {})
+                key = (phys.get("artifactLocation", {}).get("uri"), phys.get("region", {}).get("startLine"))
+                if key not in sites:
+                    continue
+                func, file, line = sites[key]
+                msg = res.setdefault("message", {})
+                msg["text"] = f"{msg.get('text', '')} (inlined into {func} at {Path(file).name}:{line})"
+                res.setdefault("relatedLocations", []).append({
+                    "id": len(res.get("relatedLocations", [])) + 1,
+                    "physicalLocation": {"artifactLocation": {"uri": _uri(file)}, "region": {"startLine": line}},
+                    "message": {"text": f"call site in {func}: the helper is inlined here"}})

@@ -65,12 +65,12 @@ def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_l
     ``profiles``), then its nearest alternatives, then each single transform."""
     if not wanted(only, REWRITE_KIND):
         return []
-    from warpwise.analysis.rewrite import GRANULARITIES, find_launches
+    from warpwise.analysis.rewrite import GRANULARITIES, RewriteError, find_launches
 
     try:
         launches = find_launches(text, path)
-    except Exception:
-        return []
+    except RewriteError as e:  # the file does not parse: say why on each launch, never offer a rewrite
+        return _withheld_actions(text, path, str(e), first_line, last_line) if disabled_ok else []
     out: list[lsp.CodeAction] = []
     for ln in launches:
         if not (first_line <= ln.line <= last_line):
@@ -105,6 +105,8 @@ def _plan_actions(uri: str, version: int | None, text: str, path: str, line: int
         plan = plan_launch(text, path, line, profiles)
     except RewriteError:
         return []  # no transform applies: the single-transform actions below carry the reasons
+    except Exception:  # a profile the plan cannot read must not cost the other actions
+        plan = plan_launch(text, path, line, None)
     head = "Profile-guided DP rewrite" if plan.facts else "DP rewrite (default, no profile)"
     out = []
     for i, ch in enumerate([plan.choice, *plan.alternatives[:PLAN_ALTERNATIVES]]):
@@ -115,6 +117,20 @@ def _plan_actions(uri: str, version: int | None, text: str, path: str, line: int
         if not resolve:
             action.edit = resolve_rewrite(data, text)
         out.append(action)
+    return out
+
+
+def _withheld_actions(text: str, path: str, reason: str, first_line: int, last_line: int) -> list[lsp.CodeAction]:
+    """Disabled rewrite actions, with ``reason``, for the device-side launches a token scan finds on the lines."""
+    from warpwise.analysis.rewrite.parse import parse, token_launches
+
+    out = []
+    for t in token_launches(parse(text, path)):
+        if t.device_side and first_line <= t.line <= last_line:
+            for transform in ("threshold", "coarsen", "aggregate"):
+                title = TITLES[transform].format(g="block") + f" — {t.child}"
+                out.append(lsp.CodeAction(title=title, kind=REWRITE_KIND,
+                                          disabled=lsp.CodeActionDisabled(reason=reason)))
     return out
 
 

@@ -44,6 +44,13 @@ def run_advise(args: argparse.Namespace) -> int:
     given = list(args.profile or [])
     problems = [m for m in (*(_check_file("--profile", g, (".ncu-rep", ".csv")) for g in given),
                             _check_file("--binary", args.binary) if args.binary else None) if m]
+    from warpwise.analysis.profile.paths import parse_path_map
+
+    try:
+        path_map = parse_path_map(getattr(args, "path_map", None) or [])
+    except ValueError as e:
+        problems.append(f"--path-map: {e}")
+        path_map = []
     sources, src_problems = _sources(args.sources)
     problems += src_problems
     for m in problems:
@@ -72,7 +79,7 @@ def run_advise(args: argparse.Namespace) -> int:
     for rep in profiles:
         try:
             analyses.append(analyze(rep, binaries, sources, kernel=args.kernel,
-                                    pages=pages if rep.suffix == ".csv" else ()))
+                                    pages=pages if rep.suffix == ".csv" else (), path_map=path_map))
         except InputError as e:
             print(f"warpwise advise: {e}", file=sys.stderr)
             return 2

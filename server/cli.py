@@ -71,6 +71,9 @@ def build_parser() -> argparse.ArgumentParser:
     adv.add_argument("--format", choices=["text", "json", "sarif", "html"], default="text")
     adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel (>= 1)")
     adv.add_argument("--kernel", help="only kernels whose name contains this")
+    adv.add_argument("--path-map", action="append", metavar="OLD=NEW", default=[],
+                     help="map a recorded source path prefix (the build machine's) to a local folder; "
+                          "repeatable, tried before suffix matching")
 
     sub.add_parser("lsp", help="language server on stdio")
 

@@ -45,6 +45,8 @@ class Settings:
     tune_verify_samples: int = 10000
     log_level: str = "warning"
     trace_server: str = "off"
+    # recorded path prefix (the build machine's) -> local folder, tried before suffix matching
+    path_map: dict[str, str] = field(default_factory=dict)
 
     def severity_of(self, code: str) -> str:
         """Configured severity for a diagnostic code (default information)."""
@@ -65,6 +67,7 @@ _KEYS: dict[str, str] = {
     "inlayHints.enabled": "inlay_hints", "ncuPath": "ncu_path", "profile.command": "profile_command",
     "profile.output": "profile_output", "tune.iterations": "tune_iterations", "tune.seed": "tune_seed",
     "tune.verifySamples": "tune_verify_samples", "logLevel": "log_level", "trace.server": "trace_server",
+    "pathMap": "path_map",
 }
 _CHOICES: dict[str, tuple[str, ...]] = {"log_level": LOG_LEVELS, "trace_server": ("off", "messages", "verbose")}
 
@@ -94,6 +97,9 @@ def _valid(name: str, default: Any, v: Any) -> tuple[bool, Any]:
         return isinstance(v, str) and (name not in _CHOICES or v in _CHOICES[name]), v
     if isinstance(default, list):
         return isinstance(v, list) and all(isinstance(x, str) for x in v), v
+    if name == "path_map":
+        return isinstance(v, dict) and all(isinstance(a, str) and isinstance(b, str) and a.strip() and b.strip()
+                                           for a, b in v.items()), v
     if isinstance(default, dict):
         return isinstance(v, dict) and all(isinstance(x, str) and x in SEVERITIES for x in v.values()), v
     return False, v

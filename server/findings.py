@@ -93,6 +93,17 @@ class EditorKernel:
         """GPU name as the report records it."""
         return self.first.profile.device
 
+    def inlined(self, file: str, line: int) -> list[Any]:
+        """Call sites a hot line of an inlined helper was inlined into (the first launch's; the binary and
+        so the inline chains are the same for every launch of a report)."""
+        return list(getattr(self.first, "inlined", {}).get((file, line), []))
+
+    def inclusive(self, file: str, line: int) -> int | None:
+        """Samples of a call line with the code inlined through it, summed over the launches (None when the
+        line inlines nothing)."""
+        got = [ka.inclusive[(file, line)] for ka in self.launches if (file, line) in getattr(ka, "inclusive", {})]
+        return sum(got) if got else None
+
     @property
     def local(self) -> dict[str, Path | None]:
         """Recorded source path -> local file, over all launches."""

@@ -20,6 +20,7 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in, prefer_reports
+from warpwise.analysis.profile.paths import parse_path_map
 from warpwise.server import actions, render, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
@@ -90,8 +91,9 @@ class WarpwiseServer(LanguageServer):
         # disassemble the binaries (nvdisasm, a subprocess) while the analysis reads the report; nothing waits
         # for it (an analysis answered from the on-disk cache needs neither), and what has not started is dropped
         prefetch = [self.prefetch.submit(_warm_binary, b) for b in near[:4]]
+        path_map = parse_path_map(f"{old}={new}" for old, new in self.state.settings.path_map.items())  # validated
         try:
-            return ANALYZE(rep, near, sources), None
+            return ANALYZE(rep, near, sources, path_map=path_map), None
         except InputError as e:
             return None, str(e)
         except Exception as e:  # never let one bad file stop the server
@@ -207,6 +209,9 @@ async def publish(ls: WarpwiseServer, uri: str) -> None:
 def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict[Path, Analysis]) -> None:
     for msg in list(errors.values()) + [e for a in analyses.values() for e in a.errors]:
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=msg))
+    # a recorded path with several equal local candidates maps to none: tell the user how to choose
+    for note in dict.fromkeys(n for a in analyses.values() for k in a.kernels for n in k.ambiguous_paths):
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {note}"))
     if errors:
         first = next(iter(errors.values()))
         more = f" (and {len(errors) - 1} more, see the output log)" if len(errors) > 1 else ""

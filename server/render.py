@@ -15,6 +15,7 @@ from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALL_CAUSE, Settings
 from warpwise.server.findings import EditorKernel, FileFindings, LineFinding, advice_primary
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
+from warpwise.server.uris import path_to_uri
 
 SOURCE = "warpwise"
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
@@ -156,8 +157,8 @@ def _top_reason(f: LineFinding) -> str:
     return f"{top[0][0]} {_pct(top[0][1] / f.stats.samples)}" if top else ""
 
 
-def _related(view: View, f: LineFinding, lines: list[str], skip: Any,
-             min_gain: float) -> list[lsp.DiagnosticRelatedInformation]:
+def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: float,
+             doc_uri: str) -> list[lsp.DiagnosticRelatedInformation]:
     """Blame rows, stalls caused on other lines and the line's other advice at or above ``min_gain``,
     each once (smaller advice stays in the hover)."""
     out: list[lsp.DiagnosticRelatedInformation] = []
@@ -169,7 +170,7 @@ def _related(view: View, f: LineFinding, lines: list[str], skip: Any,
         rng = _related_range(view, file, line, lines)
         if rng is None:
             return
-        uri = Path(file).resolve().as_uri()
+        uri = path_to_uri(file, (doc_uri,))  # the client's own URI for its document (percent-encoding)
         key = (uri, rng.start.line, message)
         if key not in seen:
             seen.add(key)
@@ -254,7 +255,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
                    f"{places}")
         else:
             continue
-        related = _related(view, f, lines, best, s.min_gain)
+        related = _related(view, f, lines, best, s.min_gain, uri)
         out.append((f.weight, lsp.Diagnostic(
             range=_line_range(lines, cur), message=msg, severity=_SEVERITY[s.severity_of(code)], source=SOURCE,
             code=code, code_description=_code_description(code) if best is not None else None,
@@ -324,6 +325,12 @@ def _kernel_line_label(g: EditorKernel) -> str:
     rep = g.report.name + (f" (newest of {len(g.reports)})" if len(g.reports) > 1 and g.report == g.reports[0]
                            else (f" (1 of {len(g.reports)})" if len(g.reports) > 1 else ""))
     return f"{launches} · report {rep}"
+def _function_name(mangled: str) -> str:
+    from warpwise.analysis.report import _short as short_name
+
+    return short_name(mangled)
+
+
 
 
 def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | None:
@@ -369,6 +376,14 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
             details.append("| stall reason | samples | share |\n|---|---:|---:|")
             for r, v in sorted(st.stalls.items(), key=lambda kv: -kv[1]):
                 details.append(f"| {r} | {v:,} | {_pct(v / max(1, st.samples))} |")
+            for c in f.kernel.inlined(st.file, st.line)[:3]:
+                details.append(f"\nInlined into `{_function_name(c.function)}` at "
+                               f"{_line_word(view, Path(f.kernel.first.local_path(c.file) or c.file), c.line)} "
+                               f"({c.samples:,} samples)")
+            inc = f.kernel.inclusive(st.file, st.line)
+            if inc is not None:
+                details.append(f"\nInclusive: **{inc:,}** samples with the code inlined here "
+                               f"({_pct(inc / max(1, g.total_samples))} of the kernel)")
         if f.blamed_on:
             details.append("\n**Blamed on** (GPA instruction blamer; distance of the edge with most samples):")
             for b in f.blamed_on[:6]:
@@ -497,15 +512,19 @@ def kernel_line(ka: Any, path: Path) -> int | None:
 
 
 def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
-    """Warnings on device-side launches whose errors go unchecked or may exceed the pending-launch limit."""
-    try:
-        from warpwise.analysis.rewrite import launch_diagnostics as find
-    except ImportError:
-        return []
+    """Warnings on device-side launches whose errors go unchecked or may exceed the pending-launch limit.
+
+    A file that does not parse gets one information diagnostic with the reason ("parse failed at
+    FILE:LINE:COL: ...", rewrites withheld) and the unchecked-launch warnings of a token scan.
+    """
+    from warpwise.analysis.rewrite import RewriteError
+    from warpwise.analysis.rewrite import launch_diagnostics as find
+    from warpwise.analysis.rewrite.parse import CODE_PARSE_FAILED, fallback_launch_diagnostics
+
     try:
         found = find(text, path)
-    except Exception:
-        return []
+    except RewriteError:
+        found = fallback_launch_diagnostics(text, path) or []
     lines = text.split("\n")
     out = []
     for d in found:
@@ -513,8 +532,9 @@ def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
         from warpwise.server.positions import utf8_col_to_units
 
         a = utf8_col_to_units(lt, d.column - 1, ENCODING["value"])
-        b = utf8_col_to_units(lt, d.end_column - 1, ENCODING["value"])
+        b = utf8_col_to_units(lt, min(d.end_column - 1, len(lt.encode("utf-8"))), ENCODING["value"])
+        severity = (lsp.DiagnosticSeverity.Information if d.code == CODE_PARSE_FAILED
+                    else lsp.DiagnosticSeverity.Warning)
         out.append(lsp.Diagnostic(range=lsp.Range(lsp.Position(d.line - 1, a), lsp.Position(d.line - 1, b)),
-                                  message=d.message, severity=lsp.DiagnosticSeverity.Warning, source=SOURCE,
-                                  code=d.code))
+                                  message=d.message, severity=severity, source=SOURCE, code=d.code))
     return out

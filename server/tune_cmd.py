@@ -73,6 +73,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def progress_counts(done: int, total: int) -> tuple[int, int]:
+    """(done, total) for display: ``done`` never above ``total`` (total grows to the steps taken)."""
+    return done, max(total, done)
+
+
 class _Bar:
     """tqdm bar if tqdm is installed, else one line per stage on stderr."""
 
@@ -102,11 +107,15 @@ class _Bar:
                 self.bar = tqdm(total=pr.total, desc=pr.stage, file=sys.stderr, leave=False)
             elif pr.stage != "done":
                 print(f"[{pr.stage}] {pr.message}", file=sys.stderr)
+        # cached schedules cost no GPU time and advance the cooling by a fraction of a step (schedule/anneal),
+        # so a search can take more steps than --iterations: show the steps, never "75/50"
+        done, total = progress_counts(pr.done, pr.total)
         if self.bar is not None:
-            self.bar.n = pr.done
+            self.bar.total = total
+            self.bar.n = done
             self.bar.set_postfix_str(f"best {pr.best_ratio:.4f}{self.unit}", refresh=True)
         elif self.enabled and pr.stage == "search" and pr.done % 25 == 0:
-            print(f"[search] {pr.done}/{pr.total} best {pr.best_ratio:.4f}{self.unit}; {pr.message}", file=sys.stderr)
+            print(f"[search] {done}/{total} best {pr.best_ratio:.4f}{self.unit}; {pr.message}", file=sys.stderr)
 
     def close(self) -> None:
         if self.bar is not None:

@@ -37,3 +37,8 @@ def test_wheel_installs_and_imports(tmp_path: Path) -> None:
     assert "site-packages/warpwise/analysis/profile/model.py" in out.stdout
     # the shim header for libclang's host-only CUDA parse ships with the package
     assert list((env_dir / "lib").glob("python3*/site-packages/warpwise/analysis/rewrite/*.h"))
+    # and the headers that complete clang's CUDA wrapper for the real-header parse
+    site = "python3*/site-packages/warpwise/analysis/rewrite"
+    shipped = {p.name for p in (env_dir / "lib").glob(f"{site}/cuda_include/*.h")}
+    assert shipped == {"warpwise_cuda_extra.h", "warpwise_builtin_vars.h", "texture_fetch_functions.h",
+                       "curand_mtgp32_kernel.h"}

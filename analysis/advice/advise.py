@@ -132,7 +132,7 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
     if 0 < view.total < rk.FEW_SAMPLES:
         report.notes.append(f"only {view.total} samples for this kernel: estimates are uncertain (see each "
                             "interval); re-profile with a finer PC sampling interval (`warpwise profile "
-                            "--sampling-interval 0`, or ncu --warp-sampling-interval 0)")
+                            "--short-kernels -o R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
     return report
 
 

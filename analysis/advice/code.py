@@ -93,11 +93,33 @@ def is_spill_slot(ins: Instruction) -> bool:
     return cm.is_local_mem(ins) and any("Spill" in op for op in ins.operands)
 
 
+def call_stack_keys(view: KernelView) -> set[cm.InsKey]:
+    """Local-memory instructions that are the ABI's register saves around out-of-line calls: inside called
+    device functions, or in a caller's basic block that holds a CALL. Inlining removes them (function_inlining
+    counts them); register reuse does not."""
+    out: set[cm.InsKey] = set()
+    if view.program is None:
+        return out
+    called = {cs.callee for pf in view.program.functions.values() for cs in pf.calls}
+    for pf in view.program.functions.values():
+        if pf.name in called and not pf.is_kernel:
+            out |= {(pf.name, i.offset) for i in pf.instructions if cm.is_local_mem(i)}
+        for cs in pf.calls:
+            b = pf.block_of(cs.offset)
+            if b is not None:
+                out |= {(pf.name, i.offset) for i in b.instructions if cm.is_local_mem(i)}
+    return out
+
+
 def _local_removal(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
                    spills_only: bool = False) -> Advice | Skipped:
+    abi = call_stack_keys(view)
     removed = {k: 1.0 for pf in (view.program.functions.values() if view.program else ())
                for i in pf.instructions if cm.is_local_mem(i) and (not spills_only or is_spill_slot(i))
-               and (k := cm.ins_key(pf, i)) is not None}
+               and (k := cm.ins_key(pf, i)) is not None and k not in abi}
+    if not removed and abi:
+        return Skipped(opt_id, "the local-memory traffic is the call ABI's register saves around out-of-line "
+                               "calls: see function_inlining")
     if spills_only and not removed:
         return Skipped(opt_id, "the local-memory accesses are run-time indexed arrays, not register spills: more "
                                "registers would not keep them in registers (see register_reuse)")

@@ -291,8 +291,9 @@ def _call_overhead_edges(view: KernelView, callees: dict[str, ProgramFunction],
                          sites: dict[str, list[tuple[ProgramFunction, int]]],
                          keep_not_selected: bool = False) -> list[EdgeView]:
     """Blame edges at instructions inlining removes: each call site's CALL, the BSSY/BSYNC of its block and
-    the register moves right before the CALL (ABI argument setup); the callee's RET, BSSY/BSYNC; and the
-    branch/fetch stalls (JUMP_REASONS) inside the callee."""
+    the register moves right before the CALL (ABI argument setup); the callee's RET, BSSY/BSYNC; the ABI's
+    register saves through local memory (code.call_stack_keys); and the branch/fetch stalls (JUMP_REASONS)
+    inside the callee."""
     removable: set[tuple[str, int]] = set()
     for name, callee in callees.items():
         for ins in callee.instructions:
@@ -312,6 +313,9 @@ def _call_overhead_edges(view: KernelView, callees: dict[str, ProgramFunction],
                     removable.add((caller.name, ins.offset))
                 else:
                     break
+    from warpwise.analysis.advice.code import call_stack_keys  # local import: code imports this module's peers
+
+    removable |= call_stack_keys(view)
     out = []
     for e in view.edges:
         if e.use_fn is None or e.use_ins is None or (e.gpa_class == stalls.NOT_SELECTED and not keep_not_selected):

@@ -201,18 +201,31 @@ def _sarif_location(map_file: FileMap | None, *cands: tuple[str | None, int | No
     return None
 
 
+def help_uri(optimizer: str, docs_base: str = "") -> str | None:
+    """An absolute ``helpUri`` (SARIF 2.1.0 §3.49.12 requires an absolute URI): ``docs_base`` + the anchor when
+    that is absolute, else the ``file:`` URI of docs/optimizers.md in this checkout, else None (no link)."""
+    from urllib.parse import urlparse
+
+    target = f"{docs_base}{docs_anchor(optimizer)}"
+    if urlparse(target).scheme:
+        return target
+    local = Path(__file__).resolve().parents[2] / DOCS_PAGE
+    return f"{local.as_uri()}#{optimizer}" if local.is_file() else None
+
+
 def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
     """One SARIF reportingDescriptor per registered optimizer, in contract order (rule index = position)."""
     rules = []
     for opt in optimizers():
+        uri = help_uri(opt.id, docs_base)
         rules.append({
             "id": opt.id, "name": "".join(w.capitalize() for w in opt.id.split("_")),
             "shortDescription": {"text": opt.title},
             "fullDescription": {"text": opt.detects},
             "help": {"text": f"{opt.detects} Fix: {opt.fix}",
                      "markdown": f"**{opt.title}** — {opt.detects}\n\nTypical fix: {opt.fix}\n\n"
-                                 f"[Details]({docs_base}{docs_anchor(opt.id)})"},
-            "helpUri": f"{docs_base}{docs_anchor(opt.id)}",
+                                 f"[Details]({uri or docs_anchor(opt.id)})"},
+            **({"helpUri": uri} if uri else {}),
             "defaultConfiguration": {"level": "note"},
             "properties": {"family": opt.family, "gpaPaper": opt.in_paper},
         })

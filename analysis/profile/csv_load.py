@@ -4,7 +4,10 @@ Inputs (any subset, each file's kind sniffed from its header, not its name):
 
 - the Source page, SASS view (``--page source --print-source sass --csv``): per-PC samples, stall reasons
   and executed counts — the part blame and advice need;
-- the Source page, CUDA view (``--print-source cuda``): per-line samples only (no PC join possible);
+- the Source page, CUDA,SASS view (``--print-source cuda,sass``): the same per PC, each under ncu's source
+  line (so lines are known without a cubin); alone or beside the SASS view (then it only adds the lines);
+- a CUDA view with counters (older ncu; 2025.3 prints source text only, refused with that reason): per-line
+  samples only, no PC join;
 - the Details page (``--page details --csv``) or the Raw page (``--page raw --csv``): launch facts.
 
 Naming: ``<stem>.source.csv`` beside a source is found with ``<stem>.details.csv`` / ``<stem>.raw.csv``
@@ -48,6 +51,39 @@ def companions(path: Path) -> list[Path]:
     return []
 
 
+def _merge_by_function(tables: list[csv_source.SassFunction]) -> list[csv_source.SassFunction]:
+    """One function per title from the CUDA,SASS view's (function, file) tables, first-seen order; its start
+    is its lowest address (the view is ordered by source line) and offsets are recomputed from it. (Several
+    launches of one kernel in one CUDA,SASS export cannot be told apart and merge.)"""
+    out: dict[str, csv_source.SassFunction] = {}
+    for t in tables:
+        f = out.setdefault(t.title, csv_source.SassFunction(title=t.title, start=t.start))
+        f.start = min(f.start, t.start) if f.start >= 0 else t.start
+        f.samples.extend(t.samples)
+        f.unknown_stalls = sorted(set(f.unknown_stalls) | set(t.unknown_stalls))
+    for f in out.values():
+        f.samples.sort(key=lambda s: s.pc)
+        for s in f.samples:
+            s.offset = s.pc - f.start
+    return list(out.values())
+
+
+def _is_mangled(title: str) -> bool:
+    """Whether a title is a symbol as printed with ``--print-kernel-base mangled`` (``_Z9blur_rowsPKfPfii``)."""
+    return title.startswith("_Z") and " " not in title and "(" not in title
+
+
+def _key(title: str) -> str:
+    """A title's short name, the same for ncu's demangled and mangled spellings of one kernel."""
+    from warpwise.analysis.profile.collect import kernel_stem
+
+    return kernel_stem(title) if _is_mangled(title) else csv_source.function_name(title).split("<")[0]
+
+
+def _same_kernel(a: str, b: str) -> bool:
+    return a == b or _key(a) == _key(b)
+
+
 def _group(functions: list[csv_source.SassFunction], launches: list[csv_launch.LaunchFacts]) -> list[
         list[csv_source.SassFunction]]:
     """Split the Source page's function tables into launches: a table whose title is the next launched
@@ -57,8 +93,9 @@ def _group(functions: list[csv_source.SassFunction], launches: list[csv_launch.L
     titles = [f.title for f in launches]
     k = 0
     for fn in functions:
-        starts = not groups or (titles[k:k + 1] == [fn.title] if titles else fn.title == groups[0][0].title)
-        if titles and k < len(titles) and fn.title == titles[k]:
+        nxt = k < len(titles) and _same_kernel(fn.title, titles[k])
+        starts = not groups or (nxt if titles else _same_kernel(fn.title, groups[0][0].title))
+        if nxt:
             k += 1
         if starts:
             groups.append([fn])
@@ -70,10 +107,12 @@ def _group(functions: list[csv_source.SassFunction], launches: list[csv_launch.L
 def _profile(funcs: list[csv_source.SassFunction], facts: csv_launch.LaunchFacts | None, report: str,
              index: int) -> KernelProfile:
     kernel = funcs[0]
-    name = csv_source.function_name(kernel.title)
+    name = _key(kernel.title) if _is_mangled(kernel.title) else csv_source.function_name(kernel.title)
+    mangled = kernel.title if _is_mangled(kernel.title) else name
     pcs: dict[tuple[str, int], PCSample] = {}
     for k, fn in enumerate(funcs):
-        key = name if k == 0 else csv_source.function_name(fn.title) or f"{name}$fn{k}"
+        key = mangled if k == 0 else (fn.title if _is_mangled(fn.title) else csv_source.function_name(fn.title)) \
+            or f"{name}$fn{k}"
         for s in fn.samples:
             s.function = key
             pcs.setdefault((key, s.offset), s)
@@ -82,7 +121,7 @@ def _profile(funcs: list[csv_source.SassFunction], facts: csv_launch.LaunchFacts
     if unknown:
         notes.append(f"{report}: stall columns warpwise does not know are kept under their own names: "
                      f"{', '.join(unknown)}")
-    return KernelProfile(name=name, mangled=name, arch=facts.arch if facts else "sm_unknown",
+    return KernelProfile(name=name, mangled=mangled, arch=facts.arch if facts else "sm_unknown",
                          launch=facts.launch if facts else LaunchConfig(), pcs=pcs, report=report,
                          launch_index=(0, index), device=facts.device if facts else "", notes=notes, origin="csv")
 
@@ -96,20 +135,36 @@ def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
     exports: list[CsvExport] = [read(p) for p in paths]
     report = str(paths[0])
     functions: list[csv_source.SassFunction] = []
+    by_line: list[csv_source.SassFunction] = []  # CUDA,SASS view: one table per (function, file)
     lines: list[csv_source.LineRow] = []
     launches: list[csv_launch.LaunchFacts] = []
     warnings: list[str] = []
+    text_only = False
     for e in exports:
         warnings += [f"{e.path}: {w}" for w in e.warnings()]
         for t in e.tables:
             if csv_source.is_sass_table(t):
-                functions.append(csv_source.sass_function(t))
+                (by_line if t.index(*csv_source.LINE) is not None else functions).append(csv_source.sass_function(t))
             elif csv_source.is_cuda_table(t):
                 lines += csv_source.cuda_lines(t)
             elif csv_launch.is_details_table(t):
                 launches += csv_launch.from_details(t)
             elif csv_launch.is_raw_table(t):
                 launches += csv_launch.from_raw(t)
+            elif csv_source.is_source_text_table(t):
+                text_only = True
+    if by_line:
+        merged = _merge_by_function(by_line)
+        if functions:  # the SASS view has the counts; the CUDA,SASS view adds ncu's line of each PC
+            where = {s.pc: (s.file, s.line) for f in merged for s in f.samples if s.line is not None}
+            for f in functions:
+                for s in f.samples:
+                    s.file, s.line = where.get(s.pc, (s.file, s.line))
+        else:
+            functions = merged
+    if text_only and not functions and not lines and not launches:
+        raise CsvError(f"{report}: a CUDA-view export holds only source text, no samples (ncu prints no counters "
+                       "with --print-source cuda): export `--page source --print-source sass --csv` (or cuda,sass)")
     launches = _unique(launches)
     skipped = sum(len(e.skipped) for e in exports)
     common = []
@@ -121,7 +176,8 @@ def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
     out: list[KernelProfile] = []
     if functions:
         for i, group in enumerate(_group(functions, launches)):
-            facts = next((f for f in launches if f.title == group[0].title), None)
+            facts = next((f for f in launches if f.title == group[0].title), None) or \
+                next((f for f in launches if _same_kernel(f.title, group[0].title)), None)
             if facts is not None:
                 launches.remove(facts)
             p = _profile(group, facts, report, i)
@@ -185,6 +241,11 @@ def name_from_cubin(profile: KernelProfile, cubins: Sequence[Cubin]) -> Cubin | 
     """
     from warpwise.analysis.profile.join import _agreement, sections
 
+    for c in cubins:  # a mangled title (--print-kernel-base mangled) names the section itself
+        if profile.arch in ("sm_unknown", c.arch) and profile.mangled in sections(c):
+            if profile.arch == "sm_unknown":
+                profile.arch = c.arch
+            return c
     kernel_pcs = [s for s in profile.pcs.values() if s.function == profile.mangled]
     base = profile.name.split("<")[0].split("::")[-1]
     best: tuple[float, Cubin, str] | None = None

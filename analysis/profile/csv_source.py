@@ -21,7 +21,7 @@ from warpwise.analysis.profile.model import PCSample
 # with --print-metric-name name).
 ADDRESS = ("Address", "# Address", "PC", "Address (PC)")
 SASS = ("Source", "SASS", "Instruction")
-LINE = ("Line", "# Line", "Line Number", "Source Line")
+LINE = ("Line No", "Line", "# Line", "Line Number", "Source Line")
 FILE = ("File", "File Name", "File Path", "Source File")
 SAMPLES = ("Warp Stall Sampling (All Samples)", "Warp Stall Sampling (All Cycles)", "Sampling Data (All)",
            "smsp__pcsamp_sample_count")
@@ -121,6 +121,12 @@ def is_sass_table(table: CsvTable) -> bool:
     return table.index(*ADDRESS) is not None and table.index(*SAMPLES) is not None
 
 
+def is_source_text_table(table: CsvTable) -> bool:
+    """Whether ``table`` is a CUDA view without any counter (ncu 2025.3's ``--print-source cuda`` prints only
+    line numbers and text)."""
+    return table.index(*ADDRESS) is None and table.index(*LINE) is not None and table.index(*SAMPLES) is None
+
+
 def is_cuda_table(table: CsvTable) -> bool:
     """Whether ``table`` is a CUDA-view table (a line column and a sample column, no address)."""
     return table.index(*ADDRESS) is None and table.index(*LINE) is not None and table.index(*SAMPLES) is not None
@@ -140,21 +146,34 @@ def _counts(table: CsvTable, row: list[str], all_: dict[int, str], ni: dict[int,
 
 
 def sass_function(table: CsvTable) -> SassFunction:
-    """The instructions of one SASS-view table. Rows without an address (CUDA-line rows of a
-    ``cuda,sass`` view) are skipped; missing cells count 0 samples, as ncu's own totals do."""
-    ai, si = table.index(*ADDRESS), table.index(*SASS)
+    """The instructions of one SASS-view table, or of one (function, file) table of the CUDA,SASS view.
+
+    In the CUDA,SASS view a source-line row (line number, aggregated counts) precedes the rows of its
+    instructions: those get the table's file and that line — ncu's own source correlation. Source-line rows
+    and ``...`` rows are not instructions; missing cells count 0 samples, as ncu's own totals do. ``start``
+    is the first address (SASS view: the function's start) or the lowest (CUDA,SASS view, ordered by line).
+    """
+    ai = table.index(*ADDRESS)
     assert ai is not None
+    li = table.index(*LINE)
+    si = table.index(*SASS, after=ai) if li is not None and li < ai else table.index(*SASS)
     all_, ni, unknown = stall_columns(table)
     fn = SassFunction(title=table.title[1] if table.title else "", start=-1, unknown_stalls=unknown)
+    line: int | None = None
     for row in table.rows:
+        if li is not None and (n := integer(row[li])) is not None:
+            line = n
+            continue
         pc = _address(row[ai])
         if pc is None:
             continue
-        if fn.start < 0:
+        if fn.start < 0 or (li is not None and pc < fn.start):
             fn.start = pc
         samples, not_issued, stalls, stalls_ni = _counts(table, row, all_, ni)
         s = PCSample(function="", offset=pc - fn.start, pc=pc, sass=" ".join(row[si].split()) if si is not None else "",
                      samples=samples, not_issued=not_issued, stalls=stalls, stalls_not_issued=stalls_ni)
+        if li is not None and line is not None and table.file:
+            s.file, s.line = table.file, line
         for attr, names in COUNTERS.items():
             k = table.index(*names)
             if k is not None:

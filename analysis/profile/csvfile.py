@@ -34,8 +34,10 @@ class CsvError(Exception):
 class CsvTable:
     """One table of an export: its header, the units row when there is one, and its data rows.
 
-    ``title``: the ``("Kernel Name", NAME)`` line above a source-page table (empty for other pages);
-    ``first_line``: 1-based line of the header in the file; ``rows`` keep the raw cell strings.
+    ``title``: the ``("Kernel Name"|"Function Name", NAME)`` line above a source-page table (None for other
+    pages); ``file``: the ``"File Path"``/``"File Name"`` line above a CUDA-view table (it holds for the
+    tables after it until the next one); ``first_line``: 1-based line of the header in the file; ``rows``
+    keep the raw cell strings.
     """
 
     header: list[str]
@@ -43,14 +45,17 @@ class CsvTable:
     units: list[str] | None = None
     title: tuple[str, str] | None = None
     first_line: int = 0
+    file: str | None = None
 
-    def index(self, *names: str) -> int | None:
-        """Index of the first column whose normalized name equals one of ``names`` (aliases, in order)."""
+    def index(self, *names: str, after: int = -1) -> int | None:
+        """Index of the first column after ``after`` whose normalized name equals one of ``names`` (aliases,
+        in order). ``after`` tells apart repeated names (the CUDA,SASS view has two ``Source`` columns)."""
         norm = [normalize(h) for h in self.header]
         for n in names:
             k = normalize(n)
-            if k in norm:
-                return norm.index(k)
+            for i in range(after + 1, len(norm)):
+                if norm[i] == k:
+                    return i
         return None
 
     def unit(self, col: int) -> str:
@@ -89,6 +94,8 @@ def number(cell: str | None) -> float | None:
     s = cell.strip()
     if s in _MISSING:
         return None
+    if s.endswith(")") and " (" in s:  # `--print-metric-instances values`: "2,309 (32; 32; ...)" -> the total
+        s = s.split(" (", 1)[0]
     s = s.replace(",", "").replace("\u202f", "").replace("\u00a0", "").replace(" ", "").removesuffix("%")
     if not _NUMBER.match(s):
         return None
@@ -156,6 +163,7 @@ def parse(text: str, path: Path) -> CsvExport:
     skipped: list[tuple[int, str]] = []
     cur: CsvTable | None = None
     title: tuple[str, str] | None = None
+    file: str | None = None
     units_pending = False
     for n, line in _records(text):
         if not line.strip():
@@ -175,6 +183,9 @@ def parse(text: str, path: Path) -> CsvExport:
         if len(row) == 2 and normalize(row[0]) in ("kernel name", "function name"):
             title, cur, units_pending = (row[0], row[1]), None, False
             continue
+        if len(row) == 2 and normalize(row[0]) in ("file path", "file name"):
+            file, cur, units_pending = row[1], None, False
+            continue
         if cur is not None and len(row) <= len(cur.header) and not (
                 len(row) == len(cur.header) and row == cur.header):
             row += [""] * (len(cur.header) - len(row))
@@ -187,7 +198,7 @@ def parse(text: str, path: Path) -> CsvExport:
                 units_pending = False
                 continue
         if all(number(c) is None for c in row) and any(c.strip() for c in row):
-            cur = CsvTable(header=row, title=title, first_line=n)
+            cur = CsvTable(header=row, title=title, first_line=n, file=file)
             tables.append(cur)
             title, units_pending = None, True
             continue

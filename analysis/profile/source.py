@@ -30,8 +30,9 @@ def code_of_line(line: str) -> str:
 
 
 def code_lines(text: str) -> list[str]:
-    """Per-line code of ``text`` (line endings normalised), for line-by-line comparison."""
-    return [code_of_line(x) for x in text.replace("\r\n", "\n").split("\n")]
+    """Per-line code of ``text`` (line endings normalised: ``\r\r\n`` — sources from other platforms — and
+    ``\r\n`` count as one line end), for line-by-line comparison."""
+    return [code_of_line(x) for x in text.replace("\r\r\n", "\n").replace("\r\n", "\n").split("\n")]
 
 
 def same_code(a: str, b: str) -> bool:

@@ -75,8 +75,15 @@ def is_launch(c: ci.Cursor) -> ci.Cursor | None:
 
 
 def has_attr(fn: ci.Cursor, kind: ci.CursorKind) -> bool:
-    """True when a declaration has an attribute child of ``kind``."""
-    return any(k.kind == kind for k in fn.get_children())
+    """True when a declaration has an attribute child of ``kind``.
+
+    A __global__ parent that parse.py re-marked __host__ __device__ (to see a device-side launch of a
+    templated kernel) counts as __global__: it carries the annotation ``warpwise.global``.
+    """
+    kids = list(fn.get_children())
+    if kind == K.CUDAGLOBAL_ATTR and any(k.kind == K.ANNOTATE_ATTR and k.spelling == "warpwise.global" for k in kids):
+        return True
+    return any(k.kind == kind for k in kids)
 
 
 def is_device_function(fn: ci.Cursor) -> bool:

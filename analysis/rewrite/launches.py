@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from .cursors import K, body_of, expr_children, is_device_function, is_launch
+from .cursors import K, body_of, expr_children, has_attr, is_device_function, is_launch
 from .kernel import Child, find_child, statement_end
 from .model import Launch, RewriteError, Span
 from .parse import Parsed, parse, require_parses, walk, walk_with_parents
@@ -176,8 +176,10 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
                           "blockIdx, gridDim, blockDim, kernel arguments and constants is accepted: the whole "
                           "block returns together)")
     if site.child_name == site.func.spelling:
-        out["aggregate"] = "recursive launch (the child is the parent kernel itself)"
-    elif not any(a.kind == K.CUDAGLOBAL_ATTR for a in site.func.get_children()):
+        out["aggregate"] = ("recursive launch (the child is the parent kernel itself): the aggregated grid of one "
+                            "recursion level would record the next level's launches in the pool its own blocks are "
+                            "still reading; threshold and coarsen follow the recursion instead")
+    elif not has_attr(site.func, K.CUDAGLOBAL_ATTR):
         out["aggregate"] = "the launch is in a __device__ function; aggregation needs it in the __global__ parent"
     elif any(prm.copy_problem for prm in child.params):
         prm = next(prm for prm in child.params if prm.copy_problem)

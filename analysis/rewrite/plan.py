@@ -11,24 +11,28 @@ counts executions (``inst_executed`` warps, ``thread_inst_executed`` threads), s
 
 - child launches L = the threads that executed the parent's device-runtime calls (the most-executed
   ``CALL`` of the parent: every launch calls the runtime);
-- child threads C = the threads that executed the child's first instruction (a recursive child shares
-  the parent's code: C = entries - the parent's own threads);
+- child threads C = the threads past the child's bounds check: the thread count of the instruction after
+  its first predicated ``EXIT`` (``if (i >= n) return;``), else of its first instruction (a recursive child
+  shares the parent's code: C = entries - the parent's own threads);
 - mean child grid m = C / L threads; samples in the device runtime (its sub-functions and unattributed
   samples) over all samples = the launch overhead's share of the time.
 
-The choice (reasons are returned with it):
+The choice (reasons are returned with it), calibrated on the DP benchmark's H200 sweep
+(docs/benchmarks.md "Dynamic parallelism"):
 
-- threshold: child grids of at most ``SERIAL_BELOW`` threads on average are cheaper to run in the
-  parent thread than to launch (CGO'22 §III: a launch costs microseconds, a small child a few hundred
-  instructions), so the largest threshold of the space; otherwise the smallest one, so only the smallest
-  grids run serially;
-- coarsening factor: child grids of at least ``COARSEN_BLOCKS`` blocks on average get the larger factor
-  (fewer, fuller blocks, CGO'22 §IV); smaller grids are not coarsened (factor 1);
-- granularity: launches per parent thread below ``AGG_MIN_LAUNCH_SHARE`` (few parents launch) need no
-  aggregation; otherwise grid granularity when the host launch is in the file and the parent is a small
-  part of the time (its own samples under ``PARENT_SHARE_GRID``: waiting for the whole parent grid costs
-  little), else multi-block when the parent grid has more blocks than the GPU holds at once (groups
-  finish at different times), else block.
+- threshold: child grids of at most ``SERIAL_BELOW`` useful threads on average (half a warp: most of each
+  child warp would idle, and a launch costs microseconds, CGO'22 §III) get the largest threshold of the
+  space, so nearly every child runs in its parent thread, and so does a recursive launch (a child run
+  serially runs its whole subtree serially, saving all the launches below it); larger grids the smallest
+  one, so only the smallest grids run serially;
+- coarsening factor: when the child grids have more than one block on average (launched threads), the
+  larger factor (fewer, fuller blocks, CGO'22 §IV); one-block grids are not coarsened (factor 1);
+- granularity: with mostly-serial children (the largest threshold) the few launches left are aggregated
+  per block, so they still overlap the parent; otherwise per grid when the host launch is in the file and
+  the parent is a small part of the time (its own samples under ``PARENT_SHARE_GRID``: waiting for the
+  whole parent grid before one launch costs little), else per group of blocks when the parent grid has
+  more blocks than the GPU holds at once, else per block. Launches by fewer than
+  ``AGG_MIN_LAUNCH_SHARE`` of the parent threads are not aggregated.
 The space is the benchmark's sweep (bench/dp/sweep.py), so every choice is measured there.
 """
 
@@ -37,13 +41,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from ..profile.model import KernelProfile
+from ..profile.model import KernelProfile, PCSample
 from .model import TextEdit
 
 THRESHOLDS = (32, 256)  # child threads; bench/dp/sweep.py THRESHOLDS
 FACTORS = (1, 4)  # blocks per coarsened block; bench/dp/sweep.py FACTORS
-SERIAL_BELOW = 64  # mean child threads at or below which serial execution in the parent wins
-COARSEN_BLOCKS = 4  # mean child blocks from which coarsening pays
+SERIAL_BELOW = 16  # mean useful child threads at or below which serial execution in the parent wins
+COARSEN_BLOCKS = 1.05  # mean launched child blocks above which coarsening pays
 AGG_MIN_LAUNCH_SHARE = 0.05  # launches per parent thread below which aggregation is not worth it
 PARENT_SHARE_GRID = 0.5  # parent's share of samples below which grid granularity is chosen
 _ENTRY = "LDC R1, c[0x0][0x28]"
@@ -62,7 +66,8 @@ class DpFacts:
     parent_blocks: int = 0
     block_threads: int = 0
     child_launches: int = 0
-    child_threads: int = 0
+    child_threads: int = 0  # threads past the child's bounds check (the useful threads)
+    child_threads_launched: int = 0  # threads that entered the child (whole blocks)
     samples: int = 0
     parent_samples: int = 0
     child_samples: int = 0
@@ -70,6 +75,7 @@ class DpFacts:
     achieved_occupancy: float = 0.0  # percent, mean over launches
     sm_count: int = 0
     max_blocks_per_sm: float = 0.0  # parent blocks an SM holds at once (occupancy limit)
+    recursive: bool = False  # the child is the parent kernel itself
 
     @property
     def mean_child_threads(self) -> float:
@@ -92,7 +98,7 @@ class DpFacts:
 def dp_facts(profiles: Iterable[KernelProfile], parent: str, recursive: bool = False) -> DpFacts | None:
     """DpFacts of kernel ``parent`` (demangled base name) from the profiled launches among ``profiles``;
     None when none of them is that kernel."""
-    facts = DpFacts(parent)
+    facts = DpFacts(parent, recursive=recursive)
     occ = 0.0
     for kp in profiles:
         if kp.name.split("(")[0].split("<")[0].strip() != parent:
@@ -107,34 +113,47 @@ def dp_facts(profiles: Iterable[KernelProfile], parent: str, recursive: bool = F
         occ += kp.launch.achieved_occupancy
         lim = [v for v in kp.launch.occupancy_limit.values() if v > 0]
         facts.max_blocks_per_sm = min(lim) if lim else facts.max_blocks_per_sm
-        by_fn: dict[str, list[tuple[int, object]]] = {}
+        by_fn: dict[str, list[tuple[int, PCSample]]] = {}
         for (fn, off), s in kp.pcs.items():
             by_fn.setdefault(fn, []).append((off, s))
             facts.samples += s.samples
         calls = 0
         entries = 0
+        useful = 0
         for fn, rows in by_fn.items():
             rows.sort(key=lambda r: r[0])
             first = rows[0][1]
-            n = sum(r[1].samples for r in rows)  # type: ignore[attr-defined]
+            n = sum(r[1].samples for r in rows)
             if fn == kp.mangled:
                 facts.parent_samples += n
-                calls = max([calls] + [r[1].thread_inst_executed for r in rows  # type: ignore[attr-defined]
-                                       if str(r[1].sass).startswith("CALL")])  # type: ignore[attr-defined]
-                entries += first.thread_inst_executed if recursive else 0  # type: ignore[attr-defined]
-            elif fn.startswith(kp.mangled + "$") and str(first.sass).startswith(_ENTRY):  # type: ignore[attr-defined]
+                calls = max([calls] + [r[1].thread_inst_executed for r in rows if r[1].sass.startswith("CALL")])
+                entries += first.thread_inst_executed if recursive else 0
+            elif fn.startswith(kp.mangled + "$") and first.sass.startswith(_ENTRY):
                 facts.child_samples += n
-                entries += first.thread_inst_executed  # type: ignore[attr-defined]
+                entries += first.thread_inst_executed
+                useful += _past_bounds_check(rows)
             else:  # device-runtime routines and unattributed samples
                 facts.runtime_samples += n
         if recursive:
             entries -= blocks * threads
         facts.child_launches += calls
-        facts.child_threads += max(entries, 0)
+        facts.child_threads_launched += max(entries, 0)
+        facts.child_threads += useful if useful and not recursive else max(entries, 0)
     if facts.profiled_launches == 0:
         return None
     facts.achieved_occupancy = occ / facts.profiled_launches
     return facts
+
+
+def _past_bounds_check(rows: list[tuple[int, PCSample]]) -> int:
+    """Threads of a child that pass its bounds check: the thread count of the instruction after the first
+    predicated ``EXIT`` (``if (i >= n) return;``) when no branch comes before it, else the entry count."""
+    for k, (_off, s) in enumerate(rows):
+        if s.sass.startswith(("BRA", "BSSY", "CALL", "RET", "BRX", "JMP")):
+            break
+        if s.sass.startswith("@") and " EXIT" in s.sass and k + 1 < len(rows):
+            return rows[k + 1][1].thread_inst_executed
+    return rows[0][1].thread_inst_executed
 
 
 @dataclass(frozen=True)
@@ -184,23 +203,35 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     if facts.samples:
         reasons.append(f"{100 * facts.runtime_share:.0f}% of samples in the device runtime, "
                        f"{100 * facts.parent_share:.0f}% in the parent")
-    t = THRESHOLDS[-1] if m <= SERIAL_BELOW else THRESHOLDS[0]
+    serial = m <= SERIAL_BELOW or facts.recursive
+    t = THRESHOLDS[-1] if serial else THRESHOLDS[0]
     if "threshold" in allowed:
-        reasons.append(f"threshold {t}: " + ("child grids this small run faster serially in the parent thread"
-                                             if t == THRESHOLDS[-1] else "only the smallest child grids run serially"))
+        if facts.recursive:
+            why = ("the launch is recursive: a child run serially also runs its whole subtree serially, which saves "
+                   f"the subtree's launches ({100 * facts.runtime_share:.0f}% of the samples are in the device "
+                   "runtime)")
+        elif serial:
+            why = f"child grids of {m:.0f} useful threads on average run faster in the parent thread than launched"
+        else:
+            why = "only the smallest child grids run serially"
+        reasons.append(f"threshold {t}: {why}")
     bs = child_block or 128
-    blocks = m / bs if bs else 0.0
-    c = FACTORS[-1] if blocks >= COARSEN_BLOCKS else FACTORS[0]
+    launched = facts.child_threads_launched or facts.child_threads
+    blocks = launched / facts.child_launches / bs if facts.child_launches and bs else 0.0
+    c = FACTORS[-1] if blocks > COARSEN_BLOCKS else FACTORS[0]
     if "coarsen" in allowed:
-        reasons.append(f"coarsen x{c}: child grids of {blocks:.1f} blocks of {bs} threads on average"
-                       + ("" if c > 1 else " (too few blocks to merge)"))
+        reasons.append(f"coarsen x{c}: child grids of {blocks:.2f} blocks of {bs} threads on average"
+                       + ("" if c > 1 else " (nothing to merge)"))
     g: str | None
     if "aggregate" not in allowed:
         g = None
         reasons.append("no aggregation (refused for this launch)")
-    elif facts.launches_per_parent_thread < AGG_MIN_LAUNCH_SHARE and t == THRESHOLDS[0]:
+    elif facts.launches_per_parent_thread < AGG_MIN_LAUNCH_SHARE and not serial:
         g = None
         reasons.append(f"no aggregation: {facts.launches_per_parent_thread:.2f} launches per parent thread")
+    elif serial:
+        g = "block"
+        reasons.append("aggregate per block: the few child grids left above the threshold still overlap the parent")
     elif grid_ok and facts.parent_share < PARENT_SHARE_GRID:
         g = "grid"
         reasons.append(f"aggregate per grid: the parent is {100 * facts.parent_share:.0f}% of the samples, so "
@@ -234,9 +265,11 @@ def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choic
     return sorted((x for x in space if x != choice), key=dist)
 
 
-DEFAULT = Choice(THRESHOLDS[0], FACTORS[0], "multiblock")
+# the single point of the space with the best geometric mean over the DP benchmark's sweep (H200,
+# docs/benchmarks.md): 1.35x the per-program best; it needs no host launch in the file
+DEFAULT = Choice(THRESHOLDS[-1], FACTORS[-1], "multiblock")
 DEFAULT_REASON = ("no profile of the CDP program: the measured default (bench/dp, docs/benchmarks.md) — "
-                  "threshold 32, no coarsening, aggregate per group of blocks")
+                  "threshold 256, coarsen x4, aggregate per group of blocks")
 
 
 def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[KernelProfile] | None) -> Plan:

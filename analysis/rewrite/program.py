@@ -147,6 +147,27 @@ def program_files(path: str | Path, root: str | Path | None = None) -> list[Path
     return list(found)
 
 
+_TEXTS: dict[str, tuple[int, int, str]] = {}  # path -> (mtime_ns, size, text): the editor asks often
+
+
+def _read(f: Path) -> str | None:
+    """Text of a regular file of at most MAX_BYTES (cached by mtime and size), None otherwise."""
+    try:
+        st = f.stat()
+        if st.st_size > MAX_BYTES:
+            return None
+        hit = _TEXTS.get(str(f))
+        if hit is not None and hit[0] == st.st_mtime_ns and hit[1] == st.st_size:
+            return hit[2]
+        text = f.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    if len(_TEXTS) > 4 * MAX_FILES:
+        _TEXTS.clear()
+    _TEXTS[str(f)] = (st.st_mtime_ns, st.st_size, text)
+    return text
+
+
 def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
@@ -168,12 +189,9 @@ def program_facts(path: str | Path, source: str, root: str | Path | None = None,
     for f in files if files is not None else program_files(path, root):
         if str(f) in texts:
             continue
-        try:
-            if f.stat().st_size > MAX_BYTES:
-                continue
-            texts[str(f)] = f.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+        t = _read(f)
+        if t is not None:
+            texts[str(f)] = t
     facts = ProgramFacts(files=list(texts))
     clean = {f: _strip_comments(t) for f, t in texts.items()}
     consts: dict[str, str] = {}

@@ -56,6 +56,8 @@ def evaluate(results_dir: Path) -> dict[str, dict[str, object]]:
                 f = plan.facts
                 entry["facts"] = {"child_launches": f.child_launches, "child_threads": f.child_threads,
                                   "mean_child_threads": round(f.mean_child_threads, 1),
+                                  "mean_launched_threads": round(f.child_threads_launched / f.child_launches, 1)
+                                  if f.child_launches else None,
                                   "parent_threads": f.parent_threads, "runtime_share": round(f.runtime_share, 3),
                                   "parent_share": round(f.parent_share, 3), "samples": f.samples}
             out[f"{ex}@{inp}"] = entry
@@ -68,6 +70,15 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     plans = evaluate(a.results)
     (a.results / "plans.json").write_text(json.dumps(plans, indent=1) + "\n")
+    print("| benchmark | child launches (profiled parent launches) | mean useful / launched child threads | "
+          "device-runtime share of samples | profile-guided choice |")
+    print("|---|---:|---:|---:|---|")
+    for k, e in plans.items():
+        f = e.get("facts")
+        if isinstance(f, dict):
+            print(f"| {k} | {f['child_launches']} | {f['mean_child_threads']} / {f['mean_launched_threads']} | "
+                  f"{100 * f['runtime_share']:.0f}% | {e['plan']['choice']} |")  # type: ignore[index]
+    print()
     for k, e in plans.items():
         p, d = e["plan"], e["default"]
         print(f"{k:18s} {p['choice']:55s} {p['build']:28s} {p['time_ms']}  default {d['build']} {d['time_ms']}")  # type: ignore[index]

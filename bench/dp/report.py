@@ -115,6 +115,39 @@ def table(summary: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
+    """raw.tsv of two runs into one: an example in ``replace`` is taken whole from the second run;
+    otherwise the first run's line of a (build, input) unless it has no result (skipped, timed out),
+    then the second's. Writes ``out`` and returns drift lines: builds timed in both runs."""
+    def lines(raw: Path) -> dict[tuple[str, str], str]:
+        out_: dict[tuple[str, str], str] = {}
+        for ln in raw.read_text().splitlines():
+            parts = ln.split("\t")
+            out_[(parts[0], parts[1] if len(parts) > 1 else "")] = ln
+        return out_
+
+    a, b = lines(raw1), lines(raw2)
+    merged: dict[tuple[str, str], str] = {}
+    drift = []
+    for key in dict.fromkeys([*a, *b]):
+        ex = key[0].split("__")[0]
+        la, lb = a.get(key), b.get(key)
+        has = (lambda ln: ln is not None and "RESULT" in ln)  # noqa: E731
+        if ex in replace:
+            pick = lb if lb is not None else la
+        else:
+            pick = la if has(la) else (lb if lb is not None else la)
+        if has(la) and has(lb) and ex not in replace:
+            ta = re.search(r"time_ms=([\d.]+)", la or "")
+            tb = re.search(r"time_ms=([\d.]+)", lb or "")
+            if ta and tb:
+                drift.append(f"{key[0]}@{key[1]}: run 1 {ta.group(1)} ms, run 2 {tb.group(1)} ms")
+        if pick is not None:
+            merged[key] = pick
+    out.write_text("\n".join(merged.values()) + "\n")
+    return drift
+
+
 def _geo(xs: list[float]) -> float | None:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
@@ -126,21 +159,25 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
     lines = ["| benchmark | CDP ms | no-CDP ms | aggregation only ms | profile-guided ms (build) | best ms (variant) | "
              "guided / best | guided × over CDP | × over no-CDP | × over agg. only | default ms (build) |",
              "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
-    ratios: dict[str, list[float]] = {k: [] for k in ("g_cdp", "g_nocdp", "g_agg", "b_cdp", "b_nocdp", "b_agg",
-                                                      "g_best", "d_best")}
+    keys = ("g_cdp", "g_nocdp", "g_agg", "b_cdp", "b_nocdp", "b_agg", "g_best", "d_best")
+    subsets: dict[str, dict[str, list[float]]] = {"all inputs": {k: [] for k in keys},
+                                                  "large inputs": {k: [] for k in keys}}
     for ex, e in per.items():
         pl = plans.get(ex, {})
         g = pl.get("plan", {}) if isinstance(pl.get("plan"), dict) else {}
         d = pl.get("default", {}) if isinstance(pl.get("default"), dict) else {}
         gt, dt, bt = g.get("time_ms"), d.get("time_ms"), e["best_ms"]  # type: ignore[union-attr]
-        for key, t in (("g", gt), ("b", bt)):
-            for base in ("cdp", "nocdp", "agg"):
-                if t and e[f"{base}_ms"]:
-                    ratios[f"{key}_{base}"].append(float(e[f"{base}_ms"]) / float(t))  # type: ignore[arg-type]
-        if gt and bt:
-            ratios["g_best"].append(float(gt) / float(bt))  # type: ignore[arg-type]
-        if dt and bt:
-            ratios["d_best"].append(float(dt) / float(bt))  # type: ignore[arg-type]
+        for name, ratios in subsets.items():
+            if name == "large inputs" and not ex.endswith("@large"):
+                continue
+            for key, t in (("g", gt), ("b", bt)):
+                for base in ("cdp", "nocdp", "agg"):
+                    if t and e[f"{base}_ms"]:
+                        ratios[f"{key}_{base}"].append(float(e[f"{base}_ms"]) / float(t))  # type: ignore[arg-type]
+            if gt and bt:
+                ratios["g_best"].append(float(gt) / float(bt))  # type: ignore[arg-type]
+            if dt and bt:
+                ratios["d_best"].append(float(dt) / float(bt))  # type: ignore[arg-type]
 
         def x(base: str, t: object = gt, e: dict[str, object] = e) -> str:
             b = e[f"{base}_ms"]
@@ -150,12 +187,13 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
                      f"{_f(gt)} ({g.get('build')}) | {_f(bt)} ({e['best_variant']}) | "  # type: ignore[union-attr]
                      f"{_f(float(gt) / float(bt) if gt and bt else None, '{:.2f}')} | "  # type: ignore[arg-type]
                      f"{x('cdp')} | {x('nocdp')} | {x('agg')} | {_f(dt)} ({d.get('build')}) |")  # type: ignore[union-attr]
-    geo = {k: _geo(v) for k, v in ratios.items()}
-    lines.append(f"| **geometric mean, profile-guided** | | | | | | **{_f(geo['g_best'], '{:.2f}')}** | "
-                 f"**{_f(geo['g_cdp'], '{:.2f}×')}** | **{_f(geo['g_nocdp'], '{:.2f}×')}** | "
-                 f"**{_f(geo['g_agg'], '{:.2f}×')}** | default / best {_f(geo['d_best'], '{:.2f}')} |")
-    lines.append(f"| geometric mean, best of sweep | | | | | | 1.00 | {_f(geo['b_cdp'], '{:.2f}×')} | "
-                 f"{_f(geo['b_nocdp'], '{:.2f}×')} | {_f(geo['b_agg'], '{:.2f}×')} | |")
+    for name, ratios in subsets.items():
+        geo = {k: _geo(v) for k, v in ratios.items()}
+        lines.append(f"| **geometric mean, profile-guided, {name}** | | | | | | **{_f(geo['g_best'], '{:.2f}')}** | "
+                     f"**{_f(geo['g_cdp'], '{:.2f}×')}** | **{_f(geo['g_nocdp'], '{:.2f}×')}** | "
+                     f"**{_f(geo['g_agg'], '{:.2f}×')}** | default / best {_f(geo['d_best'], '{:.2f}')} |")
+        lines.append(f"| geometric mean, best of sweep, {name} | | | | | | 1.00 | {_f(geo['b_cdp'], '{:.2f}×')} | "
+                     f"{_f(geo['b_nocdp'], '{:.2f}×')} | {_f(geo['b_agg'], '{:.2f}×')} | |")
     lines.append(f"| CGO'22 paper (geomean, best of its sweep) | | | | | | | {PAPER['cdp']}× | {PAPER['nocdp']}× | "
                  f"{PAPER['agg']}× | |")
     return "\n".join(lines)
@@ -168,6 +206,11 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--manifest", required=True, type=Path)
     c.add_argument("--raw", required=True, type=Path)
     c.add_argument("--out", required=True, type=Path)
+    g = sub.add_parser("merge", help="join the raw.tsv of a second (subset) run into the first")
+    g.add_argument("--raw", required=True, type=Path)
+    g.add_argument("--raw2", required=True, type=Path)
+    g.add_argument("--replace", default="", help="comma-separated examples taken whole from the second run")
+    g.add_argument("--out", required=True, type=Path, help="merged raw.tsv")
     m = sub.add_parser("markdown")
     m.add_argument("results", type=Path)
     m.add_argument("--plans", type=Path, default=None, help="plans.json of plan_eval.py: add the guided choice")
@@ -181,6 +224,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  NOT OK: {r['example']} {r['variant']}: {r['status']} "
                       f"launch_errors={r['launch_errors']} same_as_original={r['same_as_original']}")
         print(table(summary))
+        return 0
+    if a.cmd == "merge":
+        for d in merge(a.raw, a.raw2, {x for x in a.replace.split(",") if x}, a.out):
+            print(d)
         return 0
     data = json.loads(a.results.read_text())
     print(f"GPU: {data.get('gpu') or 'unknown'}\n")

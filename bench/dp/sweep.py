@@ -11,9 +11,11 @@ check everything) ends within 8 minutes on one H200:
 - ``tc_t<T>_c<C>``: threshold + coarsen (no aggregation), ``tca_<g>_t<T>_c<C>``: threshold +
   coarsen + aggregate at g, for T in THRESHOLDS child threads and C in FACTORS blocks.
 
-The profile-guided choice (analysis/rewrite/plan.py) picks from exactly this space: a threshold in
-THRESHOLDS, a factor in FACTORS and a granularity in GRANULARITIES or none (PLAN_SPACE), so its time is
-looked up in the sweep.
+The profile-guided choice (analysis/rewrite/plan.py, whose THRESHOLDS and FACTORS are these) picks a
+threshold in THRESHOLDS, a factor in FACTORS and a granularity in GRANULARITIES or none, so its time is
+looked up in the sweep (bench/dp/plan_eval.py). The whole sweep takes about 10 minutes of runs on the
+H200 (the CDP originals are slow); gpu.sh stops starting runs at DEADLINE, so a full run is best split
+with ONLY into two.
 """
 
 from __future__ import annotations

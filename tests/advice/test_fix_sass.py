@@ -3,19 +3,30 @@
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
-import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from warpwise.analysis.advice import AdviceReport
 from warpwise.analysis.advice.quickfix import QuickFix, combined_literal_fix, fixes_for_advice, float_literal_fixes
 from warpwise.analysis.binary.tools import find_tool
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "rewrite"))
-from rewrite_helpers import find_nvcc
 
+def _rewrite_helpers() -> Any:
+    """tests/rewrite/rewrite_helpers.py loaded by path (putting tests/rewrite on sys.path would shadow this
+    folder's conftest for later imports)."""
+    path = Path(__file__).resolve().parents[1] / "rewrite" / "rewrite_helpers.py"
+    spec = importlib.util.spec_from_file_location("rewrite_helpers_for_advice", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+find_nvcc = _rewrite_helpers().find_nvcc
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 

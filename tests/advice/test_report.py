@@ -6,6 +6,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
 from warpwise.analysis.advice import OPTIMIZER_IDS, AdviceReport, render_text, report_json, to_json, to_sarif
 from warpwise.analysis.advice.report import docs_anchor
@@ -43,6 +44,8 @@ def check_sarif(log: dict[str, Any]) -> None:
             _check_message(r["help"])
             assert isinstance(r["help"]["markdown"], str)
             assert r["defaultConfiguration"]["level"] in _LEVELS
+            if "helpUri" in r:  # SARIF 2.1.0 §3.49.12: an absolute URI
+                assert urlparse(r["helpUri"]).scheme in ("file", "https", "http"), r["helpUri"]
         for res in run["results"]:
             assert set(res) <= {"ruleId", "ruleIndex", "level", "message", "locations", "relatedLocations",
                                 "properties"}
@@ -75,7 +78,10 @@ def test_sarif_structure_one_result_per_hotspot(reports: dict[str, AdviceReport]
     with_def = [r for r in sr if "relatedLocations" in r]
     assert with_def and with_def[0]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 18
     rule = run["tool"]["driver"]["rules"][OPTIMIZER_IDS.index("strength_reduction")]
-    assert rule["helpUri"] == "docs/optimizers.md#strength_reduction"
+    assert rule["helpUri"].startswith("file:///") and rule["helpUri"].endswith("docs/optimizers.md#strength_reduction")
+    based = to_sarif(reps, docs_base="https://example.org/warpwise/")["runs"][0]["tool"]["driver"]["rules"]
+    assert based[OPTIMIZER_IDS.index("strength_reduction")]["helpUri"] == \
+        "https://example.org/warpwise/docs/optimizers.md#strength_reduction"
 
 
 def test_sarif_absolute_paths_become_file_uris(reports: dict[str, AdviceReport]) -> None:

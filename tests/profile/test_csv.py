@@ -10,8 +10,10 @@ with grouping separators, a units row, older column labels in another order, n/a
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 from warpwise.analysis.binary.load import load_binary
@@ -31,6 +33,15 @@ FIELDS = ["samples", "not_issued", "stalls", "stalls_not_issued", "inst_executed
 def _paths(name: str) -> tuple[Path, Path, Path, Path]:
     d = EX / name
     return d / f"{name}.ncu-rep", d / f"{name}.source.csv", d / f"{name}.details.csv", d / f"{name}.sm_90.cubin"
+
+
+@functools.cache
+def _report_lines(name: str) -> tuple[list[tuple[object, ...]], list[str], Any]:
+    """The .ncu-rep analysis of an example (computed once per test session): lines, advice ids, launch."""
+    rep, _src, _det, cub = _paths(name)
+    a = analyze(rep, [cub], [rep.with_suffix(".cu")]).kernels[0]
+    return ([(x.file, x.line, x.samples, x.latency_samples, x.stalls) for x in a.lines],
+            [x.optimizer for x in a.advice], a.profile)
 
 
 def _joined_pair(name: str, source: Path | None = None, details: Path | None = None) -> tuple[dict, dict]:
@@ -69,19 +80,18 @@ def test_per_pc_numbers_equal_the_report(name: str) -> None:
 @pytest.mark.parametrize("name", NAMES)
 def test_per_line_numbers_and_launch_equal_the_report(name: str) -> None:
     rep, src, _det, cub = _paths(name)
-    a = analyze(rep, [cub], [rep.with_suffix(".cu")]).kernels[0]
+    lines, advice, profile = _report_lines(name)
     b = analyze(src, [cub], [rep.with_suffix(".cu")]).kernels[0]  # details page found by its name
-    assert [(x.file, x.line, x.samples, x.latency_samples, x.stalls) for x in b.lines] == \
-           [(x.file, x.line, x.samples, x.latency_samples, x.stalls) for x in a.lines]
-    la, lb = a.profile.launch, b.profile.launch
+    assert [(x.file, x.line, x.samples, x.latency_samples, x.stalls) for x in b.lines] == lines
+    la, lb = profile.launch, b.profile.launch
     assert (lb.grid, lb.block, lb.registers_per_thread, lb.shared_bytes_per_block, lb.sm_count, lb.occupancy_limit) \
         == (la.grid, la.block, la.registers_per_thread, la.shared_bytes_per_block, la.sm_count, la.occupancy_limit)
     # the Details page prints 2 decimals (3 significant digits for durations)
     assert lb.achieved_occupancy == pytest.approx(la.achieved_occupancy, abs=0.006)
     assert lb.waves_per_sm == pytest.approx(la.waves_per_sm, abs=0.006)
     assert lb.duration_ns == pytest.approx(la.duration_ns, rel=3e-3)
-    assert b.profile.arch == a.profile.arch == "sm_90"
-    assert [x.optimizer for x in b.advice][:2] == [x.optimizer for x in a.advice][:2]
+    assert b.profile.arch == profile.arch == "sm_90"
+    assert [x.optimizer for x in b.advice][:2] == advice[:2]
 
 
 def test_cdp_children_and_device_runtime_are_functions_of_the_parent_launch() -> None:
@@ -197,3 +207,87 @@ def test_not_a_csv_export(tmp_path: Path) -> None:
         load_csv_profiles([bad])
     with pytest.raises(csvfile.CsvError, match="no such CSV file"):
         load_csv_profiles([tmp_path / "missing.csv"])
+
+
+# ---- more export kinds, made on the H200 from the same reports (tests/profile/csv_exports/README.md) -------
+
+GPU = Path(__file__).resolve().parent / "csv_exports"
+KINDS = {
+    "cuda_sass+raw": ("source.cuda_sass", "raw"),  # lines straight from ncu, no cubin needed for them
+    "mangled": ("source.sass.mangled", "details.mangled"),  # --print-kernel-base mangled
+}
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_other_export_kinds_give_the_reports_lines(name: str, kind: str) -> None:
+    rep, _src, _det, cub = _paths(name)
+    lines, _advice, profile = _report_lines(name)
+    src, page = (GPU / f"{name}.{k}.csv" for k in KINDS[kind])
+    b = analyze(src, [cub], [rep.with_suffix(".cu")], pages=[page]).kernels[0]
+    assert b.profile.mangled == profile.mangled and b.cubin is not None
+    assert [(x.file, x.line, x.samples, x.latency_samples, x.stalls) for x in b.lines] == lines
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_cuda_sass_view_has_ncus_line_for_every_pc_without_a_cubin(name: str) -> None:
+    rep_pcs = {s.pc: s for s in load_profiles(_paths(name)[0])[0].pcs.values()}
+    (b,) = load_csv_profiles([GPU / f"{name}.source.cuda_sass.csv", GPU / f"{name}.raw.csv"])
+    lined = [s for s in b.pcs.values() if s.line is not None]
+    assert len(lined) > 20
+    differ = 0
+    for s in lined:
+        a = rep_pcs.get(s.pc)
+        if a is None:  # listed but never executed nor sampled (the report keeps no value for it)
+            assert s.samples == 0 and s.inst_executed == 0
+            continue
+        if not a.samples and (s.file, s.line) != (a.file, a.line):
+            # ncu itself places some never-sampled PCs of inlined device-runtime code (cdp) at the header line
+            # in this view and at the call site in its report API (source_info)
+            differ += 1
+            continue
+        assert (s.file, s.line, s.samples, s.stalls, s.inst_executed) == (a.file, a.line, a.samples, a.stalls,
+                                                                          a.inst_executed)
+    assert differ == {"cdp": 18}.get(name, 0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def _same_launch(a: Any, b: Any) -> None:
+    """Launch facts equal; the Raw page prints occupancy with 6 decimals and waves with 2."""
+    assert (b.grid, b.block, b.registers_per_thread, b.shared_bytes_per_block, b.sm_count, b.occupancy_limit,
+            b.duration_ns, b.theoretical_occupancy) == (a.grid, a.block, a.registers_per_thread,
+                                                       a.shared_bytes_per_block, a.sm_count, a.occupancy_limit,
+                                                       a.duration_ns, a.theoretical_occupancy)
+    assert b.achieved_occupancy == pytest.approx(a.achieved_occupancy, abs=1e-6)
+    assert b.achieved_warps_per_sm == pytest.approx(a.achieved_warps_per_sm, abs=1e-6)
+    assert b.waves_per_sm == pytest.approx(a.waves_per_sm, abs=0.006)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_raw_page_gives_the_reports_launch_facts(name: str) -> None:
+    a = load_profiles(_paths(name)[0])[0].launch
+    b = load_csv_profiles([_paths(name)[1], GPU / f"{name}.raw.csv"])[0].launch
+    _same_launch(a, b)  # duration exact here (the Details page rounds it to 3 digits)
+
+
+def test_raw_page_with_instance_values() -> None:
+    a = load_profiles(_paths("stencil")[0])[0].launch
+    b = load_csv_profiles([_paths("stencil")[1], GPU / "stencil.raw.instances.csv"])[0].launch
+    _same_launch(a, b)  # "2,309 (32; 32; ...)" cells read as their totals
+
+
+def test_live_export_with_prof_lines_and_program_output() -> None:
+    export = csvfile.read(GPU / "live.stencil.source.csv")
+    assert [t for _, t in export.skipped][:2] == [
+        "==WARNING== Note: Running with unmodified GPU clocks. If not controlled otherwise, profiling results may be "
+        "inconsistent.", export.skipped[1][1]]
+    assert export.skipped[1][1].startswith("==PROF== Connected to process")
+    assert any(t == "stencil: max |err| = 0 -> PASS" for _, t in export.skipped)
+    (p,) = load_csv_profiles([GPU / "live.stencil.source.csv", GPU / "live.stencil.details.csv"])
+    assert p.name == "blur_rows" and p.total_samples > 1000 and p.launch.block == (128, 2, 1)
+    assert any("8 line(s)" in n and "unmodified GPU clocks" in n for n in p.notes)  # 4 in each file
+
+
+def test_cuda_view_without_counters_is_a_clear_error() -> None:
+    with pytest.raises(csvfile.CsvError, match="only source text, no samples"):
+        load_csv_profiles([GPU / "stencil.source.cuda.csv"])

@@ -39,3 +39,28 @@ def test_collect_checks_hashes_and_takes_geomeans(tmp_path: Path) -> None:
     assert math.isclose(s["geomean"]["agg"], math.sqrt(8.0 * 1.25))
     assert "| CGO'22 paper (geomean) | | | | | 43.0× | 8.7× | 3.6× | |" in table(s)
     assert (tmp_path / "results.csv").read_text().splitlines()[0].startswith("example,input,variant,kind")
+
+
+def test_merge_takes_missing_rows_and_replaced_examples_from_the_second_run(tmp_path: Path) -> None:
+    merge = _report.merge
+    r = "RESULT {e}@large PASS time_ms={t} launch_errors=0 mismatches=0 hash=h"
+    (tmp_path / "r1").write_text("\n".join([
+        f"a__original\tlarge\t0\t{r.format(e='a', t=5)}", "a__tc\tlarge\tSKIPPED_DEADLINE\t",
+        f"a__nocdp\tlarge\t0\t{r.format(e='a', t=2)}", "b__original\tlarge\t124\tTIMEOUT",
+        f"b__nocdp\tlarge\t0\t{r.format(e='b', t=9)}"]) + "\n")
+    (tmp_path / "r2").write_text("\n".join([
+        f"a__tc\tlarge\t0\t{r.format(e='a', t=1)}", f"a__nocdp\tlarge\t0\t{r.format(e='a', t=2.2)}",
+        f"b__original\tlarge\t0\t{r.format(e='b', t=30)}", f"b__nocdp\tlarge\t0\t{r.format(e='b', t=3)}"]) + "\n")
+    drift = merge(tmp_path / "r1", tmp_path / "r2", {"b"}, tmp_path / "m")
+    got = {tuple(ln.split("\t")[:2]): ln for ln in (tmp_path / "m").read_text().splitlines()}
+    assert "time_ms=1 " in got[("a__tc", "large")] and "time_ms=2 " in got[("a__nocdp", "large")]
+    assert "time_ms=30 " in got[("b__original", "large")] and "time_ms=3 " in got[("b__nocdp", "large")]
+    assert drift == ["a__nocdp@large: run 1 2 ms, run 2 2.2 ms"]
+
+
+def test_the_plan_space_is_the_sweep() -> None:
+    from warpwise.analysis.rewrite import plan
+
+    sweep = load_bench_module("sweep")
+    assert plan.THRESHOLDS == sweep.THRESHOLDS and plan.FACTORS == sweep.FACTORS
+    assert set(sweep.GRANULARITIES) == {"block", "multiblock", "grid"}

@@ -63,4 +63,4 @@ def test_syntax_error_in_main_exits_2_with_its_position(tmp_path: Path, capsys: 
     assert run_rewrite(_args("threshold", str(f), "--launch", "47")) == 2
     out = capsys.readouterr()
     assert out.out == ""
-    assert out.err.startswith(f"warpwise rewrite: {f}:{line}:") and "the file does not parse: expected" in out.err
+    assert out.err.startswith(f"warpwise rewrite: parse failed at {f}:{line}:") and ": expected" in out.err

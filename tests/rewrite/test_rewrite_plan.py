@@ -30,10 +30,11 @@ def test_facts_from_the_cdp_report() -> None:
     assert f is not None
     assert (f.profiled_launches, f.parent_threads, f.parent_blocks) == (1, 2048, 16)
     assert f.child_launches == 2000  # threads through the device-runtime calls (2000 segments)
-    assert f.child_threads == 3747328  # entries into scale_segment's code (`scale_all$fn1`)
+    assert f.child_threads_launched == 3747328  # entries into scale_segment's code (`scale_all$fn1`)
+    assert f.child_threads == 3547580  # past its bounds check: after the first predicated EXIT
     assert (f.samples, f.parent_samples, f.child_samples) == (17930, 6, 13216)
     assert f.runtime_samples == 17930 - 6 - 13216
-    assert round(f.mean_child_threads) == 1874
+    assert round(f.mean_child_threads) == 1774
     assert dp_facts(profiles(), "no_such_kernel") is None  # type: ignore[arg-type]
 
 
@@ -46,10 +47,14 @@ def _facts(**kw: float) -> DpFacts:
 
 
 def test_small_child_grids_run_serially_and_are_not_coarsened() -> None:
-    plan = choose(_facts(), 128, ALL, grid_ok=True)
-    assert plan.choice == Choice(256, 1, "grid")
+    plan = choose(_facts(child_threads_launched=8192 * 128), 128, ALL, grid_ok=True)
+    assert plan.choice == Choice(256, 1, "block")
     assert "8192 child launches of 16 threads on average" in plan.reasons[0]
-    assert any(r.startswith("threshold 256: child grids this small run faster serially") for r in plan.reasons)
+    assert "threshold 256: child grids of 16 useful threads on average run faster in the parent thread than " \
+           "launched" in plan.reasons
+    assert "coarsen x1: child grids of 1.00 blocks of 128 threads on average (nothing to merge)" in plan.reasons
+    # one more useful thread on average: launched, only the smallest serially
+    assert choose(_facts(child_threads=8192 * 17), 128, ALL, grid_ok=True).choice.threshold == 32
 
 
 def test_large_child_grids_are_coarsened_and_the_granularity_follows_the_parent() -> None:
@@ -72,7 +77,7 @@ def test_alternatives_cover_the_space_nearest_first() -> None:
     plan = choose(_facts(), 128, ALL, grid_ok=True)
     assert len(plan.alternatives) == 2 * 2 * 4 - 1 and plan.choice not in plan.alternatives
     first = plan.alternatives[0]
-    differing = (first.threshold != 256) + (first.factor != 1) + (first.granularity != "grid")
+    differing = (first.threshold != 256) + (first.factor != 1) + (first.granularity != "block")
     assert differing == 1
 
 
@@ -80,9 +85,9 @@ def test_plan_launch_with_and_without_profile() -> None:
     src = (CDP / "cdp.cu").read_text()
     plan = plan_launch(src, str(CDP / "cdp.cu"), LAUNCH, profiles())  # type: ignore[arg-type]
     assert plan.facts is not None and plan.choice == Choice(32, 4, "grid")
-    assert "coarsen x4: child grids of 14.6 blocks of 128 threads on average" in plan.reasons
+    assert "coarsen x4: child grids of 14.64 blocks of 128 threads on average" in plan.reasons
     default = plan_launch(src, str(CDP / "cdp.cu"), LAUNCH, None)
-    assert default.facts is None and default.choice == Choice(32, 1, "multiblock")
+    assert default.facts is None and default.choice == Choice(256, 4, "multiblock")
     assert "no profile of the CDP program" in default.reasons[0]
     with pytest.raises(RewriteError, match="no single device-side launch"):
         plan_launch(src, str(CDP / "cdp.cu"), 3, None)
@@ -118,7 +123,7 @@ def test_cli_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = capsys.readouterr().out
     assert rc == 0
     assert "profile-guided: threshold 32, coarsen x4, aggregate per grid" in text
-    assert "  - 2000 child launches of 1874 threads on average" in text
+    assert "  - 2000 child launches of 1774 threads on average" in text
     assert "    1. threshold 32, coarsen x1, aggregate per grid" in text
     assert "#define _CFACTOR 4" in out.read_text()
     rc = run_rewrite(_args("plan", str(CDP / "cdp.cu"), "--launch", str(LAUNCH), "--profile",
@@ -141,5 +146,37 @@ def test_code_actions_put_the_profile_guided_choice_first() -> None:
     edit = resolve_rewrite(acts[0].data, src)  # type: ignore[arg-type]
     assert edit.document_changes
     without = rewrite_actions(uri, 1, src, str(CDP / "cdp.cu"), LAUNCH, LAUNCH, None, True, True, None)
-    assert without[0].title.startswith("DP rewrite (default, no profile): threshold 32, coarsen x1, aggregate per "
-                                       "multiblock")
+    assert without[0].title.startswith("DP rewrite (default, no profile): threshold 256, coarsen x4, aggregate "
+                                       "per multiblock")
+
+
+H200 = ROOT / "bench" / "dp" / "results_h200" / "profiles"
+
+
+@pytest.mark.parametrize(("inp", "mean", "choice"), [("small", 6.9, Choice(256, 1, "block")),
+                                                      ("large", 119.9, Choice(32, 4, "grid"))])
+def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice) -> None:
+    """btree's CDP original profiled on the H200 (bench/dp/gpu.sh): 32768 queries, one launch each."""
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    src_path = ROOT / "examples" / "dp" / "btree" / "btree.cu"
+    src = src_path.read_text()
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "scan_range<<<" in t)
+    plan = plan_launch(src, "examples/dp/btree/btree.cu", line, load_profiles(H200 / f"btree@{inp}.ncu-rep"))
+    assert plan.facts is not None and plan.facts.child_launches == 32768
+    assert round(plan.facts.mean_child_threads, 1) == mean
+    assert plan.choice == choice
+
+
+def test_recursive_launch_takes_the_largest_threshold() -> None:
+    """The quadtree's recursive node kernel, profiled on the H200: a serial child runs its subtree serially."""
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    path = ROOT / "examples" / "dp" / "quadtree" / "quadtree.cu"
+    src = path.read_text()
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "qt_node<<<(hi - lo" in t)
+    plan = plan_launch(src, "examples/dp/quadtree/quadtree.cu", line,
+                       load_profiles(H200 / "quadtree@large.ncu-rep"))
+    assert plan.facts is not None and plan.facts.recursive and plan.facts.child_launches == 11752
+    assert plan.choice == Choice(256, 4, None)  # aggregation is refused for the recursive launch
+    assert any(r.startswith("threshold 256: the launch is recursive") for r in plan.reasons)

@@ -1,0 +1,45 @@
+/* warpwise: declarations clang's CUDA wrapper leaves out, taken from the installed CUDA headers themselves.
+ *
+ * clang 18's __clang_cuda_runtime_wrapper.h skips sm_32_intrinsics.h (it defines __ldg and the funnel
+ * shifts with builtins instead) and so loses the cache-hint loads/stores (__ldcg, __ldca, __ldcs, __ldlu,
+ * __ldcv, __stcg, __stcs, __stwb, __stwt). They are included here under their own names; __ldg and the
+ * funnel shifts are renamed so clang's definitions stay the ones in use. Parsing only: never compiled. */
+#pragma once
+#include <__clang_cuda_runtime_wrapper.h>
+#pragma push_macro("__CUDACC__")
+#pragma push_macro("__ldg")
+#pragma push_macro("__funnelshift_l")
+#pragma push_macro("__funnelshift_lc")
+#pragma push_macro("__funnelshift_r")
+#pragma push_macro("__funnelshift_rc")
+#define __CUDACC__
+#define __ldg __warpwise_sm32_ldg
+#define __funnelshift_l __warpwise_sm32_funnelshift_l
+#define __funnelshift_lc __warpwise_sm32_funnelshift_lc
+#define __funnelshift_r __warpwise_sm32_funnelshift_r
+#define __funnelshift_rc __warpwise_sm32_funnelshift_rc
+#undef __SM_32_INTRINSICS_H__
+#undef __SM_32_INTRINSICS_HPP__
+#include "sm_32_intrinsics.h"
+#pragma pop_macro("__funnelshift_rc")
+#pragma pop_macro("__funnelshift_r")
+#pragma pop_macro("__funnelshift_lc")
+#pragma pop_macro("__funnelshift_l")
+#pragma pop_macro("__ldg")
+#pragma pop_macro("__CUDACC__")
+/* device-side launches of templated kernels: see parse.py (_HD_GLOBAL) */
+#define __WWGLBL__ inline __attribute__((host, device, annotate("warpwise.global")))
+/* Runtime API functions CUDA 12/13 removed (still in older code, e.g. Rodinia): declared so such code can be
+ * analysed; the deprecation says what replaces each (CUDA Runtime API, "Thread Management [DEPRECATED]"). */
+extern "C" {
+__attribute__((deprecated("removed in CUDA 13: use cudaDeviceSynchronize"))) cudaError_t cudaThreadSynchronize(void);
+__attribute__((deprecated("removed in CUDA 13: use cudaDeviceReset"))) cudaError_t cudaThreadExit(void);
+__attribute__((deprecated("removed in CUDA 13: use cudaDeviceSetLimit"))) cudaError_t cudaThreadSetLimit(
+    enum cudaLimit limit, size_t value);
+__attribute__((deprecated("removed in CUDA 13: use cudaDeviceGetLimit"))) cudaError_t cudaThreadGetLimit(
+    size_t *pValue, enum cudaLimit limit);
+__attribute__((deprecated("removed in CUDA 13: use cudaDeviceSetCacheConfig"))) cudaError_t cudaThreadSetCacheConfig(
+    enum cudaFuncCache cacheConfig);
+__attribute__((deprecated("removed in CUDA 13: use cudaDeviceGetCacheConfig"))) cudaError_t cudaThreadGetCacheConfig(
+    enum cudaFuncCache *pCacheConfig);
+}
