@@ -26,6 +26,8 @@ export interface WarpwiseSettings {
   tune: { iterations: number; seed: number; verifySamples: number };
   trace: { server: TraceLevel };
   logLevel: LogLevel;
+  /** Recorded (build machine) path prefix → local folder, tried before suffix matching. */
+  pathMap: Record<string, string>;
 }
 
 export const DEFAULTS: WarpwiseSettings = {
@@ -42,6 +44,7 @@ export const DEFAULTS: WarpwiseSettings = {
   tune: { iterations: 200, seed: 0, verifySamples: 10000 },
   trace: { server: 'off' },
   logLevel: 'warning',
+  pathMap: {},
 };
 
 /** The part of vscode.WorkspaceConfiguration that is read here (dotted keys below "warpwise"). */
@@ -63,6 +66,9 @@ const isShare: Check<number> = (v): v is number =>
 const isNonNegInt: Check<number> = (v): v is number => Number.isInteger(v) && (v as number) >= 0;
 const isPosInt: Check<number> = (v): v is number => Number.isInteger(v) && (v as number) >= 1;
 const isGain: Check<number> = (v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 1;
+const isPathMap: Check<Record<string, string>> = (v): v is Record<string, string> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) &&
+  Object.entries(v as Record<string, unknown>).every(([k, x]) => k.trim() !== '' && typeof x === 'string' && x.trim() !== '');
 const isLogLevel: Check<LogLevel> = (v): v is LogLevel => typeof v === 'string' && LOG_LEVELS.includes(v);
 const isTrace: Check<TraceLevel> = (v): v is TraceLevel => typeof v === 'string' && TRACE_LEVELS.includes(v);
 
@@ -120,6 +126,7 @@ export function readSettings(cfg: ConfigReader): { settings: WarpwiseSettings; p
     },
     trace: { server: pick('trace.server', isTrace, d.trace.server, 'off, messages or verbose') },
     logLevel: pick('logLevel', isLogLevel, d.logLevel, 'error, warning, info or debug'),
+    pathMap: pick('pathMap', isPathMap, d.pathMap, 'an object of recorded path prefix → local folder'),
   };
   return { settings, problems };
 }
