@@ -516,10 +516,16 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   });
 
   test('the 0.1f quick fix retires its advice everywhere and the lens says the profile is stale', async () => {
-    await viewLine('acc += 0.1 * row').locator('span').filter({ hasText: /acc/ }).first().click();
-    await page.keyboard.press('Control+.');
     const fix = page.locator('.action-widget .monaco-list-row, .context-view .action-item').filter({ hasText: /0\.1f/ }).first();
-    await fix.waitFor({ timeout: 20000 });
+    await waitFor('the 0.1f quick fix in the Quick Fix menu', async () => {
+      await page.keyboard.press('Escape');
+      await viewLine('acc += 0.1 * row').locator('span').filter({ hasText: /acc/ }).first().click();
+      await page.keyboard.press('Control+.');
+      return fix.waitFor({ timeout: 5000 }).then(() => true, () => false);
+    }, 30000, 500).catch(async (e) => {
+      await shot('quick-fix-menu-missing');
+      throw e;
+    });
     await fix.click();
     await waitFor('line 18 to read 0.1f', async () => /0\.1f \* row/.test(norm(await viewLine('acc += 0.1').innerText())), 20000);
     await waitFor('the stale lens', async () => (await lensTexts()).some((t) => /profile is stale \(1 profiled line edited\) · re-profile/.test(t)), 30000);
@@ -545,8 +551,12 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   test('the CDP launch line shows what its children and the device runtime cost', async () => {
     await openFile('cdp.cu');
     const line = viewLine('scale_segment<<<');
+    await line.click(); // the launch line in view and the editor focused (inlay hints are asked for what is visible)
     const hint = line.locator(INLAY).filter({ hasText: /children/ });
-    await waitFor('the launch line inlay', async () => (await hint.count()) > 0);
+    await waitFor('the launch line inlay', async () => (await hint.count()) > 0).catch(async (e) => {
+      await shot('cdp-inlay-missing');
+      throw e;
+    });
     assert.equal(norm(await hint.first().innerText()), 'children 73.7% · runtime 26.3%');
     const hover = await hoverOver(line.locator('span').filter({ hasText: /scale_segment/ }).first(), /device runtime/);
     try {
