@@ -16,8 +16,9 @@ from warpwise.server.positions import utf8_col_to_units
 from warpwise.server.uris import uri_to_path
 
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
-TITLES = {"threshold": "Threshold the child launch (serial below _THRESHOLD threads)",
-          "coarsen": "Coarsen the child grid (_CFACTOR blocks per block)",
+# titles name what each rewrite does, never the generated macros' identifiers (issue 11: they were reserved)
+TITLES = {"threshold": "Threshold the child launch (run small child grids serially in the parent thread)",
+          "coarsen": "Coarsen the child grid (each child block does the work of several)",
           "aggregate": "Aggregate child launches at {g} granularity"}
 
 

@@ -113,6 +113,12 @@ def run_advise(args: argparse.Namespace) -> int:
 
         json.dump(to_json(analyses), sys.stdout, indent=1)
         sys.stdout.write("\n")
+    elif args.format == "html":
+        from warpwise.server.findings import group_kernels
+        from warpwise.server.profile_view import page_data, render_html
+
+        sys.stdout.write(render_html(page_data(group_kernels(analyses)),
+                                     title=f"warpwise · {', '.join(map(str, args.sources))}"))
     elif args.format == "sarif":
         from warpwise.analysis.report import to_sarif
 

@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help=".ncu-rep report, or an ncu CSV export (repeat for its pages: x.source.csv, x.details.csv); "
                           "default: found next to SOURCE")
     adv.add_argument("--binary", help=".cubin, or executable/shared library holding cubins")
-    adv.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    adv.add_argument("--format", choices=["text", "json", "sarif", "html"], default="text")
     adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel (>= 1)")
     adv.add_argument("--kernel", help="only kernels whose name contains this")
     adv.add_argument("--path-map", action="append", metavar="OLD=NEW", default=[],

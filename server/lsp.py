@@ -8,9 +8,7 @@ superseded reloads are dropped by a generation counter.
 from __future__ import annotations
 
 import asyncio
-import fnmatch
 import logging
-import os
 import sys
 import threading
 import uuid
@@ -22,9 +20,9 @@ from typing import Any
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
 from warpwise.analysis.confine import set_roots
-from warpwise.analysis.pipeline import Analysis, InputError, analyze, executables_in, prefer_reports
+from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in, prefer_reports
 from warpwise.analysis.profile.paths import parse_path_map
-from warpwise.server import actions, lifecycle, render, stale
+from warpwise.server import actions, lifecycle, render, stale, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap, line_map
@@ -32,9 +30,9 @@ from warpwise.server.uris import uri_to_path
 
 log = logging.getLogger("warpwise")
 
-SKIP_DIRS = {".git", "node_modules", ".venv", "venv", "__pycache__", ".mypy_cache", ".ruff_cache", "build", "dist"}
 SOURCE_EXTS = (".cu", ".cuh")
-COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule")
+COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule",
+            "warpwise.profileView", "warpwise.reports", "warpwise.selectReport")
 
 
 @dataclass
@@ -46,8 +44,9 @@ class State:
     load_errors: dict[Path, str] = field(default_factory=dict)
     published: set[str] = field(default_factory=set)
     tuned: dict[str, Any] = field(default_factory=dict)  # kernel (mangled) -> TunedKernel
+    active: dict[str, Path] = field(default_factory=dict)  # kernel (mangled) -> report the user picked
     # findings per local file for the current analyses: hover/inlay/lens requests reuse them instead of
-    # walking every blame edge again; cleared on reload and when the file is saved
+    # walking every blame edge again; cleared on reload and when the active report changes
     findings: dict[str, FileFindings] = field(default_factory=dict)
     generation: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -60,6 +59,7 @@ class WarpwiseServer(LanguageServer):
         super().__init__("warpwise", "0.1.0")
         self.state = State()
         self.pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="warpwise")
+        self.prefetch = ThreadPoolExecutor(max_workers=1, thread_name_prefix="warpwise-prefetch")
         self.debounce: dict[str, asyncio.Task[None]] = {}
 
     # ---- workspace scanning (worker thread) -------------------------------------------------------
@@ -71,45 +71,60 @@ class WarpwiseServer(LanguageServer):
         return folders
 
     def scan(self, patterns: list[str], exts: tuple[str, ...] | None = None) -> list[Path]:
-        """Files under the workspace folders matching any glob of ``patterns`` (or ``exts``)."""
-        out: list[Path] = []
-        for root in self.roots():
-            for dirpath, dirnames, filenames in os.walk(root):
-                dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-                for name in sorted(filenames):
-                    p = Path(dirpath) / name
-                    rel = p.relative_to(root).as_posix()
-                    if exts is not None:
-                        if name.endswith(exts):
-                            out.append(p)
-                    elif any(fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(name, pat.split("/")[-1])
-                             for pat in patterns):
-                        out.append(p)
-        return out
+        """Files under the workspace folders matching a glob of ``patterns`` (or ``exts``); see workspace.py."""
+        return workspace.scan(self.roots(), patterns, exts)
 
-    def load_all(self) -> tuple[dict[Path, Analysis], dict[Path, str]]:
-        """Analyse every report in the workspace against every binary found (runs in the pool)."""
+    def plan(self, open_files: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
+        """(reports, binaries, sources) to analyse, reports covering ``open_files`` first (runs in the pool)."""
         from warpwise.server.tuning import find_tuned
 
         s = self.state.settings
         set_roots(self.roots())  # line-table/report source paths are read only inside the workspace
         self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]), self.roots())
-        reports = prefer_reports(self.scan(s.profiles))  # a CSV export only where its .ncu-rep is absent
-        path_map = parse_path_map(f"{old}={new}" for old, new in s.path_map.items())  # validated in config
-        binaries = self.scan(s.binaries)
-        sources = self.scan([], SOURCE_EXTS)
-        analyses: dict[Path, Analysis] = {}
-        errors: dict[Path, str] = {}
-        for rep in reports:
-            near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
-            try:
-                analyses[rep] = analyze(rep, near, sources, path_map=path_map)
-            except InputError as e:
-                errors[rep] = str(e)
-            except Exception as e:  # never let one bad file stop the server
-                log.exception("analysis of %s failed", rep)
-                errors[rep] = f"{rep}: analysis failed: {e}"
-        return analyses, errors
+        # a CSV export only where its .ncu-rep is absent; reports beside the open files first
+        reports = [p for p in self.scan(s.profiles) if workspace.is_report(p)]
+        reports = workspace.open_first(prefer_reports(reports), open_files)
+        binaries = [p for p in self.scan(s.binaries) if workspace.is_binary(p)]
+        return reports, binaries, self.scan([], SOURCE_EXTS)
+
+    def analyze_one(self, rep: Path, binaries: list[Path], sources: list[Path]) -> tuple[Analysis | None, str | None]:
+        """Analyse one report against the binaries beside it (else every binary); (analysis, error)."""
+        near = [b for b in binaries if b.parent == rep.parent] or executables_in(rep.parent) or binaries
+        # disassemble the binaries (nvdisasm, a subprocess) while the analysis reads the report; nothing waits
+        # for it (an analysis answered from the on-disk cache needs neither), and what has not started is dropped
+        prefetch = [self.prefetch.submit(_warm_binary, b) for b in near[:4]]
+        path_map = parse_path_map(f"{old}={new}" for old, new in self.state.settings.path_map.items())  # validated
+        try:
+            return analyze(rep, near, sources, path_map=path_map), None  # cached on disk (analysis/cache)
+        except InputError as e:
+            return None, str(e)
+        except Exception as e:  # never let one bad file stop the server
+            log.exception("analysis of %s failed", rep)
+            return None, f"{rep}: analysis failed: {e}"
+        finally:
+            for f in prefetch:
+                f.cancel()
+
+
+def _warm_binary(path: Path) -> None:
+    """Load a binary into the pipeline's in-memory cache (errors surface later, in analyze)."""
+    from warpwise.analysis.pipeline import _load_binary_cached
+
+    try:
+        _load_binary_cached(path)
+    except Exception:
+        return
+
+
+def _warm_imports() -> None:
+    """Import the analysis stages while the client starts up, so the first analysis does not pay for it."""
+    try:
+        import warpwise.analysis.advice
+        import warpwise.analysis.blame.attribute
+        import warpwise.analysis.profile.ncu
+        import warpwise.analysis.program.build  # noqa: F401
+    except Exception:  # a broken install is reported by the analysis itself
+        return
 
 
 server = WarpwiseServer()
@@ -123,9 +138,10 @@ def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
         hit = ls.state.findings.get(key)
         analyses = list(ls.state.analyses.values())
         generation = ls.state.generation
+        active = dict(ls.state.active)
     if hit is not None:
         return hit
-    ff = file_findings(analyses, path)
+    ff = file_findings(analyses, path, active=active)
     with ls.state.lock:
         if generation == ls.state.generation:  # not superseded by a reload meanwhile
             ls.state.findings[key] = ff
@@ -199,32 +215,102 @@ def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict
                                                      message=f"warpwise: {first}{more}"))
 
 
-async def reload(ls: WarpwiseServer) -> None:
-    """Re-read settings-selected reports in the worker and republish; drops superseded results."""
-    with ls.state.lock:
-        ls.state.generation += 1
-        gen = ls.state.generation
-    loop = asyncio.get_running_loop()
-    analyses, errors = await loop.run_in_executor(ls.pool, ls.load_all)
-    with ls.state.lock:
-        if gen != ls.state.generation:
-            return  # a newer reload is under way
-        ls.state.analyses = analyses
-        ls.state.load_errors = errors
-        ls.state.findings.clear()
-    lifecycle.freeze_heap()  # the analyses just loaded are long-lived: keep them out of GC passes
-    _report_problems(ls, errors, analyses)
-    kernels = sum(len(a.kernels) for a in analyses.values())
-    names = ", ".join(p.name for p in analyses)
-    ls.protocol.notify("warpwise/status", {"profiles": len(analyses), "kernels": kernels,
-                                           "message": names or "no profile found"})
-    for uri in list(ls.workspace.text_documents):
-        await publish(ls, uri)
+def _open_sources(ls: WarpwiseServer) -> dict[Path, str]:
+    """Open CUDA documents: local path -> URI."""
+    return {uri_to_path(u): u for u in ls.workspace.text_documents if uri_to_path(u).name.endswith(SOURCE_EXTS)}
+
+
+def _refresh_views(ls: WarpwiseServer) -> None:
+    """Ask the client to re-request inlay hints and code lenses (they stay stale otherwise)."""
     caps = ls.client_capabilities.workspace if ls.client_capabilities else None
     if caps is not None and caps.inlay_hint is not None and caps.inlay_hint.refresh_support:
         ls.workspace_inlay_hint_refresh(None)
     if caps is not None and caps.code_lens is not None and caps.code_lens.refresh_support:
         ls.workspace_code_lens_refresh(None)
+
+
+def _status(ls: WarpwiseServer) -> None:
+    from warpwise.server.findings import group_kernels
+
+    with ls.state.lock:
+        analyses = dict(ls.state.analyses)
+        active = dict(ls.state.active)
+    groups = group_kernels(list(analyses.values()), active)
+    names = ", ".join(p.name for p in analyses)
+    ls.protocol.notify("warpwise/status", {
+        "profiles": len(analyses), "kernels": len(groups),
+        "choices": sum(1 for g in groups if len(g.reports) > 1),
+        "message": names or "no profile found"})
+
+
+async def reload(ls: WarpwiseServer) -> None:
+    """Re-read settings-selected reports in the worker and republish; drops superseded results.
+
+    Reports that likely cover an open file are analysed first and each open file is published as soon as
+    a report covering it is in, so the file in front of the user gets its diagnostics before the rest of
+    the workspace is analysed (with $/progress for the rest).
+    """
+    with ls.state.lock:
+        ls.state.generation += 1
+        gen = ls.state.generation
+    loop = asyncio.get_running_loop()
+    reports, binaries, sources = await loop.run_in_executor(ls.pool, ls.plan, list(_open_sources(ls)))
+    analyses: dict[Path, Analysis] = {}
+    errors: dict[Path, str] = {}
+    token: str | None = None
+    served: set[Path] = set()  # open files already published from the reports analysed so far
+    remaining = list(reports)
+    try:
+        while remaining:
+            # files opened meanwhile (didOpen often follows initialized) move their reports forward
+            open_docs = _open_sources(ls)
+            remaining = workspace.open_first(remaining, [f for f in open_docs if f not in served])
+            rep = remaining.pop(0)
+            done = len(reports) - len(remaining) - 1
+            if token is None and done >= 1 and _progress_ok(ls):
+                token = f"warpwise-load-{uuid.uuid4()}"
+                await ls.work_done_progress.create_async(token)
+                ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(
+                    title="warpwise: analysing profiles", percentage=int(100 * done / len(reports)), message=rep.name))
+            elif token is not None:
+                ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(
+                    message=rep.name, percentage=int(100 * done / len(reports))))
+            got, err = await loop.run_in_executor(ls.pool, ls.analyze_one, rep, binaries, sources)
+            if gen != ls.state.generation:
+                return  # a newer reload is under way
+            if got is not None:
+                analyses[rep] = got
+            if err is not None:
+                errors[rep] = err
+            covered = {f for f in open_docs if f not in served and got is not None and covers(got, f)}
+            if covered and remaining:
+                with ls.state.lock:  # publish what is known so far for the files in front of the user
+                    ls.state.analyses = dict(analyses)
+                    ls.state.findings.clear()
+                for f in covered:
+                    await publish(ls, open_docs[f])
+                served |= covered
+                _refresh_views(ls)
+    finally:
+        if token is not None:
+            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message=f"{len(analyses)} profile(s)"))
+    with ls.state.lock:
+        if gen != ls.state.generation:
+            return
+        ls.state.analyses = analyses
+        ls.state.load_errors = errors
+        ls.state.findings.clear()
+    lifecycle.freeze_heap()  # the analyses just loaded are long-lived: keep them out of GC passes
+    _report_problems(ls, errors, analyses)
+    _status(ls)
+    for uri in list(ls.workspace.text_documents):
+        await publish(ls, uri)
+    _refresh_views(ls)
+
+
+def _progress_ok(ls: WarpwiseServer) -> bool:
+    caps = ls.client_capabilities.window if ls.client_capabilities else None
+    return bool(caps is not None and caps.work_done_progress)
 
 
 async def _load_settings(ls: WarpwiseServer) -> None:
@@ -239,6 +325,7 @@ async def _load_settings(ls: WarpwiseServer) -> None:
         return
     settings, problems = parse_settings(res[0] if res else None)
     ls.state.settings = settings
+    set_log_level(settings.python_log_level())
     for p in problems:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=p))
 
@@ -298,9 +385,9 @@ async def did_change(ls: WarpwiseServer, params: lsp.DidChangeTextDocumentParams
 
 @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
 async def did_save(ls: WarpwiseServer, params: lsp.DidSaveTextDocumentParams) -> None:
-    """Republish on save (the disk text is the baseline when the report embeds no source)."""
-    with ls.state.lock:
-        ls.state.findings.pop(str(uri_to_path(params.text_document.uri).resolve()), None)
+    """Republish on save. The findings (and their baseline: the profiled text, or the file as it was when
+    first analysed when the report embeds no source) are kept, so saving an edit never makes the edited
+    lines look profiled again; a reload (new report) computes them afresh."""
     await publish(ls, params.text_document.uri)
 
 
@@ -342,7 +429,7 @@ def code_lens(ls: WarpwiseServer, params: lsp.CodeLensParams) -> list[lsp.CodeLe
     if got is None:
         return []
     ff, lmap, text = got
-    return render.code_lenses(ff, lmap, text, params.text_document.uri)
+    return render.code_lenses(ff, lmap, text, params.text_document.uri, ls.state.settings)
 
 
 def _client_supports_resolve(ls: WarpwiseServer) -> tuple[bool, bool]:
@@ -431,6 +518,71 @@ def cmd_show_report(ls: WarpwiseServer, *args: Any) -> str:
         return "warpwise: no profile loaded. Record one with `warpwise profile -o app.ncu-rep -- ./app`."
     roots = ls.roots()
     return render_text(analyses, top=20, root=roots[0] if roots else None)
+
+
+def _groups(ls: WarpwiseServer) -> list[Any]:
+    from warpwise.server.findings import group_kernels
+
+    with ls.state.lock:
+        analyses = list(ls.state.analyses.values())
+        active = dict(ls.state.active)
+    return group_kernels(analyses, active)
+
+
+@server.command("warpwise.reports")
+def cmd_reports(ls: WarpwiseServer, *args: Any) -> list[dict[str, Any]]:
+    """Every kernel with the reports that hold it (newest first) and the active one, for the picker.
+
+    Optional argument ``{kernel}``: only that kernel (mangled name)."""
+    want = args[0].get("kernel") if args and isinstance(args[0], dict) else None
+    out = []
+    for g in _groups(ls):
+        if want and g.mangled != want:
+            continue
+        with ls.state.lock:
+            per = {p: [k for k in a.kernels if k.profile.mangled == g.mangled] for p, a in ls.state.analyses.items()}
+        out.append({"kernel": g.mangled, "name": g.name, "active": str(g.report), "reports": [
+            {"path": str(p), "launches": len(per.get(p, [])),
+             "samples": sum(k.profile.total_samples for k in per.get(p, []))} for p in g.reports]})
+    return out
+
+
+@server.command("warpwise.selectReport")
+async def cmd_select_report(ls: WarpwiseServer, *args: Any) -> str:
+    """Make ``{kernel, report}`` the active report of a kernel, then republish every open file."""
+    arg = args[0] if args and isinstance(args[0], dict) else {}
+    kernel, report = arg.get("kernel"), arg.get("report")
+    if not isinstance(kernel, str) or not isinstance(report, str):
+        return "warpwise.selectReport needs {kernel, report}"
+    with ls.state.lock:
+        if Path(report) not in ls.state.analyses:
+            return f"{report} is not a loaded report"
+        ls.state.active[kernel] = Path(report)
+        ls.state.findings.clear()
+    for uri in list(ls.workspace.text_documents):
+        await publish(ls, uri)
+    _refresh_views(ls)
+    _status(ls)
+    return f"{Path(report).name} is now the active report of {kernel}"
+
+
+@server.command("warpwise.profileView")
+async def cmd_profile_view(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
+    """The profile view's data (profile_view.page_data) for ``{uri, kernel}`` or a URI: the kernels whose
+    samples lie in that file (the named kernel first), or every kernel without an argument."""
+    from warpwise.server.profile_view import page_data
+
+    arg = args[0] if args else None
+    uri = arg.get("uri") if isinstance(arg, dict) else (arg if isinstance(arg, str) else None)
+    kernel = arg.get("kernel") if isinstance(arg, dict) else None
+    groups = _groups(ls)
+    if uri:
+        path = uri_to_path(uri).resolve()
+        groups = [g for g in groups if any(p is not None and p.resolve() == path for p in g.local.values())] or groups
+    if kernel:
+        groups.sort(key=lambda g: g.mangled != kernel)
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(ls.pool, page_data, groups)
 
 
 @server.command("warpwise.profile")
@@ -533,8 +685,17 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     return msg
 
 
+def set_log_level(level: int) -> None:
+    """Log at ``level`` (WARNING by default): pygls logs every JSON-RPC payload at INFO/DEBUG, which only
+    warpwise.trace.server or warpwise.logLevel asks for."""
+    logging.getLogger().setLevel(level)
+    for name in ("pygls", "warpwise"):
+        logging.getLogger(name).setLevel(level)
+
+
 def serve() -> None:
-    """Run the server on stdio until the client exits."""
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    logging.getLogger("pygls").setLevel(logging.WARNING)  # pygls logs every message at INFO: a burst's cost
+    """Run the server on stdio until the client exits (stderr logging at WARNING until settings say more)."""
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    set_log_level(logging.WARNING)
+    threading.Thread(target=_warm_imports, name="warpwise-imports", daemon=True).start()
     lifecycle.serve_stdio(server)  # stdin read on the event loop (no thread hop per message line)

@@ -5,12 +5,14 @@ The only module besides lsp.py that knows lsprotocol; every position goes throug
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from warpwise.server.config import Settings
-from warpwise.server.findings import FileFindings, LineFinding
+from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALL_CAUSE, Settings
+from warpwise.server.findings import EditorKernel, FileFindings, LineFinding, advice_primary
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
 from warpwise.server.uris import path_to_uri
@@ -69,133 +71,333 @@ def _code_description(opt: str) -> lsp.CodeDescription | None:
     return None
 
 
-def _mapped(ff: FileFindings, lmap: LineMap) -> list[tuple[int, LineFinding]]:
-    out = []
-    for f in ff.findings:
-        cur = lmap.line(f.line)
-        if cur is not None:
-            out.append((cur, f))
+@dataclass
+class View:
+    """Findings of one file seen through the current text: which baseline lines still exist, which
+    advice is retired (one of its lines was edited, e.g. by its own quick fix) and how many profiled
+    lines of each kernel were edited (the profile is stale for that kernel)."""
+
+    ff: FileFindings
+    lmap: LineMap
+    retired: set[int] = field(default_factory=set)
+    edited: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ff: FileFindings, lmap: LineMap) -> View:
+        """Compute the view (cheap: one LineMap lookup per finding and advice line)."""
+        v = cls(ff, lmap)
+        v.retired = {k for k, lines in ff.advice_lines.items() if any(lmap.line(n) is None for n in lines)}
+        for f in ff.findings:
+            if f.stats is not None and lmap.line(f.line) is None:
+                v.edited[f.kernel.mangled] = v.edited.get(f.kernel.mangled, 0) + 1
+        return v
+
+    def cur(self, line: int | None, file: Path | None = None) -> int | None:
+        """Current line of a baseline line of this file (other files' lines are returned unchanged)."""
+        if line is None:
+            return None
+        if file is not None and Path(file).resolve() != self.ff.path.resolve():
+            return line
+        return self.lmap.line(line)
+
+    def live(self, advice: list[Any]) -> list[Any]:
+        """The advice that no edit has retired."""
+        return [a for a in advice if id(a) not in self.retired]
+
+    def relabel(self, text: str) -> str:
+        """``line N`` / ``lines 9, 11 and 23`` in an analysis message rewritten to the lines' current numbers
+        (this file); a number whose line was edited is kept as it was."""
+        def one(m: re.Match[str]) -> str:
+            cur = self.lmap.line(int(m.group(0)))
+            return str(cur) if cur is not None else m.group(0)
+
+        def sub(m: re.Match[str]) -> str:
+            return m.group(1) + re.sub(r"\d+", one, m.group(2))
+
+        return re.sub(r"\b(lines? )(\d+(?:(?:, | and )\d+)*)\b", sub, text)
+
+    def mapped(self) -> list[tuple[int, LineFinding]]:
+        """(current line, finding) for every finding whose line is unchanged."""
+        out = []
+        for f in self.ff.findings:
+            cur = self.lmap.line(f.line)
+            if cur is not None:
+                out.append((cur, f))
+        return out
+
+
+def _best(view: View, f: LineFinding, min_gain: float) -> Any | None:
+    """The line's best live advice at or above ``min_gain`` (its primary advice only)."""
+    for a in view.live(f.advice):
+        if _speedup(a) >= min_gain:
+            return a
+    return None
+
+
+def _short(hint: str, limit: int = 160) -> str:
+    """A hint's first clause (up to "; "), at most ``limit`` characters: the diagnostic stays one glance
+    long; the hover and the profile view carry the whole hint."""
+    first = hint.split("; ")[0]
+    return first if len(first) <= limit else first[: limit - 1].rstrip() + "…"
+
+
+def _line_word(view: View, file: Path | None, line: int | None) -> str:
+    cur = view.cur(line, file)
+    if cur is None:
+        return "an edited line"
+    if file is not None and Path(file).resolve() != view.ff.path.resolve():
+        return f"{Path(file).name}:{cur}"
+    return f"line {cur}"
+
+
+def _top_reason(f: LineFinding) -> str:
+    if f.stats is None or not f.stats.samples:
+        return ""
+    top = f.stats.top_reasons(1)
+    return f"{top[0][0]} {_pct(top[0][1] / f.stats.samples)}" if top else ""
+
+
+def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: float,
+             doc_uri: str) -> list[lsp.DiagnosticRelatedInformation]:
+    """Blame rows, stalls caused on other lines and the line's other advice at or above ``min_gain``,
+    each once (smaller advice stays in the hover)."""
+    out: list[lsp.DiagnosticRelatedInformation] = []
+    seen: set[tuple[str, int, str]] = set()
+
+    def add(file: Path | None, line: int | None, message: str) -> None:
+        if file is None or line is None:
+            return
+        rng = _related_range(view, file, line, lines)
+        if rng is None:
+            return
+        uri = path_to_uri(file, (doc_uri,))  # the client's own URI for its document (percent-encoding)
+        key = (uri, rng.start.line, message)
+        if key not in seen:
+            seen.add(key)
+            out.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=rng), message=message))
+
+    # one row per other location: the blame edges into this line grouped by their def line
+    by_def: dict[tuple[str, int], list[Any]] = {}
+    for b in f.blamed_on[:8]:
+        if b.file is not None and b.line is not None:
+            by_def.setdefault((str(b.file), b.line), []).append(b)
+    for (file, line), bs in list(by_def.items())[:4]:
+        add(Path(file), line, f"{_line_word(view, Path(file), line)}: " + "; ".join(
+            f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} ({_instructions(b.distance)} earlier)"
+            for b in bs[:3]))
+    by_use: dict[tuple[str, int], list[Any]] = {}
+    for b in f.causes:
+        if b.file is not None and b.line is not None and (b.line != f.line or Path(b.file) != view.ff.path):
+            by_use.setdefault((str(b.file), b.line), []).append(b)
+    for (file, line), bs in list(by_use.items())[:3]:
+        add(Path(file), line, f"{_line_word(view, Path(file), line)} waits on this line: " + "; ".join(
+            f"{b.opcode} {b.samples:,.0f} samples ({b.reason})" for b in bs[:3]))
+    for a in view.live(f.advice + f.touching):
+        if a is skip or _speedup(a) < min_gain:
+            continue
+        pf, pl = advice_primary(a, f.kernel)
+        add(pf, pl, f"also: {_optimizer(a)} {_speedup(a):.2f}×")
     return out
 
 
 def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: str) -> list[lsp.Diagnostic]:
-    """One diagnostic per hot line (or per advice on it), per def line blamed for stalls elsewhere.
+    """At most one diagnostic per line per kernel: the line's best finding.
 
-    Lines whose text changed since the profile are skipped; at most ``s.max_diagnostics_per_file``.
+    The best finding is the line's best live advice at or above ``s.min_gain``, else its own samples
+    (code hot_line) or the stalls it causes elsewhere (code stall_cause), whichever share is larger. Every kind obeys
+    ``s.min_share`` (the line's share, or the share it causes if larger), its code's severity and
+    ``s.max_diagnostics_per_file`` (heaviest lines first). Edited lines and retired advice are skipped.
     """
+    view = View.of(ff, lmap)
     lines = text.split("\n")
     out: list[tuple[float, lsp.Diagnostic]] = []
-    for cur, f in _mapped(ff, lmap):
-        rng = _line_range(lines, cur)
-        kname = f.kernel.profile.name
-        related = [lsp.DiagnosticRelatedInformation(
-            location=lsp.Location(uri=path_to_uri(b.file, (uri,)), range=_related_range(b.file, b.line, ff, lmap,
-                                                                                               lines, uri)),
-            message=f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} (line {b.line}, "
-                    f"{_instructions(b.distance)} earlier)")
-            for b in f.blamed_on[:5] if b.file is not None and b.line is not None]
-        if f.advice:
-            for adv in f.advice:
-                opt = _optimizer(adv)
-                share = getattr(adv, "share", None)
-                share_txt = f"{_pct(share)} of samples, " if isinstance(share, float) else ""
-                msg = f"{opt}: {share_txt}estimated {_speedup(adv):.2f}× for {kname}"
-                hint = getattr(adv, "hint", "")
-                if hint:
-                    msg += f" — {hint}"
-                out.append((f.share + _speedup(adv), lsp.Diagnostic(
-                    range=rng, message=msg, severity=_SEVERITY[s.severity_of(opt)], source=SOURCE, code=opt,
-                    code_description=_code_description(opt), related_information=related or None,
-                    data={"optimizer": opt, "kernel": f.kernel.profile.mangled, "line": f.line})))
-        if f.stats is not None and f.share >= s.min_share:
-            msg = (f"{_pct(f.share)} of {kname}'s samples ({f.stats.samples:,}); "
-                   f"{_pct(f.stats.latency_samples / max(1, f.stats.samples))} not issued: {_reasons(f)}")
+    launch_lines: set[tuple[str, int]] = set()
+    for cost in ff.launch_costs:
+        cur = lmap.line(cost.line)
+        if cur is None or cost.share < s.min_share:
+            continue
+        launch_lines.add((cost.kernel.mangled, cur))
+        out.append((cost.share, lsp.Diagnostic(
+            range=_line_range(lines, cur), message=launch_cost_text(cost, text, view), source=SOURCE,
+            severity=_SEVERITY[s.severity_of(DP_LAUNCH)], code=DP_LAUNCH,
+            data={"kernel": cost.kernel.mangled, "line": cost.line, "report": str(cost.kernel.report)})))
+    for cur, f in view.mapped():
+        if f.weight < s.min_share or (f.kernel.mangled, cur) in launch_lines:
+            continue
+        g = f.kernel
+        kname = g.name
+        best = _best(view, f, s.min_gain)
+        data: dict[str, Any] = {"kernel": g.mangled, "line": f.line, "report": str(g.report)}
+        where = (f"{_pct(f.share)} of {kname}'s samples here" if f.stats is not None
+                 else f"causes {_pct(f.caused_share)} of {kname}'s samples as stalls")
+        reason = _top_reason(f)
+        if best is not None:
+            code = _optimizer(best)
+            hint = _short(view.relabel(str(getattr(best, "hint", "") or "")))
+            msg = (f"{code}: estimated {_speedup(best):.2f}× for {kname} ({where}"
+                   + (f", {reason}" if reason else "") + ")")
+            if hint:
+                msg += f" — {hint}"
+            data["optimizer"] = code
+        elif f.stats is not None and (f.share >= f.caused_share or not f.causes):
+            code = HOT_LINE
+            st = f.stats
+            msg = (f"{_pct(f.share)} of {kname}'s samples ({st.samples:,}); "
+                   f"{_pct(st.latency_samples / max(1, st.samples))} not issued: {_reasons(f)}")
             if f.blamed_on:
                 b = f.blamed_on[0]
-                msg += f"; mostly waiting on {b.opcode} at line {b.line}"
-            out.append((f.share, lsp.Diagnostic(
-                range=rng, message=msg, severity=_SEVERITY[s.severity_of("hotLine")], source=SOURCE,
-                code="hot_line", related_information=related or None,
-                data={"kernel": f.kernel.profile.mangled, "line": f.line})))
-        if f.causes and (f.stats is None or f.share < s.min_share or f.causes):
-            caused = sum(b.samples for b in f.causes)
-            share = caused / max(1, f.kernel.profile.total_samples)
-            if share >= s.min_share:
-                where = ", ".join(f"line {b.line} ({b.reason} {b.samples:,.0f})" for b in f.causes[:3])
-                rel = [lsp.DiagnosticRelatedInformation(
-                    location=lsp.Location(uri=path_to_uri(b.file, (uri,)),
-                                          range=_related_range(b.file, b.line, ff, lmap, lines, uri)),
-                    message=f"stalls {b.samples:,.0f} samples ({b.reason})")
-                    for b in f.causes[:5] if b.file is not None and b.line is not None]
-                out.append((share, lsp.Diagnostic(
-                    range=rng, severity=_SEVERITY[s.severity_of("blamedDef")], source=SOURCE, code="stall_cause",
-                    message=f"instructions here cause {_pct(share)} of {kname}'s samples as stalls of their "
-                            f"users: {where}", related_information=rel or None,
-                    data={"kernel": f.kernel.profile.mangled, "line": f.line})))
+                msg += f"; mostly waiting on {b.opcode} at {_line_word(view, b.file, b.line)}"
+        elif f.causes:
+            code = STALL_CAUSE
+            places = ", ".join(f"{_line_word(view, b.file, b.line)} ({b.reason} {b.samples:,.0f})"
+                               for b in f.causes[:3])
+            msg = (f"instructions here cause {_pct(f.caused_share)} of {kname}'s samples as stalls of their users: "
+                   f"{places}")
+        else:
+            continue
+        related = _related(view, f, lines, best, s.min_gain, uri)
+        out.append((f.weight, lsp.Diagnostic(
+            range=_line_range(lines, cur), message=msg, severity=_SEVERITY[s.severity_of(code)], source=SOURCE,
+            code=code, code_description=_code_description(code) if best is not None else None,
+            related_information=related or None, data=data)))
     out.sort(key=lambda t: -t[0])
     return [d for _, d in out[: s.max_diagnostics_per_file]]
 
 
-def _related_range(file: Path | None, line: int | None, ff: FileFindings, lmap: LineMap, lines: list[str],
-                   uri: str) -> lsp.Range:
-    if file is not None and line is not None and Path(file).resolve() == ff.path.resolve():
-        cur = lmap.line(line)
-        if cur is not None:
-            return _line_range(lines, cur)
-    ln = max(0, (line or 1) - 1)
+def launch_cost_text(cost: Any, text: str, view: View | None = None) -> str:
+    """What a device-side launch line costs: child-kernel and device-runtime samples, launches vs the
+    pending-launch limit, and where the rewrites are."""
+    from warpwise.server.cdp import pending_limit
+
+    g = cost.kernel
+    kids = ", ".join(f"{c} {_pct(v / max(1, cost.total))}" for c, v in
+                     sorted(cost.children.items(), key=lambda kv: -kv[1])) or "none sampled"
+    msg = (f"device-side launch: {_pct(cost.share)} of {g.name}'s samples are its children's and the device "
+           f"runtime's (child kernels: {kids}; device runtime {_pct(cost.runtime / max(1, cost.total))})")
+    limit, where = pending_limit(text)
+    if cost.launches is not None:
+        set_at = f", set at line {where}" if where is not None else ", the default"
+        msg += f"; {cost.launches:,} child launches against a pending-launch limit of {limit:,}{set_at}"
+        if cost.launches > limit:
+            msg += " — launches past it are dropped"
+    return msg + "; try the dynamic-parallelism rewrites (code actions: threshold, coarsen, aggregate)"
+
+
+def _related_range(view: View, file: Path, line: int, lines: list[str]) -> lsp.Range | None:
+    if Path(file).resolve() == view.ff.path.resolve():
+        cur = view.lmap.line(line)
+        return _line_range(lines, cur) if cur is not None else None
+    ln = max(0, line - 1)
     return lsp.Range(lsp.Position(ln, 0), lsp.Position(ln, 0))
 
 
-def _where(file: str | Path | None, line: int | None, current: Path) -> str:
-    """``line N`` in the current file, ``name.cuh:N`` in another one (a message never cites a bare line of
-    another file)."""
-    if file is not None and Path(file).resolve() != current.resolve():
-        return f"{Path(file).name}:{line}"
-    return f"line {line}"
+_BAR = " ▏▎▍▌▋▊▉█"
 
 
+def bar(fraction: float, width: int = 10) -> str:
+    """A text bar of ``width`` cells filled to ``fraction`` (0..1) with eighth-cell resolution."""
+    eighths = round(max(0.0, min(1.0, fraction)) * width * 8)
+    full, part = divmod(eighths, 8)
+    return ("█" * full + (_BAR[part] if part else "")).ljust(width, "░")
+
+
+def confidence_text(adv: Any) -> str:
+    """The estimate's confidence as the advice model states it (analysis/advice/ranking): the 95% interval,
+    the samples behind it, "upper bound" for upper-bound estimators and a binding speed-of-light cap."""
+    bits: list[str] = []
+    interval = getattr(adv, "interval", None)
+    if isinstance(interval, tuple | list) and len(interval) == 2:
+        bits.append(f"95% interval {float(interval[0]):.2f}–{float(interval[1]):.2f}×")
+    samples = getattr(adv, "samples", None)
+    if isinstance(samples, int) and not isinstance(samples, bool) and samples > 0:
+        bits.append(f"{samples:,} samples")
+    if getattr(adv, "upper_bound", False):
+        bits.append("upper bound")
+    cap = getattr(adv, "cap", None)
+    if cap is not None and getattr(cap, "binding", False):
+        bits.append(f"capped at {float(cap.cap):.2f}× ({cap.unit} at {float(cap.pct):.0f}% of peak)")
+    return ", ".join(bits)
+
+
+def _kernel_line_label(g: EditorKernel) -> str:
+    n = len(g.launches)
+    launches = f"{n} launch" + ("" if n == 1 else "es")
+    rep = g.report.name + (f" (newest of {len(g.reports)})" if len(g.reports) > 1 and g.report == g.reports[0]
+                           else (f" (1 of {len(g.reports)})" if len(g.reports) > 1 else ""))
+    return f"{launches} · report {rep}"
 def _function_name(mangled: str) -> str:
-    from warpwise.analysis.report import _short
+    from warpwise.analysis.report import _short as short_name
 
-    return _short(mangled)
+    return short_name(mangled)
+
+
 
 
 def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | None:
-    """Markdown hover for the 1-based current ``line``: samples by reason, blame, estimates, SASS."""
-    here = [f for cur, f in _mapped(ff, lmap) if cur == line]
-    if not here:
+    """Markdown hover for the 1-based current ``line``.
+
+    Starts with warpwise's summary per kernel (share, a compact per-reason bar, the top advice with its
+    estimate and confidence), then the details: stall table, blame, every estimate's arithmetic, SASS."""
+    view = View.of(ff, lmap)
+    here = [f for cur, f in view.mapped() if cur == line]
+    costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
+    if not here and not costs:
         return None
-    parts: list[str] = []
+    summary: list[str] = [f"**warpwise** · `{c.kernel.name}` · {launch_cost_text(c, text, view)}" for c in costs]
+    details: list[str] = []
     for f in here:
-        p = f.kernel.profile
-        head = f"**warpwise** · `{p.name}` ({p.arch}, {p.device})"
-        parts.append(head)
+        g = f.kernel
+        head = f"**warpwise** · `{g.name}` · {_kernel_line_label(g)}"
         if f.stats is not None:
             st = f.stats
-            parts.append(f"{_pct(f.share)} of the kernel's samples: **{st.samples:,}** of {p.total_samples:,} "
-                         f"({st.latency_samples:,} not issued)\n")
-            parts.append("| stall reason | samples | share |\n|---|---:|---:|")
+            head += f"  \n**{_pct(f.share)}** of the kernel's samples ({st.samples:,} of {g.total_samples:,})"
+        elif f.causes:
+            head += f"  \ncauses **{_pct(f.caused_share)}** of the kernel's samples as stalls of their users"
+        summary.append(head)
+        if f.stats is not None and f.stats.samples:
+            rows = [f"{r:<18} {bar(v / f.stats.samples)} {_pct(v / f.stats.samples):>6}"
+                    for r, v in f.stats.top_reasons(3)]
+            summary.append("```text\n" + "\n".join(rows) + "\n```")
+        live = view.live(f.advice) or view.live(f.touching)
+        if live:
+            top = max(live, key=_speedup)
+            conf = confidence_text(top)
+            hint = _short(view.relabel(str(getattr(top, "hint", "") or "")))
+            summary.append(f"**{_optimizer(top)}** — estimated **{_speedup(top):.2f}×**" +
+                           (f" ({conf})" if conf else "") + (f": {hint}" if hint else ""))
+        if g.bound is not None:
+            summary.append(f"**{g.bound.unit} bound**: {g.bound.text}")
+        if len(g.launches) > 1:
+            summary.append(f"_Over {len(g.launches)} launches: {g.rule}._")
+        details.append(f"#### `{g.name}` in detail")
+        if f.stats is not None:
+            st = f.stats
+            details.append(f"{st.latency_samples:,} of the line's {st.samples:,} samples not issued\n")
+            details.append("| stall reason | samples | share |\n|---|---:|---:|")
             for r, v in sorted(st.stalls.items(), key=lambda kv: -kv[1]):
-                parts.append(f"| {r} | {v:,} | {_pct(v / max(1, st.samples))} |")
-            for c in f.kernel.inlined.get((st.file, st.line), [])[:3]:
-                parts.append(f"\nInlined into `{_function_name(c.function)}` at "
-                             f"{_where(f.kernel.local_path(c.file), c.line, ff.path)} ({c.samples:,} samples)")
-            inc = f.kernel.inclusive.get((st.file, st.line))
+                details.append(f"| {r} | {v:,} | {_pct(v / max(1, st.samples))} |")
+            for c in f.kernel.inlined(st.file, st.line)[:3]:
+                details.append(f"\nInlined into `{_function_name(c.function)}` at "
+                               f"{_line_word(view, Path(f.kernel.first.local_path(c.file) or c.file), c.line)} "
+                               f"({c.samples:,} samples)")
+            inc = f.kernel.inclusive(st.file, st.line)
             if inc is not None:
-                parts.append(f"\nInclusive: **{inc:,}** samples with the code inlined here "
-                             f"({_pct(inc / max(1, p.total_samples))} of the kernel)")
+                details.append(f"\nInclusive: **{inc:,}** samples with the code inlined here "
+                               f"({_pct(inc / max(1, g.total_samples))} of the kernel)")
         if f.blamed_on:
-            parts.append("\n**Blamed on** (GPA instruction blamer):")
+            details.append("\n**Blamed on** (GPA instruction blamer; distance of the edge with most samples):")
             for b in f.blamed_on[:6]:
-                parts.append(f"- {b.reason}: {b.samples:,.1f} samples ← `{b.opcode}` at "
-                             f"{_where(b.file, b.line, ff.path)}, {_instructions(b.distance)} earlier")
+                details.append(f"- {b.reason}: {b.samples:,.1f} samples ← `{b.opcode}` at "
+                               f"{_line_word(view, b.file, b.line)}, {_instructions(b.distance)} earlier")
         if f.causes:
-            parts.append("\n**Stalls caused here** (this line defines what others wait for):")
+            details.append("\n**Stalls caused here** (this line defines what others wait for):")
             for b in f.causes[:6]:
-                parts.append(f"- {b.samples:,.1f} samples of {b.reason} at {_where(b.file, b.line, ff.path)} "
-                             f"(`{b.opcode}`)")
-        for adv in f.advice:
-            parts.append(f"\n**{_optimizer(adv)}** — estimated speedup **{_speedup(adv):.2f}×**")
+                details.append(f"- {b.samples:,.1f} samples of {b.reason} at {_line_word(view, b.file, b.line)} "
+                               f"(`{b.opcode}`)")
+        for adv in view.live(f.advice + f.touching):
+            conf = confidence_text(adv)
+            details.append(f"\n**{_optimizer(adv)}** — estimated speedup **{_speedup(adv):.2f}×**" +
+                           (f" ({conf})" if conf else ""))
             est = getattr(adv, "estimate", None)
             formula = getattr(est, "formula", None) if est is not None else None
             inputs = getattr(est, "inputs", None) if est is not None else None
@@ -203,61 +405,97 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
                 formula, inputs = est.get("formula"), est.get("inputs")
             if formula:
                 vals = ", ".join(f"{k} = {_num(v)}" for k, v in (inputs or {}).items())
-                parts.append(f"`{formula}` with {vals}")
+                details.append(f"`{formula}` with {vals}")
             hint = getattr(adv, "hint", "")
             if hint:
-                parts.append(hint)
+                details.append(view.relabel(hint))
+            why = getattr(adv, "why", "")
+            if why:
+                details.append(f"_Ranked: {why}_")
+            alts = getattr(adv, "alternatives", []) or []
+            if alts:
+                details.append("Other fixes for the same samples: " + ", ".join(
+                    f"{a.optimizer} {a.estimated_speedup:.2f}×" + (" (upper bound)" if a.upper_bound else "")
+                    for a in alts))
+            launches = getattr(adv, "launches", []) or []
+            if len(launches) > 1:
+                details.append("Per launch: " + ", ".join(
+                    f"grid {'×'.join(map(str, le.grid))} {le.speedup:.2f}× ({le.samples:,} samples)"
+                    for le in launches))
         if f.sass:
-            parts.append("\nSASS of this line:\n```sass\n" + "\n".join(f.sass[:24]) +
-                         ("\n..." if len(f.sass) > 24 else "") + "\n```")
+            details.append("\nSASS of this line:\n```sass\n" + "\n".join(f.sass[:24]) +
+                           ("\n..." if len(f.sass) > 24 else "") + "\n```")
     if ff.stale:
-        parts.append("\n_The file differs from the profiled source: results are shown only on unchanged lines._")
+        details.append("\n_The file differs from the profiled source: results are shown only on unchanged lines._")
+    value = "\n\n".join(summary) + "\n\n---\n\n" + "\n".join(details)
     lines = text.split("\n")
-    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value="\n".join(parts)),
+    return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value),
                      range=_line_range(lines, line))
 
 
 def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: lsp.Range) -> list[lsp.InlayHint]:
-    """``23% · 1.14×`` at the end of each hot line inside ``rng`` (share of samples, best estimate)."""
+    """``23.0% · 1.14×`` at the end of each hot line inside ``rng``: the line's share of its kernel's samples
+    and its best live estimate (one label per kernel, ``|``-separated when several kernels run the line)."""
+    view = View.of(ff, lmap)
     lines = text.split("\n")
-    out: list[lsp.InlayHint] = []
-    best: dict[int, tuple[float, float]] = {}
-    for cur, f in _mapped(ff, lmap):
+    per_line: dict[int, list[tuple[float, str]]] = {}
+    for cur, f in view.mapped():
         if f.stats is None or f.share < s.min_share:
             continue
         if not (rng.start.line <= cur - 1 <= rng.end.line):
             continue
-        sp = max((_speedup(a) for a in f.advice), default=0.0)
-        share, old = best.get(cur, (0.0, 0.0))
-        best[cur] = (share + f.share, max(old, sp))
-    for cur, (share, sp) in sorted(best.items()):
-        label = f"{_pct(share)}" + (f" · {sp:.2f}×" if sp > 1.0 else "")
+        # the best live estimate of advice on the line or pointing at it (a fix may lie on its def line)
+        best = max((a for a in view.live(f.advice + f.touching) if _speedup(a) >= s.min_gain), key=_speedup,
+                   default=None)
+        label = _pct(f.share) + (f" · {_speedup(best):.2f}×" if best is not None else "")
+        per_line.setdefault(cur, []).append((f.share, label))
+    for cost in ff.launch_costs:
+        cur = lmap.line(cost.line)
+        if cur is not None and cost.share >= s.min_share and rng.start.line <= cur - 1 <= rng.end.line:
+            child = sum(cost.children.values()) / max(1, cost.total)
+            label = f"children {_pct(child)} · runtime {_pct(cost.runtime / max(1, cost.total))}"
+            per_line[cur] = [(cost.share, label)] + [x for x in per_line.get(cur, []) if x[0] >= s.min_share]
+    out: list[lsp.InlayHint] = []
+    for cur, labels in sorted(per_line.items()):
+        label = " | ".join(lab for _, lab in sorted(labels, key=lambda t: -t[0]))
         end = units(lines[cur - 1], ENCODING["value"]) if cur - 1 < len(lines) else 0
         out.append(lsp.InlayHint(position=lsp.Position(cur - 1, end), label=label, padding_left=True,
                                  tooltip="warpwise: share of the kernel's samples · best estimated speedup"))
     return out
 
 
-def code_lenses(ff: FileFindings, lmap: LineMap, text: str, uri: str) -> list[lsp.CodeLens]:
-    """A lens above each profiled kernel's definition: samples, top advice, open report."""
+def code_lenses(ff: FileFindings, lmap: LineMap, text: str, uri: str, s: Settings | None = None) -> list[lsp.CodeLens]:
+    """Lenses above each profiled kernel's definition: the active report and launch count, samples and top
+    live advice (opens the profile view), the text report, a report picker when several reports hold the
+    kernel, and "profile is stale · re-profile" once a profiled line was edited."""
+    s = s or Settings()
+    view = View.of(ff, lmap)
     out: list[lsp.CodeLens] = []
-    seen: set[str] = set()
-    for f in ff.findings:
-        ka = f.kernel
-        if ka.profile.mangled in seen:
-            continue
-        line = kernel_line(ka, ff.path)
+    for g in ff.groups:
+        line = kernel_line(g.first, ff.path)
         cur = lmap.line(line) if line else None
         if cur is None:
             continue
-        seen.add(ka.profile.mangled)
-        top = max(ka.advice, key=_speedup, default=None)
-        title = f"warpwise: {ka.profile.total_samples:,} samples"
+        rng = lsp.Range(lsp.Position(cur - 1, 0), lsp.Position(cur - 1, 0))
+        arg = {"uri": uri, "kernel": g.mangled}
+        edited = view.edited.get(g.mangled, 0)
+        top = next((a for a in view.live(g.advice) if _speedup(a) >= s.min_gain), None)
+        title = f"warpwise: {g.name} · {_kernel_line_label(g)} · {g.total_samples:,} samples"
+        if g.bound is not None:
+            title += f" · {g.bound.unit} bound ({g.bound.pct:.0f}% of peak)"
         if top is not None:
             title += f" · top: {_optimizer(top)} {_speedup(top):.2f}×"
-        title += " · show report"
-        out.append(lsp.CodeLens(range=lsp.Range(lsp.Position(cur - 1, 0), lsp.Position(cur - 1, 0)),
-                                command=lsp.Command(title=title, command="warpwise.showReport", arguments=[uri])))
+        out.append(lsp.CodeLens(range=rng, command=lsp.Command(title=title, command="warpwise.showProfileView",
+                                                               arguments=[arg])))
+        out.append(lsp.CodeLens(range=rng, command=lsp.Command(title="show report", command="warpwise.showReport",
+                                                               arguments=[uri])))
+        if len(g.reports) > 1:
+            out.append(lsp.CodeLens(range=rng, command=lsp.Command(
+                title=f"choose report ({len(g.reports)})", command="warpwise.chooseReport", arguments=[arg])))
+        if edited:
+            out.append(lsp.CodeLens(range=rng, command=lsp.Command(
+                title=f"profile is stale ({edited} profiled line{'' if edited == 1 else 's'} edited) · re-profile",
+                command="warpwise.profile", arguments=[])))
     return out
 
 

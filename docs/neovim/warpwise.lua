@@ -169,9 +169,15 @@ local handlers = {
   ['warpwise/status'] = function(_, result, ctx)
     M.last_status = result
     vim.cmd('redrawstatus')
-    if M.config.codelens then
-      for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(ctx.client_id)) do
+    for _, bufnr in ipairs(vim.lsp.get_buffers_by_client_id(ctx.client_id)) do
+      if M.config.codelens then
         vim.lsp.codelens.refresh({ bufnr = bufnr })
+      end
+      -- fetch and draw the inlay hints again: a workspace/inlayHint/refresh that arrives while an earlier
+      -- request is in flight can leave the old (empty) answer on the screen (seen on cold starts)
+      if M.config.inlay_hints and vim.lsp.inlay_hint.is_enabled({ bufnr = bufnr }) then
+        vim.lsp.inlay_hint.enable(false, { bufnr = bufnr })
+        vim.lsp.inlay_hint.enable(true, { bufnr = bufnr })
       end
     end
   end,

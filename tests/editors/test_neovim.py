@@ -22,7 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 LUA_CONFIG = ROOT / "docs" / "neovim" / "warpwise.lua"
 DRIVER = Path(__file__).with_name("nvim_driver.lua")
-EXAMPLE = "gather"
+EXAMPLE = "stencil"  # its hot line has advice above minGain (gather is L2-bound: no estimate)
 SPEEDUP = re.compile(r"\d+(?:\.\d+)?\s?×")
 TIMEOUT_S = 120
 
@@ -172,3 +172,56 @@ def test_code_lens_on_the_kernel_and_report(session: dict[str, Any], cli: dict[s
     assert "warpwise.showReport" in {ln["command"] for ln in lenses}
     assert cli["name"] in session.get("report", ""), session.get("report")
     assert session["report_modifiable"] is False
+
+
+def _screen_row(screen: str, line: int) -> str:
+    """The screen row that shows buffer line ``line`` (after the sign column and the line number)."""
+    return next((r for r in screen.splitlines() if re.match(rf"^.{{0,3}}?\s*{line} ", r)), "")
+
+
+def _screen_session(nvim: str, work: Path, cu: Path, line: int, timeout_s: float) -> str:
+    """Neovim in a tmux pane (a real terminal screen): the screen text once the hot line shows an inlay
+    hint, or the last screen seen when ``timeout_s`` passes."""
+    import time
+
+    name = f"warpwise-{os.getpid()}-{time.monotonic_ns()}"
+    env = {
+        **os.environ, "WARPWISE_LUA": str(LUA_CONFIG), "WARPWISE_FILE": str(cu), "WARPWISE_LINE": str(line),
+        "WARPWISE_CMD": json.dumps([sys.executable, "-m", "warpwise.server.cli", "lsp"]),
+        "XDG_STATE_HOME": str(work / "state"), "XDG_CONFIG_HOME": str(work / "config"),
+        "XDG_DATA_HOME": str(work / "data"), "TERM": "xterm-256color",
+    }
+    script = Path(__file__).with_name("nvim_screen.lua")
+    subprocess.run(["tmux", "-L", name, "new-session", "-d", "-s", name, "-x", "220", "-y", "50", "-c", str(cu.parent),
+                    nvim, "--clean", "-u", "NONE", "-c", f"luafile {script}"], env=env, check=True, timeout=30)
+    screen = ""
+    try:
+        end = time.monotonic() + timeout_s
+        while time.monotonic() < end:
+            screen = subprocess.run(["tmux", "-L", name, "capture-pane", "-p", "-t", name], capture_output=True,
+                                    text=True, timeout=10).stdout
+            row = _screen_row(screen, line)
+            if "%" in row:
+                break
+            time.sleep(0.25)
+    finally:
+        subprocess.run(["tmux", "-L", name, "kill-server"], capture_output=True, timeout=10)
+    return screen
+
+
+@pytest.mark.parametrize("start", [1, 2, 3])
+def test_inlay_hint_is_drawn_on_the_screen(start: int, cli: dict[str, Any], tmp_path: Path) -> None:
+    """What Neovim draws, not only what inlay_hint.get() holds: each cold start (a new Neovim and server)
+    shows the hint at the end of the hottest line in the terminal (tmux capture-pane)."""
+    nvim = find_nvim()
+    if nvim is None or shutil.which("tmux") is None:
+        pytest.skip("needs Neovim >= 0.10 and tmux")
+    cu = _copy_example(tmp_path / "proj")
+    hot = _hot_line(cli)
+    screen = _screen_session(nvim, tmp_path, cu, hot["line"], TIMEOUT_S / 2)
+    row = _screen_row(screen, hot["line"])
+    assert row, screen
+    share = 100.0 * hot["samples"] / cli["samples"]["total"]
+    assert f"{share:.1f}%" in row, f"start {start}: no inlay hint drawn on line {hot['line']}:\n{screen}"
+    code = cu.read_text().splitlines()[hot["line"] - 1].strip()
+    assert row.index(f"{share:.1f}%") > row.index(code[:20]), row  # at the end of the line's text

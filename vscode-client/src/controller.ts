@@ -9,7 +9,9 @@ import { REPORT_SCHEME, ReportDocuments, SERVER_COMMANDS, type CommandContext } 
 import { notifyMissingServer } from './missing';
 import { checkPython, resolveServer, type MachineEnv, type Runner, type ServerCommand, type ServerMissing } from './serverCommand';
 import { needsRestart, readSettings, type WarpwiseSettings } from './settings';
-import { parseStatusParams, statusView, type ServerState, type StatusParams } from './status';
+import { ProfileViewPanel, type ProfileViewArg } from './profileView';
+import { chooseReport } from './reports';
+import { parseStatusParams, reportsView, statusView, type ServerState, type StatusParams } from './status';
 
 /** vscode-languageclient's State values (Stopped = 1, Running = 2, Starting = 3). */
 export const CLIENT_STATE = { Stopped: 1, Running: 2, Starting: 3 } as const;
@@ -33,6 +35,8 @@ export interface ControllerDeps {
   ): { client: ClientLike; watchers: vscode.Disposable[] };
   machineEnv(workspaceFolders: string[], trusted: boolean): MachineEnv;
   runProcess: Runner;
+  /** Folder of the profile view's page assets (dist/webview in the .vsix). */
+  webviewAssets?: string;
 }
 
 const CUDA_LANGUAGES = new Set(['cuda-cpp', 'cuda']);
@@ -40,6 +44,11 @@ const CUDA_LANGUAGES = new Set(['cuda-cpp', 'cuda']);
 export class Controller implements vscode.Disposable {
   private readonly output = vscode.window.createOutputChannel('warpwise', { log: true });
   private readonly statusItem = vscode.window.createStatusBarItem('warpwise.status', vscode.StatusBarAlignment.Left, 50);
+  private readonly reportsItem = vscode.window.createStatusBarItem('warpwise.reports', vscode.StatusBarAlignment.Left, 49);
+  private readonly profileView: ProfileViewPanel;
+  /** Starts, stops and restarts run one after another, so a window never has two servers. */
+  private queue: Promise<void> = Promise.resolve();
+  private restartQueued: Promise<void> | undefined;
   private readonly reports = new ReportDocuments();
   private readonly disposables: vscode.Disposable[] = [];
   private stubs: vscode.Disposable[] = [];
@@ -51,13 +60,23 @@ export class Controller implements vscode.Disposable {
 
   constructor(private readonly deps: ControllerDeps) {
     this.statusItem.name = 'warpwise';
+    this.reportsItem.name = 'warpwise reports';
+    this.profileView = new ProfileViewPanel(
+      deps.webviewAssets ?? '',
+      async (arg: ProfileViewArg) => vscode.commands.executeCommand('warpwise.profileView', arg),
+      this.output,
+    );
     this.disposables.push(
       this.output,
       this.statusItem,
+      this.reportsItem,
+      this.profileView,
       this.reports,
       vscode.workspace.registerTextDocumentContentProvider(REPORT_SCHEME, this.reports),
       vscode.commands.registerCommand('warpwise.restartServer', () => this.restart()),
       vscode.commands.registerCommand('warpwise.showOutput', () => this.output.show()),
+      vscode.commands.registerCommand('warpwise.showProfileView', (arg?: ProfileViewArg) => this.showProfileView(arg)),
+      vscode.commands.registerCommand('warpwise.chooseReport', (arg?: { kernel?: string }) => chooseReport(arg)),
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (!e.affectsConfiguration('warpwise')) return;
         this.readSettings();
@@ -80,6 +99,23 @@ export class Controller implements vscode.Disposable {
     this.statusItem.command = view.command;
     this.statusItem.backgroundColor = view.background ? new vscode.ThemeColor(view.background) : undefined;
     this.statusItem.show();
+  }
+
+  private showProfileView(arg: ProfileViewArg | undefined): Promise<void> {
+    const uri = arg?.uri ?? this.commandContext().activeCudaUri();
+    return this.profileView.show({ ...(arg ?? {}), ...(uri ? { uri } : {}) });
+  }
+
+  private setReports(status: StatusParams | undefined): void {
+    const view = reportsView(status);
+    if (!view) {
+      this.reportsItem.hide();
+      return;
+    }
+    this.reportsItem.text = view.text;
+    this.reportsItem.tooltip = view.tooltip;
+    this.reportsItem.command = view.command;
+    this.reportsItem.show();
   }
 
   private readSettings(): WarpwiseSettings {
@@ -130,7 +166,19 @@ export class Controller implements vscode.Disposable {
     this.stubs = [];
   }
 
-  async start(): Promise<void> {
+  /** Runs ``task`` after every start/stop/restart asked for before it. */
+  private enqueue(task: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(task, task);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  start(): Promise<void> {
+    return this.enqueue(() => this.doStart());
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client) return; // already running: one server per window
     this.setState({ kind: 'starting' });
     this.missing = undefined;
     const settings = this.readSettings();
@@ -165,6 +213,7 @@ export class Controller implements vscode.Disposable {
       this.lastStatus = status;
       if (status.message) this.output.info(status.message);
       this.setState({ kind: 'running', status });
+      this.setReports(status);
     });
     try {
       await client.start();
@@ -183,8 +232,13 @@ export class Controller implements vscode.Disposable {
     );
   }
 
-  async stop(): Promise<void> {
+  stop(): Promise<void> {
+    return this.enqueue(() => this.doStop());
+  }
+
+  private async doStop(): Promise<void> {
     this.disposeStubs();
+    this.setReports(undefined);
     const client = this.client;
     this.client = undefined;
     for (const w of this.watchers) w.dispose();
@@ -199,10 +253,20 @@ export class Controller implements vscode.Disposable {
     this.setState({ kind: 'stopped' });
   }
 
-  async restart(): Promise<void> {
-    await this.stop();
-    this.lastStatus = undefined;
-    await this.start();
+  /**
+   * Stops the server and starts it again. Requests that arrive while one is waiting to run join it (trust
+   * granted and the settings it unlocks fire together), so they give one new server, never two.
+   */
+  restart(): Promise<void> {
+    if (this.restartQueued) return this.restartQueued;
+    const queued = this.enqueue(async () => {
+      this.restartQueued = undefined;
+      await this.doStop();
+      this.lastStatus = undefined;
+      await this.doStart();
+    });
+    this.restartQueued = queued;
+    return queued;
   }
 
   dispose(): void {

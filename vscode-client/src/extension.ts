@@ -9,7 +9,12 @@ import { machineEnv, runProcess } from './machine';
 let controller: Controller | undefined;
 
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
-  controller = new Controller({ createClient, machineEnv, runProcess });
+  controller = new Controller({
+    createClient,
+    machineEnv,
+    runProcess,
+    webviewAssets: vscode.Uri.joinPath(context.extensionUri, 'dist', 'webview').fsPath,
+  });
   context.subscriptions.push(controller);
   await controller.start();
 }

@@ -7,6 +7,7 @@
 
 export type Severity = 'error' | 'warning' | 'information' | 'hint';
 export type TraceLevel = 'off' | 'messages' | 'verbose';
+export type LogLevel = 'error' | 'warning' | 'info' | 'debug';
 
 export interface WarpwiseSettings {
   server: { path: string; python: string };
@@ -14,21 +15,27 @@ export interface WarpwiseSettings {
   binaries: string[];
   /** Minimum share (0..1) of a kernel's warp samples for a line to get a diagnostic. */
   minShare: number;
+  /** Smallest estimated speedup (×) for advice to be a diagnostic. */
+  minGain: number;
   maxDiagnosticsPerFile: number;
-  /** Optimizer id or "hotLine" → severity. */
+  /** Diagnostic code (hot_line, stall_cause, optimizer id, "default") → severity. */
   severity: Record<string, Severity>;
   inlayHints: { enabled: boolean };
   ncuPath: string;
   profile: { command: string[]; output: string };
   tune: { iterations: number; seed: number; verifySamples: number };
   trace: { server: TraceLevel };
+  logLevel: LogLevel;
+  /** Recorded (build machine) path prefix → local folder, tried before suffix matching. */
+  pathMap: Record<string, string>;
 }
 
 export const DEFAULTS: WarpwiseSettings = {
   server: { path: '', python: '' },
-  profiles: ['**/*.ncu-rep'],
+  profiles: ['**/*.ncu-rep', '**/*.source.csv'],
   binaries: ['**/*.cubin'],
   minShare: 0.02,
+  minGain: 1.02,
   maxDiagnosticsPerFile: 20,
   severity: {},
   inlayHints: { enabled: true },
@@ -36,6 +43,8 @@ export const DEFAULTS: WarpwiseSettings = {
   profile: { command: [], output: 'warpwise.ncu-rep' },
   tune: { iterations: 200, seed: 0, verifySamples: 10000 },
   trace: { server: 'off' },
+  logLevel: 'warning',
+  pathMap: {},
 };
 
 /** The part of vscode.WorkspaceConfiguration that is read here (dotted keys below "warpwise"). */
@@ -45,6 +54,7 @@ export interface ConfigReader {
 
 const SEVERITIES: readonly string[] = ['error', 'warning', 'information', 'hint'];
 const TRACE_LEVELS: readonly string[] = ['off', 'messages', 'verbose'];
+const LOG_LEVELS: readonly string[] = ['error', 'warning', 'info', 'debug'];
 
 type Check<T> = (v: unknown) => v is T;
 const isString: Check<string> = (v): v is string => typeof v === 'string';
@@ -55,6 +65,11 @@ const isShare: Check<number> = (v): v is number =>
   typeof v === 'number' && Number.isFinite(v) && v >= 0 && v <= 1;
 const isNonNegInt: Check<number> = (v): v is number => Number.isInteger(v) && (v as number) >= 0;
 const isPosInt: Check<number> = (v): v is number => Number.isInteger(v) && (v as number) >= 1;
+const isGain: Check<number> = (v): v is number => typeof v === 'number' && Number.isFinite(v) && v >= 1;
+const isPathMap: Check<Record<string, string>> = (v): v is Record<string, string> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) &&
+  Object.entries(v as Record<string, unknown>).every(([k, x]) => k.trim() !== '' && typeof x === 'string' && x.trim() !== '');
+const isLogLevel: Check<LogLevel> = (v): v is LogLevel => typeof v === 'string' && LOG_LEVELS.includes(v);
 const isTrace: Check<TraceLevel> = (v): v is TraceLevel => typeof v === 'string' && TRACE_LEVELS.includes(v);
 
 /**
@@ -95,6 +110,7 @@ export function readSettings(cfg: ConfigReader): { settings: WarpwiseSettings; p
     profiles: pick('profiles', isStringArray, d.profiles, 'a list of glob strings'),
     binaries: pick('binaries', isStringArray, d.binaries, 'a list of glob strings'),
     minShare: pick('minShare', isShare, d.minShare, 'a number from 0 to 1'),
+    minGain: pick('minGain', isGain, d.minGain, 'a number ≥ 1'),
     maxDiagnosticsPerFile: pick('maxDiagnosticsPerFile', isNonNegInt, d.maxDiagnosticsPerFile, 'an integer ≥ 0'),
     severity,
     inlayHints: { enabled: pick('inlayHints.enabled', isBool, d.inlayHints.enabled, 'true or false') },
@@ -109,6 +125,8 @@ export function readSettings(cfg: ConfigReader): { settings: WarpwiseSettings; p
       verifySamples: pick('tune.verifySamples', isPosInt, d.tune.verifySamples, 'an integer ≥ 1'),
     },
     trace: { server: pick('trace.server', isTrace, d.trace.server, 'off, messages or verbose') },
+    logLevel: pick('logLevel', isLogLevel, d.logLevel, 'error, warning, info or debug'),
+    pathMap: pick('pathMap', isPathMap, d.pathMap, 'an object of recorded path prefix → local folder'),
   };
   return { settings, problems };
 }

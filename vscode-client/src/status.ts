@@ -7,6 +7,8 @@ export interface StatusParams {
   profiles: number;
   kernels: number;
   message: string;
+  /** Kernels held by more than one report (the newest is active; a picker chooses another). */
+  choices: number;
 }
 
 export type ServerState =
@@ -31,7 +33,22 @@ export function parseStatusParams(raw: unknown): StatusParams | undefined {
   const r = raw as Record<string, unknown>;
   const count = (v: unknown): v is number => Number.isInteger(v) && (v as number) >= 0;
   if (!count(r.profiles) || !count(r.kernels)) return undefined;
-  return { profiles: r.profiles, kernels: r.kernels, message: typeof r.message === 'string' ? r.message : '' };
+  return {
+    profiles: r.profiles,
+    kernels: r.kernels,
+    message: typeof r.message === 'string' ? r.message : '',
+    choices: count(r.choices) ? r.choices : 0,
+  };
+}
+
+/** The report picker's status-bar item: shown only when some kernel is in several reports. */
+export function reportsView(status: StatusParams | undefined): { text: string; tooltip: string; command: string } | undefined {
+  if (!status || status.choices === 0) return undefined;
+  return {
+    text: `$(versions) ${plural(status.choices, 'kernel')} in several reports`,
+    tooltip: 'warpwise: the newest report of each kernel is active. Click to choose another one.',
+    command: 'warpwise.chooseReport',
+  };
 }
 
 function plural(n: number, word: string): string {

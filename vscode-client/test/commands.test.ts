@@ -24,10 +24,10 @@ function context(over: Partial<CommandContext> & { profileCommand?: string[] } =
 
 beforeEach(() => fake.reset());
 
-test('the manifest contributes every server command plus restart/output, and activates on CUDA', () => {
+test('the manifest contributes every server command plus restart/output/profile view/report picker, and activates on CUDA', () => {
   const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8'));
   const ids: string[] = manifest.contributes.commands.map((c: { command: string }) => c.command);
-  assert.deepEqual(ids.sort(), [...SERVER_COMMANDS, 'warpwise.restartServer', 'warpwise.showOutput'].sort());
+  assert.deepEqual(ids.sort(), [...SERVER_COMMANDS, 'warpwise.restartServer', 'warpwise.showOutput', 'warpwise.showProfileView', 'warpwise.chooseReport'].sort());
   assert.ok(manifest.activationEvents.includes('onLanguage:cuda-cpp'));
   const cuda = manifest.contributes.languages.find((l: { id: string }) => l.id === 'cuda-cpp');
   assert.deepEqual(cuda.extensions, ['.cu', '.cuh']);
@@ -87,4 +87,26 @@ test('middleware: a cancelled command never reaches the server; other results ar
   assert.equal(called, 0);
   await mw('warpwise.reloadProfiles', [], () => Promise.resolve('2 profiles, 3 kernels'));
   assert.deepEqual(fake.callsTo('window.showInformationMessage').map((c) => c.args[0]), ['warpwise: 2 profiles, 3 kernels']);
+});
+
+test('the profile view page is filled in one pass and a reveal message is validated', async () => {
+  const { fillPage, parseReveal } = await import('../src/profileView');
+  const page = fillPage('<title>WARPWISE_TITLE</title><style>/*WARPWISE_CSS*/</style><script>/*WARPWISE_JS*/</script><script type="application/json">WARPWISE_DATA</script>',
+    'body{}', 'run("</script>")', { kernels: [{ name: '</script>/*WARPWISE_CSS*/' }] }, 'a<b');
+  assert.ok(page.includes('<title>a&lt;b</title>'));
+  assert.ok(page.includes('run("<\\/script>")'));
+  assert.ok(!page.includes('"</script>'));
+  assert.equal(page.split('body{}').length, 2); // the data's placeholder-like text was not replaced
+  assert.deepEqual(parseReveal({ type: 'reveal', file: '/w/k.cu', line: 18 }), { file: '/w/k.cu', line: 18 });
+  assert.equal(parseReveal({ type: 'reveal', file: '/w/k.cu', line: 0 }), undefined);
+  assert.equal(parseReveal({ type: 'other' }), undefined);
+});
+
+test('report picker items: active marked, newest labelled', async () => {
+  const { parseReports, reportItems } = await import('../src/reports');
+  const [k] = parseReports([{ kernel: '_Z1kv', name: 'k', active: '/r/old.ncu-rep', reports: [
+    { path: '/r/new.ncu-rep', launches: 3, samples: 1200 }, { path: '/r/old.ncu-rep', launches: 1, samples: 400 }] }, { bad: 1 }]);
+  const items = reportItems(k);
+  assert.deepEqual(items.map((i) => i.label), ['new.ncu-rep', '$(check) old.ncu-rep']);
+  assert.equal(items[0].description, '3 launches · 1,200 samples · newest');
 });

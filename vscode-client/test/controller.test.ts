@@ -71,7 +71,7 @@ test('server found: started with "lsp", status follows warpwise/status, malforme
   assert.equal(item.text, '$(pulse) warpwise: 2 profiles · 3 kernels');
   assert.ok(fake.outputChannels[0].lines.some((l) => l.includes('malformed warpwise/status')));
   // the client registers the advertised commands itself: no stand-ins, no clash
-  assert.deepEqual(fake.registeredCommandIds(), ['warpwise.restartServer', 'warpwise.showOutput']);
+  assert.deepEqual(fake.registeredCommandIds(), ['warpwise.chooseReport', 'warpwise.restartServer', 'warpwise.showOutput', 'warpwise.showProfileView']);
   c.dispose();
 });
 
@@ -82,7 +82,7 @@ test('server missing: notification, status item, and every server command explai
   assert.equal(fake.statusBarItems[0].text, '$(warning) warpwise: server not found');
   const [note] = fake.callsTo('window.showErrorMessage');
   assert.match(note.args[0] as string, /python3 -m pip install warpwise/);
-  assert.deepEqual(fake.registeredCommandIds(), [...SERVER_COMMANDS, 'warpwise.restartServer', 'warpwise.showOutput'].sort());
+  assert.deepEqual(fake.registeredCommandIds(), [...SERVER_COMMANDS, 'warpwise.restartServer', 'warpwise.showOutput', 'warpwise.showProfileView', 'warpwise.chooseReport'].sort());
   await fake.commands.executeCommand('warpwise.showReport');
   assert.equal(fake.callsTo('window.showErrorMessage').length, 2);
   c.dispose();
@@ -103,7 +103,7 @@ test('commands the server does not advertise get a stand-in that says so', async
   fake.setConfiguration({ 'warpwise.server.path': '/opt/ww/bin/warpwise' });
   const c = new Controller(deps(['/opt/ww/bin/warpwise'], [client], []));
   await c.start();
-  assert.deepEqual(fake.registeredCommandIds(), ['warpwise.restartServer', 'warpwise.showOutput', 'warpwise.tuneSchedule']);
+  assert.deepEqual(fake.registeredCommandIds(), ['warpwise.chooseReport', 'warpwise.restartServer', 'warpwise.showOutput', 'warpwise.showProfileView', 'warpwise.tuneSchedule']);
   await fake.commands.executeCommand('warpwise.tuneSchedule');
   assert.match(fake.callsTo('window.showWarningMessage')[0].args[0] as string, /does not provide warpwise\.tuneSchedule/);
   c.dispose();
@@ -127,5 +127,33 @@ test('a server that fails to start shows the error; changing warpwise.server.pat
   assert.equal(broken.stopped, 1);
   assert.deepEqual(made.map((m) => m.command), ['/old/warpwise', '/new/warpwise']);
   assert.equal(c.state.kind, 'running');
+  c.dispose();
+});
+
+test('granting trust that unlocks warpwise.server.path (with a .venv present) starts one server, not two', async () => {
+  const client = new FakeClient([...SERVER_COMMANDS]);
+  const spare = new FakeClient([...SERVER_COMMANDS]);
+  const made: ServerCommand[] = [];
+  fake.workspace.isTrusted = false;
+  fake.setConfiguration({});
+  const c = new Controller(deps(['/opt/ww/bin/warpwise', '/ws/.venv/bin/warpwise'], [client, spare], made));
+  await c.start();
+  assert.equal(c.state.kind, 'missing');
+  // VS Code fires both at once: trust granted, and the restricted setting it unlocks "changed"
+  fake.grantTrust();
+  fake.changeConfiguration({ 'warpwise.server.path': '/opt/ww/bin/warpwise' });
+  await c.start(); // queued after both restarts: returns once they are done, starts nothing itself
+  assert.deepEqual(made.map((m) => m.command), ['/opt/ww/bin/warpwise']);
+  assert.equal(client.started, 1);
+  assert.equal(spare.started, 0);
+  assert.equal(c.state.kind, 'running');
+  c.dispose();
+});
+
+test('the profile view and report picker commands are the extension\'s own', async () => {
+  const c = new Controller(deps([], [], []));
+  await c.start();
+  assert.ok(fake.registeredCommandIds().includes('warpwise.showProfileView'));
+  assert.ok(fake.registeredCommandIds().includes('warpwise.chooseReport'));
   c.dispose();
 });

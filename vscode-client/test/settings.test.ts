@@ -20,7 +20,7 @@ test('every setting in package.json has the same default as DEFAULTS, and vice v
   for (const key of [
     'server.path', 'server.python', 'profiles', 'binaries', 'minShare', 'maxDiagnosticsPerFile', 'severity',
     'inlayHints.enabled', 'ncuPath', 'profile.command', 'profile.output', 'tune.iterations', 'tune.seed',
-    'tune.verifySamples', 'trace.server',
+    'tune.verifySamples', 'trace.server', 'minGain', 'logLevel',
   ]) {
     assert.ok(keys.includes(key), `package.json lacks warpwise.${key}`);
   }
@@ -69,7 +69,7 @@ test('invalid values fall back to their defaults and are reported by key', () =>
   );
   assert.equal(settings.minShare, 0.02);
   assert.equal(settings.maxDiagnosticsPerFile, 20);
-  assert.deepEqual(settings.profiles, ['**/*.ncu-rep']);
+  assert.deepEqual(settings.profiles, ['**/*.ncu-rep', '**/*.source.csv']);
   assert.deepEqual(settings.severity, { fast_math: 'hint' });
   assert.equal(settings.tune.iterations, 200);
   assert.equal(settings.tune.seed, 0);

@@ -107,6 +107,7 @@ export interface FakeStatusBarItem {
   backgroundColor?: ThemeColor;
   visible: boolean;
   show(): void;
+  hide(): void;
   dispose(): void;
 }
 
@@ -133,6 +134,7 @@ export const window = {
       text: '',
       visible: false,
       show: () => (item.visible = true),
+      hide: () => (item.visible = false),
       dispose: () => (item.visible = false),
     };
     statusBarItems.push(item);
@@ -253,6 +255,12 @@ export function changeConfiguration(values: Record<string, unknown>): void {
 /** Sets the flat configuration ("warpwise.minShare" → value) that getConfiguration reads. */
 export function setConfiguration(values: Record<string, unknown>): void {
   configuration = { ...values };
+}
+
+/** Fires onDidGrantWorkspaceTrust (and makes the workspace trusted). */
+export function grantTrust(): void {
+  workspace.isTrusted = true;
+  trustGranted.fire();
 }
 
 export function reset(): void {
