@@ -80,8 +80,9 @@ def is_binary(path: Path) -> bool:
     """A file warpwise reads as a binary: a ``.cubin`` or an ELF executable/shared library."""
     if path.suffix == ".cubin":
         return True
-    try:
-        with path.open("rb") as fh:
-            return fh.read(4) == b"\x7fELF"
-    except OSError:
+    from warpwise.analysis.bounded import InputFileError, read_bytes
+
+    try:  # only a regular file is opened: a FIFO or device named like a program must not block the scan
+        return read_bytes(path, "binary", head=4) == b"\x7fELF"
+    except (InputFileError, OSError):
         return False

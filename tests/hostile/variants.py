@@ -135,9 +135,12 @@ def quickfix_jobs() -> Iterator[tuple[Path, str, EditsFn]]:
 
 
 def apply_byte_edits(text: str, edits: list[Any]) -> str:
-    """``text`` with edits on UTF-8 byte offsets applied (``start``/``end``/``new_text``)."""
+    """``text`` with edits on UTF-8 byte offsets applied (``start``/``end``/``new_text``); inserts at one
+    position land in list order, as LSP and rewrite.apply_edits apply them."""
     data = text.encode("utf-8")
-    for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
+    order = sorted(range(len(edits)), key=lambda i: (edits[i].start, edits[i].end, i), reverse=True)
+    for i in order:
+        e = edits[i]
         data = data[: e.start] + e.new_text.encode("utf-8") + data[e.end :]
     return data.decode("utf-8")
 
@@ -155,7 +158,7 @@ def check_edits(original: str, variant: str, v: Variant, edits: list[Any], lf_re
     out = apply_byte_edits(variant, edits)
     pos = 0
     rebuilt: list[bytes] = []
-    for e in sorted(edits, key=lambda e: (e.start, e.end)):
+    for e in sorted(edits, key=lambda e: (e.start, e.end)):  # stable: same-position inserts keep list order
         assert 0 <= pos <= e.start <= e.end <= len(data), "edits overlap or leave the file"
         rebuilt.append(data[pos : e.start])
         rebuilt.append(e.new_text.encode("utf-8"))
