@@ -325,7 +325,8 @@ def group_findings(g: EditorKernel, path: Path) -> tuple[list[LineFinding], dict
             (f.advice if (line == pl and _same(pf, path)) else f.touching).append(adv)
             by_line[line] = f
     for f in by_line.values():
-        f.advice.sort(key=lambda a: -float(getattr(a, "estimated_speedup", 1.0) or 1.0))
+        # the analysis' order: rank value (an upper bound at its midpoint), not the raw estimate
+        f.advice.sort(key=lambda a: -float(getattr(a, "rank_value", 0.0) or getattr(a, "estimated_speedup", 1.0)))
     return list(by_line.values()), lines_of
 
 

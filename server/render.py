@@ -61,6 +61,15 @@ def _speedup(adv: Any) -> float:
     return float(getattr(adv, "estimated_speedup", 1.0) or 1.0)
 
 
+def _rank(adv: Any) -> float:
+    """What the analysis ranks by (ranking.rank_value: the estimate, an upper bound at its midpoint)."""
+    return float(getattr(adv, "rank_value", 0.0) or _speedup(adv))
+
+
+#: "mostly waiting on X" is said only when X carries at least this share of the line's samples.
+WAITING_SHARE = 0.2
+
+
 def _optimizer(adv: Any) -> str:
     return str(getattr(adv, "optimizer", "advice"))
 
@@ -244,7 +253,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
             st = f.stats
             msg = (f"{_pct(f.share)} of {kname}'s samples ({st.samples:,}); "
                    f"{_pct(st.latency_samples / max(1, st.samples))} not issued: {_reasons(f)}")
-            if f.blamed_on:
+            if f.blamed_on and f.blamed_on[0].samples >= WAITING_SHARE * st.samples:
                 b = f.blamed_on[0]
                 msg += f"; mostly waiting on {b.opcode} at {_line_word(view, b.file, b.line)}"
         elif f.causes:
@@ -445,7 +454,7 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
         if not (rng.start.line <= cur - 1 <= rng.end.line):
             continue
         # the best live estimate of advice on the line or pointing at it (a fix may lie on its def line)
-        best = max((a for a in view.live(f.advice + f.touching) if _speedup(a) >= s.min_gain), key=_speedup,
+        best = max((a for a in view.live(f.advice + f.touching) if _speedup(a) >= s.min_gain), key=_rank,
                    default=None)
         label = _pct(f.share) + (f" · {_speedup(best):.2f}×" if best is not None else "")
         per_line.setdefault(cur, []).append((f.share, label))
