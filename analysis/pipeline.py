@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from warpwise.analysis.binary.model import Cubin
+from warpwise.analysis.bounded import InputFileError, open_regular, read_bytes
+from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.join import MismatchError, join
 from warpwise.analysis.profile.lines import LineStats, line_stats
 from warpwise.analysis.profile.model import KernelProfile
@@ -204,10 +206,16 @@ _profile_cache: dict[str, list[KernelProfile]] = {}
 _binary_cache: dict[str, list[Cubin]] = {}
 
 
-def content_hash(path: Path) -> str:
-    """SHA-1 of a file's bytes (cache key; also used to tell whether a source changed)."""
+def content_hash(path: Path, kind: str = "report") -> str:
+    """SHA-1 of a file's bytes (cache key; also used to tell whether a source changed).
+
+    Only a regular file within the ``kind`` size limit is read (:mod:`warpwise.analysis.bounded`).
+
+    Raises:
+        InputFileError: not a regular file, too large or unreadable (the message names the file).
+    """
     h = hashlib.sha1()
-    with path.open("rb") as fh:
+    with os.fdopen(open_regular(path, kind), "rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
@@ -219,7 +227,9 @@ def _load_profiles_cached(path: Path, pages: Sequence[Path] = ()) -> list[Kernel
     from warpwise.analysis.profile.csv_load import companions, is_csv, load_csv_profiles
 
     files = [path, *pages, *(companions(path) if is_csv(path) and not pages else [])]
-    key = ";".join(f"{f.resolve()}:{content_hash(f)}" for f in files)
+    # content_hash first: it refuses loops, FIFOs and devices with a clear message
+    digests = [content_hash(f) for f in files]  # before resolve(): a symlink loop must fail with a clear message
+    key = ";".join(f"{f.resolve()}:{d}" for f, d in zip(files, digests, strict=True))
     with _cache_lock:
         hit = _profile_cache.get(key)
     if hit is None:
@@ -232,7 +242,8 @@ def _load_profiles_cached(path: Path, pages: Sequence[Path] = ()) -> list[Kernel
 def _load_binary_cached(path: Path) -> list[Cubin]:
     from warpwise.analysis.binary.load import load_binary
 
-    key = f"{path.resolve()}:{content_hash(path)}"
+    digest = content_hash(path, "binary")
+    key = f"{path.resolve()}:{digest}"
     with _cache_lock:
         hit = _binary_cache.get(key)
     if hit is None:
@@ -252,10 +263,9 @@ def executables_in(folder: Path) -> list[Path]:
                 os.access(f, os.X_OK) or ".so" in f.suffixes):
             continue
         try:
-            with f.open("rb") as fh:
-                if fh.read(4) == b"\x7fELF":
-                    out.append(f)
-        except OSError:
+            if read_bytes(f, "binary", head=4) == b"\x7fELF":
+                out.append(f)
+        except InputFileError:
             continue
     return out
 
@@ -285,7 +295,7 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
             if d in seen:
                 continue
             seen.add(d)
-            files = sorted(d.iterdir())
+            files = sorted(f for f in d.iterdir() if not f.is_dir())  # a folder named x.ncu-rep is no input
             profiles.extend(prefer_reports(f for f in files
                                            if f.suffix == ".ncu-rep" or f.name.endswith(".source.csv")))
             cubins = [f for f in files if f.suffix in BINARY_SUFFIXES]
@@ -416,7 +426,8 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
         if here is None or here in checked or embedded is None:
             continue
         checked.add(here)
-        if here.is_file() and not same_code(here.read_text(errors="replace"), embedded):
+        disk = read_source(here, errors="replace")
+        if disk is not None and not same_code(disk, embedded):
             ka.notes.append(f"{here} differs from the source that was profiled: line numbers and text here are "
                             "those of the profiled version (the editor maps them onto your edits)")
     if cubin is not None:
@@ -469,13 +480,36 @@ def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ker
     ``report`` is a ``.ncu-rep`` or an ncu CSV export; ``pages``: the other CSV pages of the same export
     (default for ``<stem>.source.csv``: ``<stem>.details.csv``/``.raw.csv`` beside it). Raises InputError
     for an unreadable report. Per-kernel problems (no binary, mismatch) become notes or entries of
-    ``errors`` so one bad kernel does not hide the others. ``path_map``: see analyze_kernel.
+    ``errors`` so one bad kernel does not hide the others. ``path_map``: see analyze_kernel. Results are
+    kept in the persistent cache (:mod:`warpwise.analysis.cache`), keyed by the contents of all inputs.
     """
+    from warpwise.analysis import cache
+    from warpwise.analysis.profile.csv_load import companions, is_csv
+
+    key = None
+    if cache.enabled():
+        files = [report, *pages, *(companions(report) if is_csv(report) and not pages else [])]
+        try:
+            key = cache.make_key("analysis", [*files, *binaries, *sources],
+                                 [f"kernel={kernel}", f"path_map={sorted(path_map)}"])
+        except Exception:  # an unreadable input: the uncached path reports it with the file named
+            key = None
+    hit = cache.load(key) if key else None
+    if isinstance(hit, Analysis):
+        return hit
+    result = _analyze(report, binaries, sources, kernel, pages, path_map)
+    if key and not result.errors:  # per-file problems may be transient (a binary being rewritten)
+        cache.store(key, result)
+    return result
+
+
+def _analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], kernel: str | None,
+             pages: Sequence[Path], path_map: Sequence[tuple[str, str]]) -> Analysis:
     from warpwise.analysis.profile.csvfile import CsvError
 
     try:
         profiles = _load_profiles_cached(report, pages)
-    except (ProfileLoadError, CsvError) as e:
+    except (ProfileLoadError, CsvError, InputFileError) as e:
         raise InputError(str(e)) from e
     cubins: list[Cubin] = []
     errors: list[str] = []

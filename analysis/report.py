@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from warpwise.analysis.confine import read_source
 from warpwise.analysis.pipeline import Analysis, KernelAnalysis, KernelGroup
 from warpwise.analysis.profile.lines import LineStats
 
@@ -157,8 +158,9 @@ def to_json(analyses: list[Analysis]) -> dict[str, Any]:
 def _source_line(ka: KernelAnalysis, file: str, line: int) -> str:
     local = ka.local.get(file)
     text: str | None = None
-    if local is not None and local.is_file():
-        lines = local.read_text(errors="replace").splitlines()
+    disk = read_source(local, errors="replace") if local is not None else None  # confined to the roots
+    if disk is not None:
+        lines = disk.splitlines()
         text = lines[line - 1] if 0 < line <= len(lines) else None
     elif file in ka.profile.source_files:  # source embedded in the report (--import-source)
         lines = ka.profile.source_files[file].splitlines()

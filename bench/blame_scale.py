@@ -1,146 +1,159 @@
-"""Blame scaling benchmark: nvdisasm alone vs load + CFG + loops + blame on large generated kernels.
+"""Blame scaling benchmark: nvdisasm alone vs warpwise's analysis and advice, by kernel shape and size.
 
-Generates straight-line CUDA kernels with a branch every 16 statements (global loads, FMAs, and a small
-loop with an early exit every 16 statements),
-compiles each with ``nvcc -cubin -arch=sm_90 -O3 -lineinfo`` into a temporary folder (no binaries are
-kept), then times, as the median of ``--repeat`` runs:
+Shapes (bench/perf/shapes.py, all written here and built with the local nvcc/ptxas, ``-arch=sm_90 -O3
+-lineinfo``): the straight-line ``generator``, PTX-built ``ptx_loops`` (one register redefined in many
+skippable loops: reaching definitions' worst case), a CUTLASS-style templated tiled ``gemm`` (unrolled FFMA
+main loops, several kernels per cubin) and CUB-style block ``scan``/reduce templates (hundreds of small
+kernels). Each (shape, size) is measured in ``--repeat`` fresh processes (``--worker``); each process times,
+in CPU seconds (its own ``process_time`` plus finished children, so other load on the machine does not
+count):
 
-- nvdisasm: the one nvdisasm run the loader makes (same arguments as warpwise.analysis.binary.sass);
-- pipeline: ``load_cubin`` (ELF + that nvdisasm run) + ``build_program`` (blocks, CFG, dominators,
-  post-dominators, loops) + ``attribute`` with a synthetic profile that puts samples of four stall
-  reasons on every instruction.
+- nvdisasm: one run with the loader's arguments (warpwise.analysis.binary.sass.NVDISASM_ARGS);
+- analysis: ``load_cubin`` minus its own nvdisasm run (ELF + SASS parsing + line table) + ``build_program``
+  (blocks, CFG, dominators, loops) + ``attribute`` (GPA blame) of every kernel, with a synthetic profile that
+  puts samples of four stall reasons on every instruction;
+- advice: ``evaluate`` (all optimizers) of every kernel on that blame.
 
-Prints one Markdown row per size: instructions, blocks, loops, blame edges, wall times per stage, and the
-pipeline / nvdisasm ratio in wall time and in CPU time (this process + children, via getrusage: robust
-when other work shares the machine). Goal (issue 3): pipeline ≤ 3× nvdisasm, near-linear scaling.
+Prints one Markdown row per (shape, size) with min and median over the processes: analysis / nvdisasm and
+advice / nvdisasm side by side, and analysis µs CPU per instruction. Goals (issue 15): analysis ≤ 2×,
+advice ≤ 1× nvdisasm at every size and shape; µs per instruction flat within ±25% from 20k to 200k.
 
-    .venv/bin/python bench/blame_scale.py [--sizes 5000 20000 50000] [--repeat 3]
+    .venv/bin/python bench/blame_scale.py [--shapes generator ptx_loops gemm scan] \
+        [--sizes 5000 20000 50000 200000] [--repeat 3] [--repeat-large 1]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import resource
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from warpwise.analysis.binary.load import load_cubin
-from warpwise.analysis.binary.sass import NVDISASM_ARGS
-from warpwise.analysis.binary.tools import find_tool
-from warpwise.analysis.blame.attribute import attribute
-from warpwise.analysis.profile.model import KernelProfile, LaunchConfig, PCSample
-from warpwise.analysis.program.build import build_program
+sys.path.insert(0, str(Path(__file__).resolve().parent / "perf"))
 
-INSTR_PER_STATEMENT = 5.6  # measured: 1031 statements -> 5776 SASS instructions (nvcc 13.0, sm_90)
+import shapes
 
 
-def kernel_source(statements: int) -> str:
-    """A kernel of ``statements`` FMA-with-load statements; every 16th is a small loop with a runtime trip
-    count and an early exit (real branches, blocks and loops)."""
-    lines = [
-        'extern "C" __global__ void big(const float* __restrict__ in, float* __restrict__ out, int n, int s) {',
-        "  int t = blockIdx.x * blockDim.x + threadIdx.x;",
-        "  float a0=in[t], a1=in[t+1], a2=in[t+2], a3=in[t+3], a4=0.f, a5=1.f, a6=2.f, a7=3.f;",
-    ]
-    for i in range(statements):
-        a = [f"a{(i + k) % 8}" for k in range(5)]
-        if i % 16 == 15:
-            lines.append("#pragma unroll 1")
-            lines.append(f"  for (int q = 0; q < (s & {3 + i % 5}); ++q) {{"
-                         f" {a[4]} = fmaf({a[4]}, in[(t + q + {i}) & (n-1)], {a[2]});"
-                         f" if ({a[4]} > {i % 7}.5f) break; }}")
-        else:
-            lines.append(f"  {a[0]} = fmaf({a[1]}, in[(t + {i}*s) & (n-1)], {a[2]});")
-    lines.append("  out[t] = a0+a1+a2+a3+a4+a5+a6+a7;\n}\n")
-    return "\n".join(lines)
+def cpu_self() -> float:
+    """CPU seconds of this process."""
+    return time.process_time()
 
 
-def synthetic_profile(cubin_path: str) -> KernelProfile:
-    """Samples on every instruction of kernel ``big``: long_scoreboard, wait, short_scoreboard, not_selected."""
-    c = load_cubin(cubin_path)
-    fn = c.functions["big"]
+def cpu_children() -> float:
+    """CPU seconds of this process's finished children (nvdisasm runs)."""
+    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ch.ru_utime + ch.ru_stime
+
+
+def synthetic_profile(fn: object, arch: str) -> object:
+    """Samples on every instruction of ``fn``: long_scoreboard, wait, short_scoreboard, not_selected."""
+    from warpwise.analysis.profile.model import KernelProfile, LaunchConfig, PCSample
+
     pcs = {}
-    for k, ins in enumerate(fn.instructions):
+    for k, ins in enumerate(fn.instructions):  # type: ignore[attr-defined]
         st = {"long_scoreboard": 5 + k % 7, "wait": 1 + k % 3, "short_scoreboard": k % 2, "not_selected": 1}
         ni = {r: v // 2 for r, v in st.items()}
-        pcs[(fn.name, ins.offset)] = PCSample(fn.name, ins.offset, ins.offset, ins.text, samples=sum(st.values()) + 2,
-                                              not_issued=sum(ni.values()), stalls=st, stalls_not_issued=ni,
-                                              inst_executed=1000, thread_inst_executed=32000)
-    return KernelProfile(name="big", mangled="big", arch=c.arch, launch=LaunchConfig(), pcs=pcs)
+        name = fn.name  # type: ignore[attr-defined]
+        pcs[(name, ins.offset)] = PCSample(name, ins.offset, ins.offset, ins.text, samples=sum(st.values()) + 2,
+                                           not_issued=sum(ni.values()), stalls=st, stalls_not_issued=ni,
+                                           inst_executed=1000, thread_inst_executed=32000)
+    return KernelProfile(name=fn.name, mangled=fn.name, arch=arch,  # type: ignore[attr-defined]
+                         launch=LaunchConfig(grid=(1024, 1, 1), block=(256, 1, 1)), pcs=pcs)
 
 
-def cpu_now() -> float:
-    """CPU seconds of this process plus its finished children (nvdisasm runs)."""
-    ch = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + ch.ru_utime + ch.ru_stime
+def worker(cubin: str) -> dict[str, float]:
+    """Time one fresh process's nvdisasm run, analysis and advice on ``cubin`` (CPU seconds)."""
+    from warpwise.analysis.advice import evaluate
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.binary.sass import NVDISASM_ARGS
+    from warpwise.analysis.binary.tools import find_tool
+    from warpwise.analysis.blame.attribute import attribute
+    from warpwise.analysis.program.build import build_program
+
+    nvdisasm = find_tool("nvdisasm")
+    k0 = cpu_children()
+    subprocess.run([nvdisasm, *NVDISASM_ARGS, cubin], check=True, capture_output=True, timeout=600)
+    t_dis = cpu_children() - k0
+    c0, k0 = cpu_self(), cpu_children()
+    c = load_cubin(cubin)
+    t_load = cpu_self() - c0
+    t_load_dis = cpu_children() - k0
+    kernels = [f for f in c.functions.values() if f.is_kernel]
+    profiles = [synthetic_profile(f, c.arch) for f in kernels]
+    c0 = cpu_self()
+    prog = build_program(c)
+    t_prog = cpu_self() - c0
+    c0 = cpu_self()
+    graphs = [attribute(prog, p) for p in profiles]  # type: ignore[arg-type]
+    t_blame = cpu_self() - c0
+    c0 = cpu_self()
+    for p, g in zip(profiles, graphs, strict=True):
+        evaluate(p, prog, g, c.arch)  # type: ignore[arg-type]
+    t_adv = cpu_self() - c0
+    n = sum(len(f.instructions) for f in c.functions.values())
+    return {"nvdisasm": t_dis, "load": t_load, "load_nvdisasm": t_load_dis, "program": t_prog, "blame": t_blame,
+            "advice": t_adv, "instructions": n, "kernels": len(kernels),
+            "blocks": sum(len(f.blocks) for f in prog.functions.values()),
+            "edges": sum(len(g.edges) for g in graphs)}
 
 
-def median_time(fn: object, repeat: int) -> tuple[float, float]:
-    """Median (wall, CPU) seconds of calling ``fn`` ``repeat`` times."""
-    ws, cs = [], []
+def measure(cubin: Path, repeat: int) -> list[dict[str, float]]:
+    """``repeat`` fresh worker processes on ``cubin``."""
+    runs = []
     for _ in range(repeat):
-        c0, t0 = cpu_now(), time.perf_counter()
-        fn()  # type: ignore[operator]
-        ws.append(time.perf_counter() - t0)
-        cs.append(cpu_now() - c0)
-    return statistics.median(ws), statistics.median(cs)
+        out = subprocess.run([sys.executable, __file__, "--worker", str(cubin)], check=True, capture_output=True,
+                             text=True, timeout=1800)
+        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return runs
+
+
+def row(shape: str, runs: list[dict[str, float]]) -> str:
+    """One Markdown row: min / median of the per-process ratios."""
+    def stat(f: object) -> str:
+        v = [f(r) for r in runs]  # type: ignore[operator]
+        return f"{min(v):.2f} / {statistics.median(v):.2f}"
+
+    def analysis(r: dict[str, float]) -> float:
+        return r["load"] + r["program"] + r["blame"]
+
+    r0 = runs[0]
+    us = [1e6 * analysis(r) / r["instructions"] for r in runs]
+    return (f"| {shape} | {int(r0['instructions'])} | {int(r0['kernels'])} | {int(r0['blocks'])} | {len(runs)} "
+            f"| {stat(lambda r: r['nvdisasm'])} | {stat(analysis)} | {stat(lambda r: r['advice'])} "
+            f"| {stat(lambda r: analysis(r) / r['nvdisasm'])}× | {stat(lambda r: r['advice'] / r['nvdisasm'])}× "
+            f"| {min(us):.0f} / {statistics.median(us):.0f} |")
+
+
+HEADER = ("| shape | SASS instructions | kernels | blocks | processes | nvdisasm CPU (s) | analysis CPU (s) "
+          "| advice CPU (s) | analysis / nvdisasm | advice / nvdisasm | analysis µs CPU / instruction |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 50000], help="target SASS instructions")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--nvcc", default=shutil.which("nvcc") or "nvcc")
+    ap.add_argument("--shapes", nargs="+", default=list(shapes.SHAPES), choices=shapes.SHAPES)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[5000, 20000, 50000, 200000],
+                    help="target SASS instructions")
+    ap.add_argument("--repeat", type=int, default=3, help="fresh processes per size below 100k instructions")
+    ap.add_argument("--repeat-large", type=int, default=1, help="fresh processes per size from 100k instructions")
+    ap.add_argument("--nvcc", default=None)
+    ap.add_argument("--worker", metavar="CUBIN", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    nvdisasm = find_tool("nvdisasm")
-    rows = []
-    with tempfile.TemporaryDirectory(prefix="blame_scale_") as tmp:
+    if args.worker:
+        print(json.dumps(worker(args.worker)))
+        return 0
+    print(HEADER, flush=True)
+    for shape in args.shapes:
         for size in args.sizes:
-            cu = Path(tmp, f"k{size}.cu")
-            cubin = Path(tmp, f"k{size}.cubin")
-            cu.write_text(kernel_source(max(16, round(size / INSTR_PER_STATEMENT))))
             t0 = time.perf_counter()
-            subprocess.run([args.nvcc, "-cubin", "-arch=sm_90", "-O3", "-lineinfo", "-o", str(cubin), str(cu)],
-                           check=True)
-            t_nvcc = time.perf_counter() - t0
-            prof = synthetic_profile(str(cubin))
-            t_dis, c_dis = median_time(lambda c=cubin: subprocess.run([nvdisasm, *NVDISASM_ARGS, str(c)],
-                                                                      check=True, capture_output=True),
-                                       args.repeat)
-            parts: dict[str, list[float]] = {"load": [], "program": [], "blame": [], "cpu": []}
-            stats = {}
-            for _ in range(args.repeat):
-                c0, t0 = cpu_now(), time.perf_counter()
-                c = load_cubin(cubin)
-                t1 = time.perf_counter()
-                prog = build_program(c)
-                t2 = time.perf_counter()
-                g = attribute(prog, prof)
-                t3 = time.perf_counter()
-                parts["cpu"].append(cpu_now() - c0)
-                parts["load"].append(t1 - t0)
-                parts["program"].append(t2 - t1)
-                parts["blame"].append(t3 - t2)
-                pf = prog.functions["big"]
-                stats = {"ins": len(pf.instructions), "blocks": len(pf.blocks), "edges": len(g.edges),
-                         "loops": len(pf.loops)}
-            med = {k: statistics.median(v) for k, v in parts.items()}
-            total = med["load"] + med["program"] + med["blame"]
-            rows.append((stats, t_nvcc, (t_dis, c_dis), med, total))
-            print(f"# size {size}: nvcc {t_nvcc:.1f}s", file=sys.stderr, flush=True)
-    print("| SASS instructions | blocks | loops | blame edges | nvdisasm wall (s) | load (s) | CFG+loops (s) "
-          "| blame (s) | pipeline wall (s) | wall ratio | nvdisasm CPU (s) | pipeline CPU (s) | CPU ratio "
-          "| µs CPU / instruction |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for st, _t_nvcc, (t_dis, c_dis), med, total in rows:
-        print(f"| {st['ins']} | {st['blocks']} | {st['loops']} | {st['edges']} | {t_dis:.2f} | {med['load']:.2f} | "
-              f"{med['program']:.2f} | {med['blame']:.2f} | {total:.2f} | {total / t_dis:.2f}× | {c_dis:.2f} | "
-              f"{med['cpu']:.2f} | {med['cpu'] / c_dis:.2f}× | {1e6 * med['cpu'] / st['ins']:.0f} |")
+            cubin, n = shapes.build(shape, size, args.nvcc)
+            print(f"# {shape} {size}: {n} instructions, build {time.perf_counter() - t0:.1f}s", file=sys.stderr,
+                  flush=True)
+            print(row(shape, measure(cubin, args.repeat if size < 100_000 else args.repeat_large)), flush=True)
     return 0
 
 

@@ -7,11 +7,11 @@ codeAction/resolve when the client supports it (ruff-lsp's habit, STYLE.md #4).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from lsprotocol import types as lsp
-from warpwise.server import render
+from warpwise.server import doccache, render
 from warpwise.server.positions import utf8_col_to_units
 from warpwise.server.uris import uri_to_path
 
@@ -57,23 +57,60 @@ def wanted(only: Sequence[str] | None, kind: str) -> bool:
     return not only or any(kind == o or kind.startswith(f"{o}.") for o in only)
 
 
+Submit = Callable[[Callable[[], None]], Any]
+
+
+def same_lines(old: str, new: str, first: int, last: int) -> bool:
+    """Whether 1-based lines [first, last] read the same in texts ``old`` and ``new`` (at the same numbers)."""
+    if old is new:
+        return True
+    a, b = old.split("\n"), new.split("\n")
+    return last <= len(a) and last <= len(b) and a[first - 1:last] == b[first - 1:last]
+
+
+def launches_of(path: str, text: str, submit: Submit | None = None) -> tuple[str, list[Any], Exception | None]:
+    """(text they were found in, device-side launches, the parse error when the text does not parse):
+    libclang parses each text once (doccache). With ``submit``, a text still being parsed answers from the
+    newest parsed older text instead of waiting."""
+    from warpwise.analysis.rewrite import find_launches
+
+    def compute() -> list[Any]:
+        return find_launches(text, path)
+
+    if submit is None:
+        got: tuple[str, Any] | None = (text, doccache.cached("launches", path, text, compute))
+    else:
+        got = doccache.fresh_or_stale("launches", path, text, compute, submit)
+    if got is None:
+        return text, [], None
+    if isinstance(got[1], doccache.Failed):
+        return got[0], [], got[1].error
+    return got[0], list(got[1]), None
+
+
 def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_line: int, last_line: int,
                     only: Sequence[str] | None, resolve: bool, disabled_ok: bool,
-                    profiles: Sequence[Any] | None = None) -> list[lsp.CodeAction]:
+                    profiles: Sequence[Any] | None = None, submit: Submit | None = None) -> list[lsp.CodeAction]:
     """refactor.rewrite actions for device-side launches on lines [first_line, last_line] (1-based): first
     the profile-guided combination (the measured default without a profile of the parent in
-    ``profiles``), then its nearest alternatives, then each single transform."""
+    ``profiles``), then its nearest alternatives, then each single transform.
+
+    Launches come from :func:`launches_of`; one found in an older text is offered only while its statement's
+    lines read the same now (the edit itself is computed on the current text). A file that does not parse
+    gets disabled actions that say why."""
     if not wanted(only, REWRITE_KIND):
         return []
-    from warpwise.analysis.rewrite import GRANULARITIES, RewriteError, find_launches
+    from warpwise.analysis.rewrite import GRANULARITIES
 
-    try:
-        launches = find_launches(text, path)
-    except RewriteError as e:  # the file does not parse: say why on each launch, never offer a rewrite
-        return _withheld_actions(text, path, str(e), first_line, last_line) if disabled_ok else []
+    found_in, launches, error = launches_of(path, text, submit)
+    if error is not None:  # the file does not parse: say why on each launch, never offer a rewrite
+        return _withheld_actions(text, path, str(error), first_line, last_line) if disabled_ok else []
     out: list[lsp.CodeAction] = []
     for ln in launches:
         if not (first_line <= ln.line <= last_line):
+            continue
+        if found_in is not text and not same_lines(found_in, text, ln.line,
+                                                   ln.line + found_in.count("\n", ln.start, ln.end)):
             continue
         out += _plan_actions(uri, version, text, path, ln.line, ln.child, profiles, resolve)
         variants = [("threshold", None), ("coarsen", None)] + [("aggregate", g) for g in GRANULARITIES]
@@ -150,12 +187,34 @@ def resolve_rewrite(data: dict[str, Any], text: str) -> lsp.WorkspaceEdit:
     return workspace_edit(data["uri"], data.get("version"), text, edits)
 
 
+def fixes_of(adv: Any, path: str, text: str, source_of: Callable[[str], str | None],
+             submit: Submit | None = None) -> tuple[str, list[Any]]:
+    """(text they were computed on, quick fixes of advice ``adv``) for document ``text``: computed once per
+    (advice, text) (doccache; the entry holds ``adv`` so its id is not reused meanwhile). With ``submit``, a
+    text still being computed answers from the newest older one."""
+    from warpwise.analysis.advice.quickfix import fixes_for_advice
+
+    def compute() -> tuple[Any, list[Any]]:
+        return adv, fixes_for_advice(adv, source_of)
+
+    kind = ("fixes", id(adv))
+    if submit is None:
+        got: tuple[str, Any] | None = (text, doccache.cached(kind, path, text, compute))
+    else:
+        got = doccache.fresh_or_stale(kind, path, text, compute, submit)
+    if got is None or isinstance(got[1], doccache.Failed) or got[1][0] is not adv:
+        return text, []
+    return got[0], list(got[1][1])
+
+
 def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagnostics: Sequence[lsp.Diagnostic],
-                     only: Sequence[str] | None, analyses: Any) -> list[lsp.CodeAction]:
+                     only: Sequence[str] | None, analyses: Any, submit: Submit | None = None) -> list[lsp.CodeAction]:
     """quickfix actions tied to warpwise advice diagnostics in the request (mechanical, safe edits).
 
     Fixes are computed on the current text; a fix whose line moved or changed since the profile is not
     offered (it could land on the wrong code), so an edit never touches text the profile did not see.
+    With ``submit`` (while the user types), fixes computed on an older text of the document are offered
+    only when every line their edits touch reads the same now, at the same line numbers.
     """
     if not wanted(only, lsp.CodeActionKind.QuickFix):
         return []
@@ -165,9 +224,8 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
         return []
     from pathlib import Path
 
-    from warpwise.analysis.advice.quickfix import fixes_for_advice
     from warpwise.server.findings import baseline_text
-    from warpwise.server.linemap import LineMap
+    from warpwise.server.linemap import line_map
 
     here = Path(path).resolve()
     out: list[lsp.CodeAction] = []
@@ -180,7 +238,7 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
                 if ka.profile.mangled != kernel:
                     continue
                 base = baseline_text(ka, here) or text
-                lmap = LineMap(base, text)
+                lmap = line_map(base, text)
 
                 def source_of(recorded: str, ka: Any = ka) -> str | None:
                     local = ka.local.get(recorded)
@@ -189,9 +247,13 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
                 for adv in ka.advice:
                     if adv.optimizer != opt:
                         continue
-                    for fix in fixes_for_advice(adv, source_of):
+                    found_in, fixes = fixes_of(adv, path, text, source_of, submit)
+                    for fix in fixes:
                         key = (fix.kind, fix.line, fix.title)
                         if key in seen or lmap.line(fix.line) != fix.line:
+                            continue
+                        if found_in is not text and not all(same_lines(found_in, text, e.line, e.end_line)
+                                                            for e in fix.edits):
                             continue
                         seen.add(key)
                         action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[d],
@@ -237,11 +299,14 @@ def tuned_actions(uri: str, version: int | None, text: str, path: str, first_lin
         source_name,
         use_tuned_edits,
     )
-    from warpwise.server.tuning import launch_cubin_path
+    from warpwise.server.tuning import launch_cubin_path, verified_cubin
 
     out: list[lsp.CodeAction] = []
     for mangled, t in tuned.items():
-        cubin = launch_cubin_path(t.cubin)
+        checked = verified_cubin(t)  # the cubin's SHA-256 still matches its manifest (issue 13)
+        if checked is None:
+            continue
+        cubin = launch_cubin_path(checked)
         for ln in find_launches(text, source_name(mangled)):
             if not (first_line <= ln.line <= last_line):
                 continue

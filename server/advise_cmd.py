@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, discover
 
 
@@ -39,8 +40,7 @@ def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) 
 def run_advise(args: argparse.Namespace) -> int:
     """Run the advise sub-command; returns the exit code (2 on unusable input, 1 when nothing matched)."""
     if args.top is not None and args.top < 1:
-        print("warpwise advise: --top must be at least 1", file=sys.stderr)
-        return 2
+        return _fail(args, ["--top must be at least 1"])
     given = list(args.profile or [])
     problems = [m for m in (*(_check_file("--profile", g, (".ncu-rep", ".csv")) for g in given),
                             _check_file("--binary", args.binary) if args.binary else None) if m]
@@ -51,12 +51,12 @@ def run_advise(args: argparse.Namespace) -> int:
     except ValueError as e:
         problems.append(f"--path-map: {e}")
         path_map = []
+    # sources named by a line table or report are read only inside the folders named here (docs/security.md)
+    set_roots([*args.sources, *given])
     sources, src_problems = _sources(args.sources)
     problems += src_problems
-    for m in problems:
-        print(f"warpwise advise: {m}", file=sys.stderr)
     if problems:
-        return 2
+        return _fail(args, problems)
     pages: list[Path] = []
     if given:
         # .ncu-rep reports are analysed one by one; all .csv files given are pages of one export
@@ -70,42 +70,44 @@ def run_advise(args: argparse.Namespace) -> int:
         profiles, found_bins = discover(sources)
         binaries = [Path(args.binary)] if args.binary else found_bins
         if not profiles:
-            print("warpwise advise: no .ncu-rep report found next to "
-                  f"{', '.join(map(str, args.sources))} (nor an ncu CSV export <stem>.source.csv); "
-                  "pass --profile REPORT.ncu-rep "
-                  "(record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)", file=sys.stderr)
-            return 2
+            return _fail(args, ["no .ncu-rep report found next to "
+                                f"{', '.join(map(str, args.sources))} (nor an ncu CSV export <stem>.source.csv); "
+                                "pass --profile REPORT.ncu-rep "
+                                "(record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
     analyses: list[Analysis] = []
+    skipped: list[str] = []  # discovered reports that could not be read: warn, keep the others
     for rep in profiles:
         try:
             analyses.append(analyze(rep, binaries, sources, kernel=args.kernel,
                                     pages=pages if rep.suffix == ".csv" else (), path_map=path_map))
         except InputError as e:
-            print(f"warpwise advise: {e}", file=sys.stderr)
-            return 2
-    errors = [err for a in analyses for err in a.errors]
-    if args.binary and errors:  # the binary the user named is unusable: say so and stop
-        for err in errors:
-            print(f"warpwise advise: {err}", file=sys.stderr)
-        return 2
+            if given:
+                return _fail(args, [str(e)])
+            skipped.append(str(e))
+    if not analyses:
+        return _fail(args, skipped)
+    errors = skipped + [err for a in analyses for err in a.errors]
+    if args.binary and any(str(args.binary) in err for err in errors):  # the binary the user named is unusable
+        return _fail(args, errors)
     found = [k for a in analyses for k in a.kernels]
     if args.kernel and not found:
         names = sorted({p.name for rep in profiles for p in _profiles_of(rep)})
-        print(f"warpwise advise: no kernel matching '{args.kernel}' in {', '.join(map(str, profiles))}; "
-              f"kernels there: {', '.join(names)}", file=sys.stderr)
-        return 2
+        return _fail(args, [f"no kernel matching '{args.kernel}' in {', '.join(map(str, profiles))}; "
+                            f"kernels there: {', '.join(names)}"])
+    if not found:  # every kernel of every report failed (e.g. the binary does not match any of them)
+        return _fail(args, errors or [f"{', '.join(map(str, profiles))}: no kernel could be analysed"])
+    if args.binary and all(k.cubin is None for k in found):
+        return _fail(args, [_no_profiled_kernel(Path(args.binary), found, analyses)])
     # keep only kernels with samples in the given sources (a kernel without line information — built without
     # -lineinfo, or a CSV export of launch facts only — cannot be placed: keep it, its kernel-level advice still
     # applies and its notes say what it lacks)
     for a in analyses:
         a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values()) or not k.local]
         a._groups = None
-    if found and not any(a.kernels for a in analyses):
-        covered = sorted({Path(f).name for k in found for f in k.local})
-        print(f"warpwise advise: {', '.join(map(str, profiles))} has no samples in "
-              f"{', '.join(map(str, args.sources))}; it covers {', '.join(covered) or 'no source lines'}",
-              file=sys.stderr)
-        return 2
+    if not any(a.kernels for a in analyses):
+        covered = ", ".join(sorted({Path(f).name for k in found for f in k.local})) or "no source lines"
+        return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
+                            f"{', '.join(map(str, args.sources))}; it covers {covered}"])
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
@@ -120,7 +122,7 @@ def run_advise(args: argparse.Namespace) -> int:
     elif args.format == "sarif":
         from warpwise.analysis.report import to_sarif
 
-        json.dump(to_sarif(analyses), sys.stdout, indent=1)
+        json.dump(_with_invocation(to_sarif(analyses), True, errors), sys.stdout, indent=1)
         sys.stdout.write("\n")
     else:
         from warpwise.analysis.report import render_text
@@ -129,6 +131,40 @@ def run_advise(args: argparse.Namespace) -> int:
     for err in errors:
         print(f"warpwise advise: {err}", file=sys.stderr)
     return 0
+
+
+def _no_profiled_kernel(binary: Path, found: list[Any], analyses: list[Analysis]) -> str:
+    """Why ``binary`` (named with --binary) is no use: it holds none of the profiled kernels."""
+    profiled = ", ".join(sorted({k.profile.name for k in found}))
+    reports = ", ".join(str(a.report) for a in analyses)
+    return (f"{binary} holds none of the kernels profiled in {reports} ({profiled}); pass the binary that was "
+            "profiled (the same build of the program)")
+
+
+def _fail(args: argparse.Namespace, messages: list[str]) -> int:
+    """Print ``messages`` on stderr and return 2; with --format sarif also print a SARIF log whose
+    invocation says ``executionSuccessful: false`` with one toolExecutionNotification per message, so a
+    CI job reading only the SARIF sees the failure too (SARIF 2.1.0 §3.20.14, §3.20.21)."""
+    for m in messages:
+        print(f"warpwise advise: {m}", file=sys.stderr)
+    if getattr(args, "format", None) == "sarif":
+        from warpwise.analysis.report import to_sarif
+
+        json.dump(_with_invocation(to_sarif([]), False, messages), sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    return 2
+
+
+def _with_invocation(log: dict[str, Any], ok: bool, messages: list[str]) -> dict[str, Any]:
+    """``log`` (a SARIF 2.1.0 log) with an ``invocations`` entry on its run: success flag and one
+    notification per message (level error on failure, warning otherwise)."""
+    level = "warning" if ok else "error"
+    inv: dict[str, Any] = {"executionSuccessful": ok}
+    if messages:
+        inv["toolExecutionNotifications"] = [{"level": level, "message": {"text": m}} for m in messages]
+    for run in log.get("runs", []):
+        run["invocations"] = [inv]
+    return log
 
 
 def _profiles_of(rep: Path) -> list[Any]:

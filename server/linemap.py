@@ -7,10 +7,13 @@ lines; a line that was edited or deleted maps to None (its results are dropped /
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import hashlib
+import threading
+from collections import OrderedDict
 
-from warpwise.analysis.profile.source import code_lines
+from warpwise.analysis.profile.source import code_of_line
 
 
 def text_hash(text: str) -> str:
@@ -19,23 +22,96 @@ def text_hash(text: str) -> str:
 
 
 class LineMap:
-    """Maps 1-based baseline lines to 1-based current lines; None where the line changed."""
+    """Maps 1-based baseline lines to 1-based current lines; None where the line changed.
+
+    Built in time linear in the text with C-level list operations: the common head and tail of the two
+    texts' code lines are found by comparing slices, only the middle (where the edits are) goes to difflib,
+    and the map is kept as matching blocks (``line`` bisects them)."""
 
     def __init__(self, baseline: str, current: str) -> None:
-        self.identical = text_hash(baseline) == text_hash(current)
-        self._map: dict[int, int] = {}
+        self.identical = baseline == current or baseline.replace("\r\n", "\n") == current.replace("\r\n", "\n")
+        self._starts: list[int] = []
+        self._blocks: list[tuple[int, int, int]] = []  # (baseline first line, current first line, lines)
         if self.identical:
             return
         # compare code only: a line whose comment or indentation changed keeps its results
-        a, b = code_lines(baseline), code_lines(current)
-        sm = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-        for tag, i1, i2, j1, _j2 in sm.get_opcodes():
-            if tag == "equal":
-                for k in range(i2 - i1):
-                    self._map[i1 + k + 1] = j1 + k + 1
+        a, b = _code_lines(baseline), _code_lines(current)
+        head = _common_length(a, b, tail=False)
+        tail = _common_length(a[head:], b[head:], tail=True)
+        blocks = [(1, 1, head)] if head else []
+        # difflib indexes its second sequence: give it the shorter middle (usually the baseline's)
+        am, bm = a[head:len(a) - tail], b[head:len(b) - tail]
+        swap = len(am) < len(bm)
+        sm = difflib.SequenceMatcher(a=bm if swap else am, b=am if swap else bm, autojunk=False)
+        for i1, j1, size in sm.get_matching_blocks():
+            if size:
+                base0, cur0 = (j1, i1) if swap else (i1, j1)
+                blocks.append((head + base0 + 1, head + cur0 + 1, size))
+        if tail:
+            blocks.append((len(a) - tail + 1, len(b) - tail + 1, tail))
+        blocks.sort()
+        self._blocks = blocks
+        self._starts = [x[0] for x in blocks]
 
     def line(self, baseline_line: int) -> int | None:
         """Current line of ``baseline_line`` or None when that line was edited or removed."""
         if self.identical:
             return baseline_line
-        return self._map.get(baseline_line)
+        k = bisect.bisect_right(self._starts, baseline_line) - 1
+        if k < 0:
+            return None
+        base0, cur0, size = self._blocks[k]
+        return cur0 + baseline_line - base0 if baseline_line < base0 + size else None
+
+
+def _common_length(a: list[str], b: list[str], tail: bool) -> int:
+    """Length of the longest common prefix (suffix when ``tail``) of ``a`` and ``b`` (binary search over
+    slice comparisons: O(n log n) element compares, all in C)."""
+    lo, hi = 0, min(len(a), len(b))
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        same = a[len(a) - mid:] == b[len(b) - mid:] if tail else a[:mid] == b[:mid]
+        if same:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+_code_cache: dict[str, str] = {}
+
+
+def _code_lines(text: str) -> list[str]:
+    """``code_lines`` (analysis/profile/source.py) with each line's result remembered by its text (most
+    lines of a document are the same from one version to the next)."""
+    cache = _code_cache
+    if len(cache) > 200_000:
+        cache.clear()
+    lines = text.replace("\r\n", "\n").split("\n")
+    codes: list[str | None] = list(map(cache.get, lines))
+    if None in codes:
+        for k, c in enumerate(codes):
+            if c is None:
+                codes[k] = cache[lines[k]] = code_of_line(lines[k])
+    return codes  # type: ignore[return-value]
+
+
+_maps_lock = threading.Lock()
+_maps: OrderedDict[tuple[str, str], LineMap] = OrderedDict()
+
+
+def line_map(baseline: str, current: str) -> LineMap:
+    """The LineMap of (``baseline``, ``current``), built once per pair of texts (the last 32 kept): hover,
+    inlay hints, code lenses and code actions on one document version share it."""
+    key = (baseline, current)
+    with _maps_lock:
+        hit = _maps.get(key)
+        if hit is not None:
+            _maps.move_to_end(key)
+            return hit
+    m = LineMap(baseline, current)
+    with _maps_lock:
+        _maps[key] = m
+        while len(_maps) > 32:
+            _maps.popitem(last=False)
+    return m

@@ -19,12 +19,13 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
+from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in, prefer_reports
 from warpwise.analysis.profile.paths import parse_path_map
-from warpwise.server import actions, render, workspace
+from warpwise.server import actions, lifecycle, render, stale, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
-from warpwise.server.linemap import LineMap
+from warpwise.server.linemap import LineMap, line_map
 from warpwise.server.uris import uri_to_path
 
 log = logging.getLogger("warpwise")
@@ -78,7 +79,8 @@ class WarpwiseServer(LanguageServer):
         from warpwise.server.tuning import find_tuned
 
         s = self.state.settings
-        self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]))
+        set_roots(self.roots())  # line-table/report source paths are read only inside the workspace
+        self.state.tuned = find_tuned(self.scan(["**/*.tune.json"]), self.roots())
         # a CSV export only where its .ncu-rep is absent; reports beside the open files first
         reports = [p for p in self.scan(s.profiles) if workspace.is_report(p)]
         reports = workspace.open_first(prefer_reports(reports), open_files)
@@ -93,7 +95,7 @@ class WarpwiseServer(LanguageServer):
         prefetch = [self.prefetch.submit(_warm_binary, b) for b in near[:4]]
         path_map = parse_path_map(f"{old}={new}" for old, new in self.state.settings.path_map.items())  # validated
         try:
-            return ANALYZE(rep, near, sources, path_map=path_map), None
+            return analyze(rep, near, sources, path_map=path_map), None  # cached on disk (analysis/cache)
         except InputError as e:
             return None, str(e)
         except Exception as e:  # never let one bad file stop the server
@@ -125,20 +127,8 @@ def _warm_imports() -> None:
         return
 
 
-def _analyzer() -> Any:
-    """The analysis entry point: the persistent on-disk cache (analysis/cache.py, keyed by the content
-    hashes of report, binaries and sources) when it is installed, else the pipeline itself."""
-    try:
-        from warpwise.analysis import cache
-    except ImportError:
-        return analyze
-    return getattr(cache, "analyze_cached", None) or getattr(cache, "analyze", None) or analyze
-
-
-ANALYZE = _analyzer()
-
-
 server = WarpwiseServer()
+lifecycle.install(server)  # shutdown/exit honoured even while a worker is stuck (issue 13)
 
 
 def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
@@ -163,7 +153,7 @@ def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, 
     ff = cached_findings(ls, uri_to_path(uri))
     if not ff.findings:
         return None
-    return ff, LineMap(ff.baseline, doc.source), doc.source
+    return ff, line_map(ff.baseline, doc.source), doc.source
 
 
 def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Diagnostic]:
@@ -172,7 +162,7 @@ def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Dia
     path = uri_to_path(uri)
     ff = cached_findings(ls, path)
     if ff.findings:
-        diags = render.diagnostics(ff, LineMap(ff.baseline, text), text, ls.state.settings, uri)
+        diags = render.diagnostics(ff, line_map(ff.baseline, text), text, ls.state.settings, uri)
     if "<<<" in text:
         diags.extend(render.launch_diagnostics(text, str(path)))
     return diags
@@ -188,14 +178,19 @@ async def publish(ls: WarpwiseServer, uri: str) -> None:
     doc = ls.workspace.get_text_document(uri)
     version, text = doc.version, doc.source
     loop = asyncio.get_running_loop()
+    def work() -> list[lsp.Diagnostic] | None:
+        if stale.superseded(ls, uri, version):  # a newer version's publish follows
+            return None
+        return compute_diagnostics(ls, uri, text)
+
     try:
-        diags = await loop.run_in_executor(ls.pool, compute_diagnostics, ls, uri, text)
+        diags = await loop.run_in_executor(ls.pool, work)
     except Exception as e:  # a bad file must not stop the server
         log.exception("diagnostics for %s failed", uri)
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Error,
                                                    message=f"warpwise: {uri_to_path(uri)}: {e}"))
         return
-    if uri not in ls.workspace.text_documents or ls.workspace.get_text_document(uri).version != version:
+    if diags is None or stale.superseded(ls, uri, version):
         return
     if diags or uri in ls.state.published:
         ls.text_document_publish_diagnostics(
@@ -207,14 +202,15 @@ async def publish(ls: WarpwiseServer, uri: str) -> None:
 
 
 def _report_problems(ls: WarpwiseServer, errors: dict[Path, str], analyses: dict[Path, Analysis]) -> None:
-    for msg in list(errors.values()) + [e for a in analyses.values() for e in a.errors]:
+    problems = list(errors.values()) + [e for a in analyses.values() for e in a.errors]
+    for msg in problems:
         ls.window_log_message(lsp.LogMessageParams(type=lsp.MessageType.Warning, message=msg))
     # a recorded path with several equal local candidates maps to none: tell the user how to choose
     for note in dict.fromkeys(n for a in analyses.values() for k in a.kernels for n in k.ambiguous_paths):
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=f"warpwise: {note}"))
-    if errors:
-        first = next(iter(errors.values()))
-        more = f" (and {len(errors) - 1} more, see the output log)" if len(errors) > 1 else ""
+    if problems:  # unreadable reports and unusable binaries alike: a window message, not only a log line
+        first = problems[0]
+        more = f" (and {len(problems) - 1} more, see the output log)" if len(problems) > 1 else ""
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning,
                                                      message=f"warpwise: {first}{more}"))
 
@@ -304,6 +300,7 @@ async def reload(ls: WarpwiseServer) -> None:
         ls.state.analyses = analyses
         ls.state.load_errors = errors
         ls.state.findings.clear()
+    lifecycle.freeze_heap()  # the analyses just loaded are long-lived: keep them out of GC passes
     _report_problems(ls, errors, analyses)
     _status(ls)
     for uri in list(ls.workspace.text_documents):
@@ -457,16 +454,21 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
     loop = asyncio.get_running_loop()
 
     def work() -> list[lsp.CodeAction]:
+        if stale.superseded(ls, uri, version):  # queued behind newer edits: the editor asks again
+            return []
         out = actions.quickfix_actions(uri, version, text, str(uri_to_path(uri)), params.context.diagnostics,
-                                       only, ls.state.analyses)
+                                       only, ls.state.analyses, submit=ls.pool.submit)
         if "<<<" in text:
             out += actions.rewrite_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
                                            resolve, disabled_ok,
-                                           [k.profile for a in ls.state.analyses.values() for k in a.kernels])
+                                           [k.profile for a in ls.state.analyses.values() for k in a.kernels],
+                                           submit=ls.pool.submit)
             out += actions.tuned_actions(uri, version, text, str(uri_to_path(uri)), first, last, only,
                                          ls.state.tuned)
         return out
 
+    if await stale.settled(ls, uri, version) is False:
+        return []  # superseded while typing: dropped before it reaches the workers
     return await loop.run_in_executor(ls.pool, work)
 
 
@@ -655,7 +657,7 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
                                                                  message=kernel))
     cancelled = ls.work_done_progress.tokens.get(token)
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
-                                                stderr=asyncio.subprocess.STDOUT)
+                                                stderr=asyncio.subprocess.STDOUT, start_new_session=True)
     last = ""
     assert proc.stdout is not None
     while True:
@@ -664,7 +666,7 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
         except TimeoutError:
             raw = None
         if cancelled is not None and cancelled.cancelled():
-            proc.terminate()
+            lifecycle.kill_group(proc.pid)  # the tuner and anything it started (its own session)
             await proc.wait()
             ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled"))
             return "tuning cancelled"
@@ -679,7 +681,7 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     msg = f"tuning {kernel}: {last}" if rc == 0 else f"tuning {kernel} failed (exit {rc}): {last}"
     ls.window_show_message(lsp.ShowMessageParams(
         type=lsp.MessageType.Info if rc == 0 else lsp.MessageType.Error, message=f"warpwise: {msg}"))
-    ls.state.tuned = find_tuned(ls.scan(["**/*.tune.json"]))
+    ls.state.tuned = find_tuned(ls.scan(["**/*.tune.json"]), ls.roots())
     return msg
 
 
@@ -696,4 +698,4 @@ def serve() -> None:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     set_log_level(logging.WARNING)
     threading.Thread(target=_warm_imports, name="warpwise-imports", daemon=True).start()
-    server.start_io()
+    lifecycle.serve_stdio(server)  # stdin read on the event loop (no thread hop per message line)

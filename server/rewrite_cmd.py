@@ -14,6 +14,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from warpwise.analysis.bounded import InputFileError, read_bytes
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The arguments of the ``rewrite`` sub-command (server/cli.py registers them)."""
@@ -41,10 +43,10 @@ def run_rewrite(args: argparse.Namespace) -> int:
     from warpwise.analysis.rewrite import RewriteError, apply_edits, rewrite
 
     src = Path(args.source)
-    try:
-        text = src.read_text(encoding="utf-8")
-    except OSError as e:
-        print(f"warpwise rewrite: cannot read {src}: {e.strerror}", file=sys.stderr)
+    try:  # bytes as they are: no newline translation, a BOM kept (issue 13: -o turned CRLF into LF)
+        text = read_bytes(src, "source").decode("utf-8")
+    except InputFileError as e:
+        print(f"warpwise rewrite: cannot read {e}", file=sys.stderr)
         return 2
     except UnicodeDecodeError:
         print(f"warpwise rewrite: {src} is not UTF-8 text", file=sys.stderr)
@@ -68,14 +70,23 @@ def run_rewrite(args: argparse.Namespace) -> int:
     except RewriteError as e:
         print(f"warpwise rewrite: {e}", file=sys.stderr)
         return 2
-    if args.output:
+    return _write_output(args.output, result)
+
+
+def _write_output(output: str | None, result: str) -> int:
+    """Write ``result`` as UTF-8 bytes to ``output`` (stdout when None), with no newline translation:
+    the file is byte-identical to the source outside the edited ranges. Returns the exit code."""
+    data = result.encode("utf-8")
+    if output:
         try:
-            Path(args.output).write_text(result, encoding="utf-8")
+            with open(output, "wb") as f:
+                f.write(data)
         except OSError as e:
-            print(f"warpwise rewrite: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+            print(f"warpwise rewrite: cannot write {output}: {e.strerror}", file=sys.stderr)
             return 2
     else:
-        sys.stdout.write(result)
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
     return 0
 
 

@@ -7,10 +7,16 @@ cancel; the server only reads its output.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from warpwise.analysis import confine
+from warpwise.analysis.bounded import InputFileError, read_bytes
 
 MANIFEST_FORMAT_PREFIX = "warpwise-tune/"
 DRY_RUN_DEVICE = "dry-run (no GPU)"  # DryRunEvaluator.describe(); marks dry runs written before "dry_run"
@@ -23,13 +29,27 @@ HARNESS_FOLDERS = ("harness", "harnesses")
 
 @dataclass(frozen=True)
 class TunedKernel:
-    """An accepted tuning result: kernel (mangled), tuned cubin path, speedup (×) and samples verified."""
+    """An accepted tuning result: kernel (mangled), tuned cubin path, speedup (×), samples verified and
+    the tuned cubin's SHA-256 as the manifest records it (checked again before a code action is offered)."""
 
     kernel: str
     cubin: Path
     manifest: Path
     speedup: float
     verified_samples: int
+    sha256: str = ""
+
+
+_MANGLED = re.compile(r"[A-Za-z_$][A-Za-z0-9_$.]*")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def cubin_sha256(path: Path) -> str | None:
+    """SHA-256 (hex) of the regular file ``path`` within the binary size limit, None when unreadable."""
+    try:
+        return hashlib.sha256(read_bytes(path, "binary")).hexdigest()
+    except InputFileError:
+        return None
 
 
 def is_dry_run(m: dict[str, Any]) -> bool:
@@ -41,36 +61,68 @@ def is_dry_run(m: dict[str, Any]) -> bool:
     return bool(m.get("dry_run")) or opt_flag or stand_in
 
 
-def read_manifest(path: Path) -> TunedKernel | None:
-    """The accepted result a manifest describes, or None (not a manifest, a dry run, not verified,
-    not faster, or its tuned cubin is missing)."""
+def read_manifest(path: Path, roots: Sequence[Path] | None = None) -> TunedKernel | None:
+    """The accepted result a manifest describes, or None: not a manifest (or not a regular file within
+    the manifest size limit), a dry run, not verified, not faster, a kernel name that is not a mangled
+    name, a tuned-cubin name with control characters, a cubin that does not resolve (symlinks followed)
+    inside ``roots`` (the workspace folders; default :func:`warpwise.analysis.confine.roots`), or a
+    cubin whose SHA-256 differs from the manifest's."""
     try:
-        m = json.loads(path.read_text())
-    except (OSError, ValueError):
+        m = json.loads(read_bytes(path, "manifest"))
+    except (InputFileError, ValueError):
         return None
     if not isinstance(m, dict) or not str(m.get("format", "")).startswith(MANIFEST_FORMAT_PREFIX):
         return None
     if is_dry_run(m):
         return None
-    ver = m.get("verification") or {}
-    speed = (m.get("side_by_side") or {}).get("speedup")
-    tuned = (m.get("tuned_cubin") or {}).get("file")
-    if not ver.get("passed") or not isinstance(speed, int | float) or speed <= 1.0 or not tuned:
+    ver, entry = _dict(m.get("verification")), _dict(m.get("tuned_cubin"))
+    speed = _dict(m.get("side_by_side")).get("speedup")
+    tuned = entry.get("file")
+    samples = ver.get("samples") or 0
+    if not ver.get("passed") or not isinstance(speed, int | float) or not 1.0 < speed < float("inf"):
+        return None
+    if not isinstance(samples, int):
+        return None
+    if not isinstance(tuned, str) or not tuned or any(ord(c) < 0x20 or ord(c) == 0x7F for c in tuned):
         return None
     if m.get("accepted") is False or m.get("result", "tuned") != "tuned":
         return None
-    cubin = path.parent / tuned
-    if not cubin.is_file():
+    kernel = m.get("kernel")
+    if not isinstance(kernel, str) or not _MANGLED.fullmatch(kernel):
         return None
-    return TunedKernel(kernel=str(m.get("kernel")), cubin=cubin, manifest=path, speedup=float(speed),
-                       verified_samples=int(ver.get("samples") or 0))
+    want = str(entry.get("sha256", "")).lower()
+    if not _SHA256.fullmatch(want):
+        return None
+    cubin = path.parent / tuned
+    try:
+        real = cubin.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    allowed = [Path(r).resolve() for r in (roots if roots is not None else confine.roots())]
+    if not any(real.is_relative_to(r) for r in allowed):
+        return None
+    if cubin_sha256(real) != want:
+        return None
+    return TunedKernel(kernel=kernel, cubin=real, manifest=path, speedup=float(speed),
+                       verified_samples=samples, sha256=want)
 
 
-def find_tuned(manifests: list[Path]) -> dict[str, TunedKernel]:
-    """Accepted results by kernel (mangled); the fastest wins when a kernel was tuned twice."""
+def _dict(x: Any) -> dict[str, Any]:
+    return x if isinstance(x, dict) else {}
+
+
+def verified_cubin(t: TunedKernel) -> Path | None:
+    """``t``'s cubin when its bytes still hash to the manifest's SHA-256 (checked before any code action
+    that would make a build load it), else None."""
+    return t.cubin if t.sha256 and cubin_sha256(t.cubin) == t.sha256 else None
+
+
+def find_tuned(manifests: list[Path], roots: Sequence[Path] | None = None) -> dict[str, TunedKernel]:
+    """Accepted results by kernel (mangled) of the manifests that :func:`read_manifest` accepts with
+    ``roots``; the fastest wins when a kernel was tuned twice."""
     out: dict[str, TunedKernel] = {}
     for p in manifests:
-        t = read_manifest(p)
+        t = read_manifest(p, roots)
         if t is not None and (t.kernel not in out or t.speedup > out[t.kernel].speedup):
             out[t.kernel] = t
     return out
@@ -107,8 +159,8 @@ def find_harness(candidates: list[Path], kernel: str) -> Path | None:
         if not is_harness_file(p):
             continue
         try:
-            h = json.loads(p.read_text())
-        except (OSError, ValueError):
+            h = json.loads(read_bytes(p, "manifest"))
+        except (InputFileError, ValueError):
             continue
         k = str(h.get("kernel", "")) if isinstance(h, dict) else ""
         if k in (kernel, plain):

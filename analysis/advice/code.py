@@ -8,7 +8,9 @@ implementation); they are heuristics of the advisor, not hardware facts.
 
 from __future__ import annotations
 
+import weakref
 from collections import defaultdict
+from typing import Any
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import EdgeView, KernelView
@@ -187,11 +189,30 @@ def _strength_kind(ins: Instruction | None, div_lines: set[tuple[str, int]], arc
     return {"fp64": "fp64", "sfu": "special_function", "conversion": "conversion"}[cm.mem_class(ins)]
 
 
+_DIVISION_LINES: dict[int, tuple[weakref.ref[Any], set[tuple[str, int]]]] = {}
+
+
+def _division_lines(view: KernelView) -> set[tuple[str, int]]:
+    """:func:`common.division_lines`, computed once per program (it scans every instruction of the program,
+    and each kernel of a cubin asks for it)."""
+    prog = view.program
+    if prog is None:
+        return cm.division_lines(view)
+    hit = _DIVISION_LINES.get(id(prog))
+    if hit is not None and hit[0]() is prog:
+        return hit[1]
+    if len(_DIVISION_LINES) > 64:
+        _DIVISION_LINES.clear()
+    out = cm.division_lines(view)
+    _DIVISION_LINES[id(prog)] = (weakref.ref(prog), out)
+    return out
+
+
 def strength_edges(view: KernelView) -> list[tuple[EdgeView, str]]:
     """Matched edges of strength reduction with the kind of long-latency def: execution-dependency stalls
     blamed on long-latency arithmetic (conversions, MUFU, FP64, integer division sequences), plus the
     throttle/pipe stalls the long-latency instruction keeps itself (they vanish with it)."""
-    div = cm.division_lines(view)
+    div = _division_lines(view)
     out = []
     for e in view.edges:
         if not e.is_self and _cls(e) == stalls.EXECUTION_DEPENDENCY:
@@ -738,11 +759,27 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
     produced = cm.dest_registers(use)
     if not produced:
         return False
-    block = ev.use_fn.block_of(use.offset)
+    return bool(produced & _address_registers_after(view, ev.use_fn, use.offset))
+
+
+def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
+    """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
+    per block, so each edge costs a lookup instead of a scan of the block)."""
+    block = pf.block_of(offset)
     if block is None:
-        return False
-    after = [i for i in block.instructions if i.offset > use.offset]
-    return any(produced & cm.address_registers(i) for i in after if cm.is_memory(i))
+        return frozenset()
+
+    def make() -> dict[int, frozenset[str]]:
+        out: dict[int, frozenset[str]] = {}
+        acc: frozenset[str] = frozenset()
+        for i in reversed(block.instructions):
+            out[i.offset] = acc  # strictly after i
+            if cm.is_memory(i):
+                acc = acc | cm.address_registers(i)
+        return out
+
+    table: dict[int, frozenset[str]] = view.memo(("address_after", id(pf), block.start), make)
+    return table.get(offset, frozenset())
 
 
 @register("indirect_address_elimination", "Indirect address elimination", "stall_elimination",

@@ -141,11 +141,15 @@ def hotspots(view: KernelView, evs: Iterable[EdgeView], weight: Callable[[EdgeVi
     agg: dict[tuple[str, int | None, int], list[EdgeView]] = defaultdict(list)
     for ev in evs:
         agg[(ev.edge.function, ev.edge.def_offset, ev.edge.use_offset)].append(ev)
-    rows = []
-    for (fn, d, u), group in agg.items():
+    ranked = []
+    for k, ((fn, d, u), group) in enumerate(agg.items()):
         w = sum(weight(e) for e in group)
-        if w <= 0:
-            continue
+        if w > 0:
+            ranked.append((-w, u, k, fn, d, group))
+    ranked.sort(key=lambda r: r[:3])  # the order of sorting the rows by (-samples, use pc), stably
+    rows = []
+    for negw, u, _k, fn, d, group in ranked[:n]:  # locations only for the rows returned
+        w = -negw
         by_reason: dict[str, float] = defaultdict(float)
         for e in group:
             by_reason[e.edge.reason] += weight(e)
@@ -156,8 +160,7 @@ def hotspots(view: KernelView, evs: Iterable[EdgeView], weight: Callable[[EdgeVi
         rows.append(Hotspot(def_=None if d is None else view.location(fn, d), use=view.location(fn, u),
                             samples=w, distance=max(e.edge.distance for e in group), reason=reason,
                             loop=loop_scope))
-    rows.sort(key=lambda h: (-h.samples, h.use.pc))
-    return rows[:n]
+    return rows
 
 
 @dataclass

@@ -9,16 +9,18 @@ kernel's section and is reported under the kernel's name), the program model has
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
+from typing import Any
 
 from warpwise.analysis.advice.model import Location, Scope
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.model import ArchFacts
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.model import BlameEdge, BlameGraph
+from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.paths import map_path
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
@@ -86,6 +88,14 @@ class KernelView:
     active: int = 0
     selected: int = 0
     _pc_fn: dict[tuple[str, int], ProgramFunction | None] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: Any, make: Callable[[], Any]) -> Any:
+        """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
+        program a view holds do not change)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     @property
     def r_issue(self) -> float:
@@ -99,7 +109,8 @@ class KernelView:
 
     def source(self, file: str | None) -> str | None:
         """Text of recorded source ``file``: from ``sources`` (exact path, else the longest matching path
-        suffix), else the file on disk when it exists. None when unavailable or unreadable."""
+        suffix), else the file on disk when it resolves inside the workspace / command-line folders
+        (:mod:`warpwise.analysis.confine`; a line table can name any path). None when unavailable."""
         if not file:
             return None
         if file in self.sources:
@@ -107,10 +118,7 @@ class KernelView:
         best = map_path(file, list(self.sources))
         if best is not None and str(best) in self.sources:
             return self.sources[str(best)]
-        try:
-            return Path(file).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return None
+        return read_source(file)
 
     # ---- resolution -------------------------------------------------------------------------------
     def resolve(self, name: str, offset: int) -> ProgramFunction | None:
@@ -177,13 +185,28 @@ class KernelView:
     def active_in_loop(self, pf: ProgramFunction, loop: Loop) -> float:
         """Active (issued) samples of the instructions in ``loop`` and its nested loops (GPA eq. 5's
         Σ_{l' ∈ nested(l)} A_l')."""
-        total = 0
-        for (name, off), s in self.profile.pcs.items():
-            if self.resolve(name, off) is pf and pf is not None:
-                b = pf.block_of(off)
-                if b is not None and b.start in loop.blocks:
-                    total += s.issued
-        return float(total)
+        if pf is None:  # callers pass a loop's function; keep the old scan's answer for None
+            return 0.0
+        by_block = self._issued_by_block(pf)
+        return float(sum(by_block.get(b, 0) for b in loop.blocks))
+
+    def _issued_by_block(self, pf: ProgramFunction) -> dict[int, int]:
+        """Issued samples per block start of ``pf`` (one pass over the profile per function, so loop
+        totals cost the loop's blocks, not the profile's PCs)."""
+        fn: ProgramFunction = pf
+
+        def make() -> dict[int, int]:
+            out: dict[int, int] = defaultdict(int)
+            for (name, off), s in self.profile.pcs.items():
+                mine = self.resolve(name, off) is fn
+                if mine:
+                    b = fn.block_of(off)
+                    if b is not None:
+                        out[b.start] += s.issued
+            return dict(out)
+
+        table: dict[int, int] = self.memo(("issued_by_block", id(pf)), make)
+        return table
 
     def active_in_function(self, pf: ProgramFunction) -> float:
         """Active samples of the instructions of ``pf``."""
@@ -262,6 +285,7 @@ def _innermost(name: str) -> str:
     return name.rsplit("$", 1)[-1] if "$" in name else name
 
 
+@functools.lru_cache(maxsize=4096)
 def is_math_routine(name: str) -> bool:
     """Whether ``name`` (a program symbol) is a compiler-emitted CUDA math routine (e.g. the IEEE division
     slow path); local symbols ``$kernel$callee`` / ``$__internal_0_$__cuda_sm3x_...`` are matched on their parts."""
@@ -271,6 +295,7 @@ def is_math_routine(name: str) -> bool:
     return any(p.startswith(MATH_PREFIXES) for p in parts)
 
 
+@functools.lru_cache(maxsize=4096)  # pure in the name; asked once per blame edge
 def is_runtime_function(name: str | None) -> bool:
     """Whether ``name`` is CUDA device-runtime code (``__cudaCDP2LaunchDeviceV2``, ``__cuda_syscall_*``,
     ``cnprt*``, the runtime's memset/memcpy kernels): names starting ``__cuda`` that are not math routines
@@ -317,6 +342,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     view.latency = profile.latency_samples
     view.active = profile.active_samples
     view.selected = sum(s.stalls.get("selected", 0) for s in profile.pcs.values())
+    at: dict[tuple[int, int], tuple[Instruction | None, Loop | None]] = {}
     for e in blame.edges:
         use_fn = view.resolve(e.function, e.use_offset)
         if use_fn is None and program is not None:
@@ -325,14 +351,25 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
         if use_fn is not None and is_runtime_function(use_fn.name):
             view.runtime += e.stall_samples  # __cudaCDP2* etc.: stalls inside code the user cannot change
             continue
-        ev = EdgeView(edge=e, use_fn=use_fn,
-                      use_ins=None if use_fn is None else use_fn.function.at(e.use_offset),
-                      use_loop=None if use_fn is None else use_fn.loop_of(e.use_offset),
+        use_ins, use_loop = _ins_and_loop(at, use_fn, e.use_offset)
+        ev = EdgeView(edge=e, use_fn=use_fn, use_ins=use_ins, use_loop=use_loop,
                       gpa_class=stalls.stall_class(e.reason))
         if e.def_offset is not None:
             ev.def_fn = view.resolve(e.function, e.def_offset)
             if ev.def_fn is not None:
-                ev.def_ins = ev.def_fn.function.at(e.def_offset)
-                ev.def_loop = ev.def_fn.loop_of(e.def_offset)
+                ev.def_ins, ev.def_loop = _ins_and_loop(at, ev.def_fn, e.def_offset)
         view.edges.append(ev)
     return view
+
+
+def _ins_and_loop(memo: dict[tuple[int, int], tuple[Instruction | None, Loop | None]], pf: ProgramFunction | None,
+                  offset: int) -> tuple[Instruction | None, Loop | None]:
+    """(instruction, innermost loop) at ``offset`` of ``pf``, looked up once per PC (several blame edges —
+    one per stall reason and source — share a PC)."""
+    if pf is None:
+        return None, None
+    key = (id(pf), offset)
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = (pf.function.at(offset), pf.loop_of(offset))
+    return hit

@@ -16,12 +16,15 @@ Finders:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import clang.cindex as ci
 from warpwise.analysis.advice.context import demangle_short
+from warpwise.analysis.eol import eol_at, with_eol
 from warpwise.analysis.rewrite import cursors
 from warpwise.analysis.rewrite.model import RewriteError
 from warpwise.analysis.rewrite.parse import Parsed, parse, walk
@@ -76,23 +79,51 @@ class QuickFix:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+_local = threading.local()
+
+
 def _parse(source: str, path: str) -> Parsed:
+    """libclang parse of ``source``, remembered for the last 8 (path, text) pairs per thread (every kernel of
+    a cubin, and every fix of one advice, asks for the same file; a translation unit is not shared between
+    threads)."""
+    key = (path, source)
+    _PARSED: OrderedDict[tuple[str, str], Parsed] = _local.__dict__.setdefault("parsed", OrderedDict())
+    hit = _PARSED.get(key)
+    if hit is not None:
+        _PARSED.move_to_end(key)
+        return hit
     try:
-        return parse(source, path)
+        p = parse(source, path)
     except RewriteError as e:
         raise QuickFixError(str(e)) from e
+    _PARSED[key] = p
+    while len(_PARSED) > 8:
+        _PARSED.popitem(last=False)
+    return p
 
 
 def _edit(p: Parsed, start: int, end: int, new_text: str) -> Edit:
+    new_text = with_eol(new_text, eol_at(p.data, start))  # a CRLF file stays CRLF
     line, col = p.line_col(start)
     eline, ecol = p.line_col(end)
     return Edit(start=start, end=end, line=line, column=col, end_line=eline, end_column=ecol, new_text=new_text)
 
 
 def _device_functions(p: Parsed) -> list[ci.Cursor]:
-    return [c for c in walk(p.tu.cursor)
+    return [c for c in _declarations(p.tu.cursor)
             if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and p.in_main(c) and cursors.is_device_function(c)
             and cursors.body_of(c) is not None]
+
+
+def _declarations(c: ci.Cursor) -> Iterator[ci.Cursor]:
+    """:func:`walk` without descending into compound statements: a function with a body is never declared
+    inside one, so the device functions are found without walking every function body."""
+    stack = [c]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        if cur.kind != K.COMPOUND_STMT:
+            stack.extend(reversed(list(cur.get_children())))
 
 
 def _is_float_expr(c: ci.Cursor) -> bool:
@@ -197,8 +228,28 @@ def combined_literal_fix(fixes: list[QuickFix]) -> QuickFix | None:
                     extra={"literal": ", ".join(lits), "operator": fixes[0].extra.get("operator", "")})
 
 
-def _loops(p: Parsed) -> list[ci.Cursor]:
-    return [c for fn in _device_functions(p) for c in walk(fn) if c.kind in (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)]
+_LOOP_KINDS = (K.FOR_STMT, K.WHILE_STMT, K.DO_STMT)
+
+
+def _loops_covering(p: Parsed, first_line: int, last_line: int) -> list[ci.Cursor]:
+    """Loop statements of device functions whose extent spans lines [first_line, last_line]. Only cursors
+    spanning those lines are descended into (a loop spanning them lies inside such a cursor), so a long
+    function is not walked statement by statement."""
+    def spans(c: ci.Cursor) -> bool:
+        e = c.extent
+        return bool(e.start.line <= first_line and e.end.line >= last_line)
+
+    out = []
+    for fn in _device_functions(p):
+        if not spans(fn):
+            continue
+        stack = [fn]
+        while stack:
+            cur = stack.pop()
+            if cur.kind in _LOOP_KINDS:
+                out.append(cur)
+            stack.extend(ch for ch in cur.get_children() if spans(ch))
+    return out
 
 
 def _constant_trip(loop: ci.Cursor) -> bool:
@@ -230,7 +281,7 @@ def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = 
     """
     p = _parse(source, path)
     last = last_line if last_line is not None else first_line
-    cands = [c for c in _loops(p) if c.extent.start.line <= first_line and c.extent.end.line >= last]
+    cands = _loops_covering(p, first_line, last)
     if not cands:
         return None
     loop = max(cands, key=lambda c: c.extent.start.offset)  # innermost: starts last
@@ -255,6 +306,8 @@ def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = 
     else:
         if not indent.strip() == "":
             indent = ""
+        if prev_end > 0 and prev.rstrip("\r").endswith("\\"):
+            return None  # the loop is inside a macro body: a line of its own would end the macro
         edit = _edit(p, line_start, line_start, f"{indent}{pragma}\n")
         title = f"Insert '{pragma}' before the loop at line {loop_line}"
     why = ("the loop's trip count is a compile-time constant, so the compiler can unroll it fully"

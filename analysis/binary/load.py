@@ -13,6 +13,8 @@ import struct
 import tempfile
 from pathlib import Path
 
+from warpwise.analysis.bounded import InputFileError, read_bytes
+
 from .elf import EM_CUDA, CudaElf, read_cuda_elf
 from .errors import BinaryError, NoDeviceCodeError, NotElfError, ToolError, UnsupportedArchError
 from .model import ControlCode, Cubin, Function, Instruction
@@ -23,11 +25,12 @@ FATBIN_MAGIC = 0xBA55ED50  # fatbin file header (cuda's fatbinary_section.h)
 _ARCH = re.compile(r"^(?:sm_?|compute_?)?(\d+)[afk]?$", re.IGNORECASE)
 
 
-def _read_bytes(path: str) -> bytes:
+def _read_bytes(path: str, head: int | None = None) -> bytes:
+    """Bytes of binary ``path`` (a regular file within the binary size limit, see :mod:`..bounded`)."""
     try:
-        return Path(path).read_bytes()
-    except OSError as e:
-        raise BinaryError(f"{path}: cannot read: {e.strerror or e}") from e
+        return read_bytes(path, "binary", head=head)
+    except InputFileError as e:
+        raise BinaryError(str(e)) from e
 
 
 def load_cubin(path: str | Path) -> Cubin:
@@ -138,11 +141,7 @@ def load_binary(path: str | Path, arch: str | None = None) -> list[Cubin]:
     """
     p = str(path)
     want = normalize_arch(arch) if arch is not None else None
-    try:
-        with open(p, "rb") as f:
-            head = f.read(64)
-    except OSError as e:
-        raise BinaryError(f"{p}: cannot read: {e.strerror or e}") from e
+    head = _read_bytes(p, head=64)
     kind = _kind(p, head)
     if kind == "cubin":
         cubins = [load_cubin(p)]
@@ -176,10 +175,12 @@ def _extract(path: str) -> list[Cubin]:
         # each distinct name is loaded once (the last member of that name is what cuobjdump kept).
         for name in dict.fromkeys(names):
             member = Path(tmp) / name
+            if member.resolve().parent != Path(tmp).resolve():  # a crafted member name: stay in tmp
+                raise BinaryError(f"{path}: embedded ELF name {name!r} is not a plain file name")
             if not member.is_file():
                 raise ToolError(f"{path}: cuobjdump listed {name} but did not extract it")
             try:
-                cub = _load(str(member), member.read_bytes(), name)
+                cub = _load(str(member), _read_bytes(str(member)), name)
             except NoDeviceCodeError:
                 continue
             except BinaryError as e:

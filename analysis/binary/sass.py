@@ -18,7 +18,7 @@ function index (FACTS.md).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import ToolError
 from .model import SourceLoc
@@ -40,10 +40,12 @@ class SassLine:
 
 @dataclass
 class Disassembly:
-    """nvdisasm's output for one cubin: ``.target`` (``sm_90a``) and instructions per code section."""
+    """nvdisasm's output for one cubin: ``.target`` (``sm_90a``), instructions per code section, and per
+    section the offsets of instructions that follow a label line (``.L_x_6:``, ``$k$callee:``)."""
 
     target: str
     sections: dict[str, list[SassLine]]
+    labelled: dict[str, set[int]] = field(default_factory=dict)
 
 
 def disassemble(path: str) -> Disassembly:
@@ -60,6 +62,8 @@ def disassemble(path: str) -> Disassembly:
     try:
         out = run_tool([exe, *NVDISASM_ARGS, path], what)
     except ToolError as first:
+        if getattr(first.__cause__, "timed_out", False):
+            raise  # a hung nvdisasm: no second run of the same time limit
         try:
             out = run_tool([exe, *NVDISASM_ARGS, "-ndf", path], what)
         except ToolError:
@@ -80,8 +84,11 @@ def parse(text: str) -> Disassembly:
     Locations are interned: equal (file, line) pairs and equal chains share one object.
     """
     sections: dict[str, list[SassLine]] = {}
+    labelled: dict[str, set[int]] = {}
     target = ""
     current: list[SassLine] | None = None
+    current_labels: set[int] = set()
+    label_open = False  # a label line not yet followed by an instruction
     loc: SourceLoc | None = None
     chain: tuple[SourceLoc, ...] = ()
     group: list[tuple[str, str, str | None, str | None]] = []
@@ -112,10 +119,19 @@ def parse(text: str) -> Disassembly:
                     chain = chains.setdefault(ch, ch)
                     group_open = False
                 j = s.find("*/")
+                try:
+                    off = int(s[2:j], 16) if j > 2 else -1
+                except ValueError:
+                    off = -1
+                if off < 0:  # not an instruction line (a comment): the instruction count check catches gaps
+                    continue
                 body = s[j + 2 :].strip()
                 if body.endswith(";"):
                     body = body[:-1].rstrip()
-                current.append(SassLine(int(s[2:j], 16), body, loc, chain))
+                current.append(SassLine(off, body, loc, chain))
+                if label_open:
+                    current_labels.add(off)
+                    label_open = False
             elif s.startswith("//##"):
                 m = _LOC.search(s)
                 if m is None:
@@ -128,10 +144,15 @@ def parse(text: str) -> Disassembly:
             if s.startswith(".section") and s[8:9] in (" ", "\t"):  # not .sectioninfo
                 name = _section_name(s)
                 current = sections.setdefault(name, []) if name.startswith(".text.") else None
-                loc, chain, group_open = None, (), False
+                current_labels = labelled.setdefault(name, set()) if current is not None else set()
+                loc, chain, group_open, label_open = None, (), False, False
+            elif current is not None and s.endswith(":") and " " not in s:
+                label_open = True
             elif s.startswith(".target"):
                 target = s.split()[1] if len(s.split()) > 1 else ""
-    return Disassembly(target, sections)
+        elif current is not None and s.endswith(":") and " " not in s:  # $kernel$callee: / _Z1kv:
+            label_open = True
+    return Disassembly(target, sections, labelled)
 
 
 def split_instruction(text: str) -> tuple[str | None, str, list[str]]:

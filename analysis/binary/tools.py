@@ -1,16 +1,19 @@
-"""Locating and running the NVIDIA binary utilities (nvdisasm, cuobjdump) from the PyPI wheels."""
+"""Locating and running the NVIDIA binary utilities (nvdisasm, cuobjdump) from the PyPI wheels.
+
+``WARPWISE_NVDISASM`` / ``WARPWISE_CUOBJDUMP`` name an explicit tool path (tests, odd installs)."""
 
 from __future__ import annotations
 
+import os
 import shutil
-import subprocess
 from functools import cache
 from pathlib import Path
+
+from warpwise.analysis.bounded import ToolRunError, describe_status, run
 
 from .errors import ToolError
 
 
-@cache
 def find_tool(name: str) -> str:
     """Path of NVIDIA binary utility ``name`` (``"nvdisasm"``, ``"cuobjdump"``).
 
@@ -20,6 +23,12 @@ def find_tool(name: str) -> str:
     Raises:
         ToolError: the tool is in neither place.
     """
+    explicit = os.environ.get(f"WARPWISE_{name.upper()}")
+    return explicit if explicit else _find_installed(name)
+
+
+@cache
+def _find_installed(name: str) -> str:
     try:
         from cuda.pathfinder import find_nvidia_binary_utility
 
@@ -36,20 +45,23 @@ def find_tool(name: str) -> str:
     )
 
 
-def run_tool(args: list[str], what: str, cwd: str | None = None, timeout: float = 600.0) -> str:
+def run_tool(args: list[str], what: str, cwd: str | None = None, timeout: float | None = None) -> str:
     """Run ``args`` (an argument list, never a shell string) and return its stdout as text.
 
+    Runs through :func:`warpwise.analysis.bounded.run`: own process group, killed as a whole after
+    ``timeout`` seconds (default ``WARPWISE_TOOL_TIMEOUT_S``, 120 s) or as soon as the tool exits.
     ``what`` names the input in error messages (``"nvdisasm on /x/k.cubin"``).
 
     Raises:
-        ToolError: the process could not start, timed out, or exited nonzero (stderr is quoted).
+        ToolError: the process could not start, timed out, crashed or exited nonzero (stderr is quoted).
     """
     try:
-        proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        raise ToolError(f"{what}: could not run {Path(args[0]).name}: {e}") from e
+        proc = run(args, what, cwd=cwd, timeout=timeout)
+    except ToolRunError as e:
+        raise ToolError(str(e)) from e
+    stdout = proc.stdout.decode("utf-8", errors="replace")
     if proc.returncode != 0:
-        msg = (proc.stderr or proc.stdout).strip().splitlines()
+        msg = (proc.stderr.decode("utf-8", errors="replace") or stdout).strip().splitlines()
         tail = " | ".join(msg[-5:]) if msg else "no message"
-        raise ToolError(f"{what}: {Path(args[0]).name} exited with status {proc.returncode}: {tail}")
-    return proc.stdout
+        raise ToolError(f"{what}: {Path(args[0]).name} {describe_status(proc.returncode)}: {tail}")
+    return stdout

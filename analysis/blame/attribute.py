@@ -151,10 +151,11 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             continue
         fx = index.get(pf.name)
         if fx is None:
-            fx = index[pf.name] = FunctionIndex(pf)
+            fx = index[pf.name] = FunctionIndex(pf, arch_name)
         j = fx.index[pc.offset]
         section = pf.function.section
         deps: dict[int, Dep] | None = None
+        n_candidates = 0
         structural: dict[int, str | None] = {}
         src_cache: dict[int, Source] = {}
         for reason, s in sorted(pc.stalls.items()):
@@ -171,7 +172,7 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
                                              lat, section=section))
                 continue
             if deps is None:
-                deps = fx.slice_use(j)
+                deps, n_candidates = fx.slice_candidates(j)
             survivors: list[Dep] = []
             for dep in deps.values():
                 rule = cold_by(fx, dep, reason, arch_name, structural)
@@ -180,7 +181,7 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
                 else:
                     stats[_CUT_KEY[rule]] += 1
             cov_total += s
-            cov_before += s if len(deps) == 1 else 0
+            cov_before += s if n_candidates == 1 else 0
             cov_after += s if len(survivors) == 1 else 0
             if not survivors:
                 graph.edges.append(BlameEdge(pf.name, None, pc.offset, reason, "self", float(s), lat,

@@ -115,18 +115,38 @@ def def_use(ins: Instruction) -> DefUse:
     key = (ins.text, ins.control)
     hit = _CACHE.get(key)
     if hit is None:
-        hit = _def_use(ins)
+        # the operand parsing depends on the text alone: done once per text, barriers added per control code
+        text_part = _TEXT_CACHE.get(ins.text)
+        if text_part is None:
+            text_part = _TEXT_CACHE[ins.text] = _def_use(ins, _NO_CONTROL)
+        hit = _with_control(text_part, ins.control)
         if len(_CACHE) > 200_000:
             _CACHE.clear()
+            _TEXT_CACHE.clear()
         _CACHE[key] = hit
     return hit
 
 
-def _def_use(ins: Instruction) -> DefUse:
+_TEXT_CACHE: dict[str, DefUse] = {}
+_NO_CONTROL = ControlCode(stall=0, yield_flag=0, write_barrier=None, read_barrier=None, wait_mask=0, reuse=0)
+
+
+def _with_control(d: DefUse, c: ControlCode) -> DefUse:
+    """``d`` (def/use of the text under no barriers) plus control code ``c``'s barriers: setting a write/read
+    barrier defines SBi, the wait mask uses SBi."""
+    wb = None if c.write_barrier is None else f"SB{c.write_barrier}"
+    rb = None if c.read_barrier is None else f"SB{c.read_barrier}"
+    if wb is None and rb is None and not c.wait_mask:
+        return d
+    defs = d.defs | {x for x in (wb, rb) if x}
+    uses = d.uses | {f"SB{i}" for i in c.waits_on}
+    return DefUse(frozenset(defs), frozenset(uses), d.guard, wb, rb, d.clobbers_all, d.reg_reads)
+
+
+def _def_use(ins: Instruction, c: ControlCode) -> DefUse:
     parts = ins.opcode.split(".")
     base, mods = parts[0], parts[1:]
     ops = [o.strip() for o in ins.operands]
-    c = ins.control
     wb = None if c.write_barrier is None else f"SB{c.write_barrier}"
     rb = None if c.read_barrier is None else f"SB{c.read_barrier}"
     guard = ins.predicate if ins.predicate not in (None, "PT", "UPT") else None

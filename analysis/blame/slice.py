@@ -7,7 +7,10 @@ immediate dependency source, with the shortest def→use distance in issue cycle
 
 Walking every path from every use is quadratic on large functions, so for unpredicated uses the walk
 beyond j's own block is answered from a per-register summary computed once per function (a reaching-
-definitions fixpoint where a block stops the walk when its own defs cover an unpredicated use). The
+definitions fixpoint where a block stops the walk when its own defs cover an unpredicated use). A def
+stops propagating once it is farther than its latency upper bound (the latency rule would cut it at every
+use beyond that point): surviving edges are unchanged, the cost is linear on every CFG shape, and the
+``cut_*`` counters count only the candidates the search met (defs dropped that way are not counted). The
 summary is exact for per-block coverage; a path on which coverage needs defs from two different blocks
 (``@P0`` in one, ``@!P0`` in another) continues past them, so it may report a few more (older) sources
 than the per-path walk. Predicated uses not covered in their own block use the exact per-path walk
@@ -71,8 +74,9 @@ class FunctionIndex:
     (max(1, stall) per instruction) so a straight-line distance is ``cum[b] - cum[a]``.
     """
 
-    def __init__(self, pf: ProgramFunction) -> None:
+    def __init__(self, pf: ProgramFunction, arch: str | None = None) -> None:
         self.pf = pf
+        self.arch = arch
         self.ins = pf.instructions
         self.index = {i.offset: k for k, i in enumerate(self.ins)}
         self.du: list[DefUse] = [def_use(i) for i in self.ins]
@@ -102,6 +106,12 @@ class FunctionIndex:
         self.preds = {n: list(pf.cfg.predecessors(n)) for n in pf.cfg.nodes}
         self.succs = {n: list(pf.cfg.successors(n)) for n in pf.cfg.nodes}
         self._reach: dict[str, dict[int, dict[int, tuple[int, int]]]] = {}
+        self._reach_far: dict[str, dict[int, dict[int, int]]] = {}
+        self._bound: list[float] | None = None
+        self._limits: dict[str, float] = {}
+        self._blocks_of: dict[str, set[int]] | None = None
+        self._order: list[int] | None = None
+        self._rpo: dict[int, int] | None = None
         self._dag_order: list[int] | None = None
         self._dag: nx.DiGraph | None = None
         self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
@@ -110,9 +120,11 @@ class FunctionIndex:
     # --- def lookup -------------------------------------------------------------------------------
     def defs_before(self, block: int, end: int, reg: str) -> list[int]:
         """Indices in ``block`` below ``end`` that define ``reg`` (CALLs included), nearest first."""
-        a = self._defs.get((block, reg), [])
-        c = self._calls.get(block, [])
-        out = a[: bisect.bisect_left(a, end)] + c[: bisect.bisect_left(c, end)]
+        a = self._defs.get((block, reg))
+        c = self._calls.get(block)
+        if not c:
+            return a[bisect.bisect_left(a, end) - 1::-1] if a and a[0] < end else []
+        out = (a[: bisect.bisect_left(a, end)] if a else []) + c[: bisect.bisect_left(c, end)]
         out.sort(reverse=True)
         return out
 
@@ -125,10 +137,18 @@ class FunctionIndex:
     # --- slicing ----------------------------------------------------------------------------------
     def slice_use(self, j: int) -> dict[int, Dep]:
         """Immediate dependency sources of instruction ``j`` over all the registers it uses."""
+        return self.slice_candidates(j)[0]
+
+    def slice_candidates(self, j: int) -> tuple[dict[int, Dep], int]:
+        """(:meth:`slice_use`, number of candidate sources before pruning, capped at 2).
+
+        The count also includes defs the search dropped past their latency bound (see
+        :meth:`_reaching_in`), so "exactly one candidate" (GPA Fig. 7's coverage before pruning) is exact."""
         out: dict[int, Dep] = {}
+        far: set[int] = set()
         d = self.du[j]
         for reg in sorted(d.uses):
-            for k, cyc, n in self._sources(j, reg, d.guard):
+            for k, cyc, n in self._sources(j, reg, d.guard, far):
                 dep = out.get(k)
                 if dep is None:
                     dep = out[k] = Dep(k, j, cycles=cyc, instructions=n)
@@ -137,12 +157,14 @@ class FunctionIndex:
                 dep.operands.add(reg)
                 if reg.startswith("SB") and self.du[k].read_barrier == reg and self.du[k].write_barrier != reg:
                     dep.war = True
-        return out
+        return out, min(2, len(far | out.keys()))
 
-    def _sources(self, j: int, reg: str, guard: str | None) -> list[tuple[int, int, int]]:
+    def _sources(self, j: int, reg: str, guard: str | None,
+                 far: set[int] | None = None) -> list[tuple[int, int, int]]:
         """Defs of ``reg`` reaching ``j``: scan j's block; if that does not cover an unpredicated use, take
         the block's reaching-def summary; a predicated use with no cover in its block gets the exact
-        per-path search (its guard can stop paths earlier than the summary does)."""
+        per-path search (its guard can stop paths earlier than the summary does). ``far`` collects up to
+        two defs that also reach but lie past their latency bound."""
         b = self.block[j]
         found: list[tuple[int, int, int]] = []
         preds: frozenset[str] = frozenset()
@@ -159,64 +181,194 @@ class FunctionIndex:
         best = {k: (c, n) for k, c, n in found}
         for k, (c, n) in self._reaching_in(reg).get(b, {}).items():
             c, n = c + c0, n + n0
-            if k not in best or c < best[k][0]:
+            if k not in best or (c, n) < best[k]:
                 best[k] = (c, n)
+        if far is not None:
+            far.update(self._reach_far[reg].get(b, {}))
         return [(k, c, n) for k, (c, n) in best.items()]
+
+    def bound(self, k: int) -> float:
+        """Issue cycles past which def ``k`` can no longer be a candidate source in another block: its
+        latency upper bound on ``arch`` (GPA rule 3, the latency rule, would cut it; analysis/arch/latency.py),
+        SEARCH_LIMIT_CYCLES without an arch, unbounded for a CALL (the latency rule spares CALLs)."""
+        if self._bound is None:
+            from warpwise.analysis.arch.latency import latency_of
+
+            b: list[float] = []
+            for ins, d in zip(self.ins, self.du, strict=True):
+                if d.clobbers_all:
+                    b.append(float("inf"))
+                elif self.arch is None:
+                    b.append(float(SEARCH_LIMIT_CYCLES))
+                else:
+                    b.append(float(latency_of(ins.opcode, self.arch).upper))
+            self._bound = b
+        return self._bound[k]
+
+    def _def_blocks(self, reg: str) -> set[int]:
+        """Blocks with a def of ``reg`` or a CALL (which defines every register)."""
+        if self._blocks_of is None:
+            by: dict[str, set[int]] = {}
+            for (b, r) in self._defs:
+                by.setdefault(r, set()).add(b)
+            self._blocks_of = by
+        return self._blocks_of.get(reg, set()) | self._calls.keys()
+
+    def _path_limit(self, reg: str) -> float:
+        """Issue cycles after which the per-path walk for ``reg`` stops: SEARCH_LIMIT_CYCLES, or less when
+        every def of ``reg`` in the function has a smaller latency bound (a def found farther away would be
+        cut by the latency rule)."""
+        lim = self._limits.get(reg)
+        if lim is None:
+            if self._calls:
+                lim = float(SEARCH_LIMIT_CYCLES)
+            else:
+                if not self._limits:
+                    top: dict[str, float] = {}
+                    for (_b, r), ks in self._defs.items():
+                        top[r] = max(top.get(r, 0.0), max(self.bound(k) for k in ks))
+                    self._limits.update({r: min(float(SEARCH_LIMIT_CYCLES), v) for r, v in top.items()})
+                lim = self._limits.get(reg, 0.0)
+            self._limits[reg] = lim
+        return lim
+
+    def _rpo_index(self) -> dict[int, int]:
+        """Reverse-postorder position of every block (unreachable blocks after the reachable ones)."""
+        if self._rpo is None:
+            seen: set[int] = set()
+            post: list[int] = []
+            for root in [self.pf.entry, *sorted(self.first)]:
+                if root in seen:
+                    continue
+                seen.add(root)
+                stack = [(root, iter(self.succs.get(root, ())))]
+                while stack:
+                    n, it = stack[-1]
+                    for x in it:
+                        if x not in seen:
+                            seen.add(x)
+                            stack.append((x, iter(self.succs.get(x, ()))))
+                            break
+                    else:
+                        post.append(n)
+                        stack.pop()
+            self._rpo = {b: k for k, b in enumerate(reversed(post))}
+        return self._rpo
 
     def _reaching_in(self, reg: str) -> dict[int, dict[int, tuple[int, int]]]:
         """For every block, the defs of ``reg`` that reach its entry along some path on which no def
         covering an unpredicated use (GPA's predicate union) lies in between, each with the shortest
-        (cycles, instructions) distance to the block entry. Backward slicing for all uses at once, as a
-        forward dataflow fixpoint (distances only shrink, so it terminates)."""
+        (cycles, instructions) distance to the block entry (ties: fewer instructions).
+
+        A forward dataflow fixpoint over the blocks in reverse postorder (distances only shrink, so it
+        terminates). A def stops propagating once its distance exceeds :meth:`bound`: from there on the
+        latency rule cuts it at every use, so dropping it changes no surviving edge, and each block's set
+        stays as small as the defs of ``reg`` within their latency of its entry. That keeps the cost linear
+        in blocks on every CFG shape (one register redefined in many skippable loops used to make every
+        block carry every earlier def: quadratic)."""
         cached = self._reach.get(reg)
         if cached is not None:
             return cached
-        gen: dict[int, tuple[dict[int, tuple[int, int]], bool]] = {}
-        for b in self.first:
+        bound = self.bound
+        rpo = self._rpo_index()
+        if self._order is None:
+            self._order = sorted(self.first, key=rpo.__getitem__)
+        order = self._order
+        gen: dict[int, tuple[dict[int, tuple[int, int]], dict[int, int], bool]] = {}
+        limit = SEARCH_LIMIT_CYCLES
+        # sparse: only blocks defining reg (or holding a CALL) generate; others only pass sets along
+        for b in self._def_blocks(reg):
             e = self.end[b]
             found: dict[int, tuple[int, int]] = {}
-            preds: frozenset[str] = frozenset()
+            gfar: dict[int, int] = {}
             covered = False
-            for k in self.defs_before(b, e, reg):
-                found[k] = (self.cum[e] - self.cum[k], e - k)
-                dk = self.du[k]
-                preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
-                if covers(preds, None):
-                    covered = True
-                    break
-            gen[b] = (found, covered)
+            ks = self.defs_before(b, e, reg)
+            if ks:
+                preds: frozenset[str] = frozenset()
+                for k in ks:
+                    c = self.cum[e] - self.cum[k]
+                    if c <= bound(k):
+                        found[k] = (c, e - k)
+                    elif c <= limit:
+                        gfar[k] = c
+                    dk = self.du[k]
+                    preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
+                    if covers(preds, None):
+                        covered = True
+                        break
+            gen[b] = (found, _two_nearest(gfar), covered)
         inn: dict[int, dict[int, tuple[int, int]]] = {}
-        work = list(self.first)
-        queued = set(work)
-        while work:
-            b = work.pop()
+        # the two nearest defs (within SEARCH_LIMIT_CYCLES) per block entry that reach it but were dropped
+        # past their bound: enough to tell whether a use has exactly one candidate (slice_candidates)
+        inn_far: dict[int, dict[int, int]] = {}
+        heap = sorted(rpo[b] for b in gen)
+        queued = set(gen)
+        nothing: tuple[dict[int, tuple[int, int]], dict[int, int], bool] = ({}, {}, False)
+        while heap:
+            b = order[heapq.heappop(heap)]
             queued.discard(b)
-            found, covered = gen[b]
-            out = dict(found)
+            found, gfar, covered = gen.get(b, nothing)
+            inb = inn.get(b)
+            ofar = gfar
+            lc = self.cum[self.end[b]] - self.cum[self.first[b]]
             if not covered:
-                lc, ln = self.cum[self.end[b]] - self.cum[self.first[b]], self.end[b] - self.first[b]
-                for k, (c, n) in inn.get(b, {}).items():
+                fin = inn_far.get(b)
+                if fin:
+                    ofar = dict(gfar)
+                    for k, c in fin.items():
+                        c += lc
+                        if c <= limit and c < ofar.get(k, limit + 1):
+                            ofar[k] = c
+            if covered or not inb:
+                out = found
+            else:
+                out = dict(found)
+                ln = self.end[b] - self.first[b]
+                for k, (c, n) in inb.items():
                     c, n = c + lc, n + ln
-                    if k not in out or c < out[k][0]:
+                    if c > bound(k):
+                        if c <= limit and c < ofar.get(k, limit + 1):
+                            if ofar is gfar:
+                                ofar = dict(gfar)
+                            ofar[k] = c
+                        continue
+                    old = out.get(k)
+                    if old is None or (c, n) < old:
                         out[k] = (c, n)
-            if not out:
+            if len(ofar) > 2:
+                ofar = _two_nearest(ofar)
+            if not out and not ofar:
                 continue
             for s in self.succs.get(b, ()):
-                tgt = inn.setdefault(s, {})
+                tgt = inn.get(s)
+                if tgt is None:
+                    tgt = inn[s] = {}
                 changed = False
                 for k, cn in out.items():
                     old = tgt.get(k)
-                    if old is None or cn[0] < old[0]:
+                    if old is None or cn < old:
                         tgt[k] = cn
                         changed = True
+                if ofar:
+                    tf = inn_far.get(s)
+                    merged = dict(tf) if tf else {}
+                    for k, c in ofar.items():
+                        if c < merged.get(k, limit + 1):
+                            merged[k] = c
+                    merged = _two_nearest(merged)
+                    if merged != tf:
+                        inn_far[s] = merged
+                        changed = True
                 if changed and s not in queued:
-                    work.append(s)
+                    heapq.heappush(heap, rpo[s])
                     queued.add(s)
         self._reach[reg] = inn
+        self._reach_far[reg] = inn_far
         return inn
 
     def _slice_reg(self, j: int, reg: str, guard: str | None) -> list[tuple[int, int, int]]:
         found: dict[int, tuple[int, int]] = {}
+        limit = self._path_limit(reg)
         bj = self.block[j]
         heap: list[tuple[int, int, int, int, frozenset[str]]] = [(0, 0, bj, j, frozenset())]
         seen: set[tuple[int, int, frozenset[str]]] = set()
@@ -240,7 +392,7 @@ class FunctionIndex:
                 continue
             f = self.first[b]
             c2, n2 = c + self.cum[e] - self.cum[f], n + e - f
-            if c2 > SEARCH_LIMIT_CYCLES:
+            if c2 > limit:
                 continue
             for p in self.preds.get(b, ()):
                 pe = self.end[p]
@@ -338,6 +490,14 @@ class FunctionIndex:
             seen.add(n)
             stack.extend(s for s in g.successors(n) if s != avoid and s not in seen)
         return False
+
+
+def _two_nearest(far: dict[int, int]) -> dict[int, int]:
+    """The two entries with the smallest distances (ties: lower index): two distinct far candidates are as
+    good as more for the "exactly one candidate" count, and keeping the nearest keeps the fixpoint exact."""
+    if len(far) <= 2:
+        return far
+    return dict(sorted(far.items(), key=lambda kc: (kc[1], kc[0]))[:2])
 
 
 def _back_edges(g: nx.DiGraph, entry: int) -> set[tuple[int, int]]:

@@ -12,12 +12,14 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
 import struct
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from warpwise.analysis.bounded import ToolRunError, env_seconds
+from warpwise.analysis.bounded import run as run_bounded
 
 # Sections the analysis reads: per-instruction stall samples (SourceCounters), launch facts
 # (LaunchStats, Occupancy), warp-state totals (WarpStateStats), duration (SpeedOfLight).
@@ -201,17 +203,16 @@ def kernel_stem(mangled: str) -> str:
 
 
 def _run(args: list[str], timeout: float | None, cwd: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``args`` in its own process group; on timeout the whole group is killed. Raises ProfileError."""
-    with subprocess.Popen(args, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          start_new_session=True) as proc:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise ProfileError(f"{Path(args[0]).name} did not finish within {timeout:g} s: {' '.join(args[1:4])} ..."
-                               " (killed; raise --timeout for long programs)") from None
-        return subprocess.CompletedProcess(args, proc.returncode, out, err)
+    """Run ``args`` through :func:`warpwise.analysis.bounded.run` (own process group, the whole group killed on
+    timeout or when the tool exits); raises ProfileError with the tool's message."""
+    try:
+        r = run_bounded(args, f"{Path(args[0]).name} {' '.join(args[1:4])} ...",
+                        timeout=timeout if timeout is not None else env_seconds("WARPWISE_PROFILE_TIMEOUT_S", 3600.0),
+                        cwd=cwd)
+    except ToolRunError as e:
+        raise ProfileError(f"{e} (raise --timeout for long programs)") from e
+    return subprocess.CompletedProcess(args, r.returncode, r.stdout.decode(errors="replace"),
+                                       r.stderr.decode(errors="replace"))
 
 
 def extract_cubins(executable: str, dest_dir: Path, stem: str, cuobjdump: str | None = None,

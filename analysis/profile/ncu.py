@@ -11,6 +11,7 @@ device runtime's internal code in a parent's report — have no SASS and no sour
 from __future__ import annotations
 
 import bisect
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -188,19 +189,78 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
                          report=report, launch_index=index, device=device, source_files=sources)
 
 
-def load_profiles(path: str | Path) -> list[KernelProfile]:
+def load_profiles(path: str | Path, timeout: float | None = None) -> list[KernelProfile]:
     """Every kernel launch in the report at ``path`` with PC samples, in report order.
 
-    Raises ProfileLoadError when the file is missing, is not a readable Nsight Compute report, or
-    holds no launch with PC samples (no SourceCounters section).
+    The file must be a regular file within the report size limit (:mod:`warpwise.analysis.bounded`).
+    The ncu-report library (C++) reads the whole file and can loop or crash on a corrupt one, so it runs
+    in a worker process (``python -m warpwise.analysis.profile.ncu``) with a time limit of ``timeout``
+    seconds (default ``WARPWISE_REPORT_TIMEOUT_S``, 300 s) and an address-space limit
+    (``WARPWISE_REPORT_MEMORY_BYTES``, default 16 GiB); the worker's process group is killed on expiry.
+    It costs one interpreter start per load (docs/benchmarks.md "Hostile inputs"), and gives the ~125 MiB
+    the native reader takes back to the system when the worker exits; ``WARPWISE_NCU_INPROCESS=1`` reads in
+    this process instead.
+
+    Raises ProfileLoadError when the file is missing, not a regular file, too large, is not a readable
+    Nsight Compute report, holds no launch with PC samples (no SourceCounters section), or the loader
+    timed out or crashed (the message names the file).
+    """
+    import pickle
+    import sys
+
+    from warpwise.analysis.bounded import InputFileError, ToolRunError, check_regular, describe_status, report_timeout
+    from warpwise.analysis.bounded import run as run_bounded
+
+    p = Path(path)
+    if os.environ.get("WARPWISE_NCU_INPROCESS", "") not in ("", "0"):  # no worker: debugging, profiling
+        return load_profiles_in_process(p)
+    try:
+        size = check_regular(p, "report")
+    except InputFileError as e:
+        raise ProfileLoadError(str(e)) from e
+    if size == 0:
+        raise ProfileLoadError(f"{p}: empty file, not an Nsight Compute report")
+    limit_s = report_timeout() if timeout is None else timeout
+    try:
+        res = run_bounded([sys.executable, "-m", "warpwise.analysis.profile.ncu", str(p)],
+                          f"loading report {p}", timeout=limit_s)
+    except ToolRunError as e:
+        if e.timed_out:
+            raise ProfileLoadError(f"{p}: the Nsight Compute report library did not finish reading it within "
+                                   f"{limit_s:g} s (corrupt or very large report; WARPWISE_REPORT_TIMEOUT_S "
+                                   "raises the limit)") from e
+        raise ProfileLoadError(str(e)) from e
+    if res.returncode == 0:
+        try:
+            got = pickle.loads(res.stdout)
+        except Exception as e:
+            raise ProfileLoadError(f"{p}: the report loader's output was unreadable ({e})") from e
+        if isinstance(got, list):
+            return got
+    lines = res.stderr.decode("utf-8", errors="replace").strip().splitlines()
+    msg = [ln.removeprefix(_WORKER_ERROR) for ln in lines if ln.startswith(_WORKER_ERROR)]
+    if msg:
+        raise ProfileLoadError(msg[-1])
+    tail = " | ".join(lines[-3:]) if lines else "no message"
+    raise ProfileLoadError(f"{p}: the Nsight Compute report library {describe_status(res.returncode)} while "
+                           f"reading it (corrupt report?): {tail}")
+
+
+_WORKER_ERROR = "warpwise-report-error: "
+
+
+def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
+    """:func:`load_profiles` without the worker process (what the worker runs; no time limit).
+
+    Raises ProfileLoadError as :func:`load_profiles` does.
     """
     p = Path(path)
-    if not p.is_file():
-        raise ProfileLoadError(f"{p}: no such report file")
-    with p.open("rb") as fh:
-        head = fh.read(16)
-    if not head:
-        raise ProfileLoadError(f"{p}: empty file, not an Nsight Compute report")
+    from warpwise.analysis.bounded import InputFileError, check_regular
+
+    try:
+        check_regular(p, "report")
+    except InputFileError as e:
+        raise ProfileLoadError(str(e)) from e
     ncu = _import_ncu_report()
     try:
         report = ncu.load_report(str(p))
@@ -212,17 +272,55 @@ def load_profiles(path: str | Path) -> list[KernelProfile]:
     errors: list[str] = []
     try:
         n_ranges = report.num_ranges()
+        for r in range(n_ranges):
+            rng = report.range_by_idx(r)
+            for a in range(rng.num_actions()):
+                try:
+                    out.append(_profile_of(rng.action_by_idx(a), ncu, str(p), (r, a)))
+                except ProfileLoadError as e:
+                    errors.append(str(e))
+                except Exception as e:  # the library's objects on corrupt data: say which launch
+                    errors.append(f"{p}: kernel launch {r}/{a} is unreadable ({type(e).__name__}: {e})")
+    except ProfileLoadError:
+        raise
     except Exception as e:
-        raise ProfileLoadError(f"{p}: corrupt Nsight Compute report ({e})") from e
-    for r in range(n_ranges):
-        rng = report.range_by_idx(r)
-        for a in range(rng.num_actions()):
-            try:
-                out.append(_profile_of(rng.action_by_idx(a), ncu, str(p), (r, a)))
-            except ProfileLoadError as e:
-                errors.append(str(e))
+        raise ProfileLoadError(f"{p}: corrupt Nsight Compute report ({type(e).__name__}: {e})") from e
+    del report  # release the native report before returning (only plain Python objects are kept)
     if not out:
         raise ProfileLoadError(errors[0] if errors else
                                f"{p}: no kernel launch could be read: the file is corrupt, truncated, or not an "
                                "Nsight Compute report")
     return out
+
+
+def _worker_main(argv: list[str]) -> int:
+    """Worker entry: load ``argv[0]`` and write the pickled profiles to stdout (errors on stderr)."""
+    import os
+    import pickle
+    import sys
+
+    try:
+        import resource
+
+        cap = int(os.environ.get("WARPWISE_REPORT_MEMORY_BYTES", str(16 << 30)))
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (ImportError, ValueError, OSError):
+        pass
+    try:
+        profiles = load_profiles_in_process(argv[0])
+    except ProfileLoadError as e:
+        print(_WORKER_ERROR + " ".join(str(e).split()), file=sys.stderr)
+        return 2
+    except MemoryError:
+        print(f"{_WORKER_ERROR}{argv[0]}: reading the report needs more memory than the "
+              "WARPWISE_REPORT_MEMORY_BYTES limit", file=sys.stderr)
+        return 2
+    sys.stdout.buffer.write(pickle.dumps(profiles, protocol=pickle.HIGHEST_PROTOCOL))
+    sys.stdout.buffer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_worker_main(sys.argv[1:]))

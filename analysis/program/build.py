@@ -91,7 +91,9 @@ def build_function(fn: Function, cubin: Cubin | None = None) -> ProgramFunction:
     pf = ProgramFunction(function=fn, blocks=blocks, cfg=g, entry=lo, exits=sorted(set(exits)))
     pf.idom = dict(nx.immediate_dominators(g, lo))
     pf.idom[lo] = lo  # networkx >= 3.6 leaves the start node out
-    rev = g.reverse(copy=True)
+    rev: nx.DiGraph = nx.DiGraph()  # the reversed CFG without edge attributes (reverse(copy=True) deep-copies them)
+    rev.add_nodes_from(g)
+    rev.add_edges_from((v, u) for u, v in g.edges)
     rev.add_node(VIRTUAL_EXIT)
     for e in pf.exits:
         rev.add_edge(VIRTUAL_EXIT, e)
@@ -119,9 +121,15 @@ def _find_loops(pf: ProgramFunction) -> None:
                 stack.extend(p for p in g.predecessors(n) if p in idom)
     # parent = smallest other loop whose body holds this header
     order = sorted(bodies, key=lambda h: len(bodies[h]))
+    # loops holding each header block, in `order` (only those can enclose the loop of that header)
+    holding: dict[int, list[int]] = {h: [] for h in bodies}
+    for o in order:
+        for b in bodies[o]:
+            if b in holding:
+                holding[b].append(o)
     parent: dict[int, int | None] = {}
     for h in order:
-        cands = [o for o in order if o != h and h in bodies[o] and bodies[h] <= bodies[o]]
+        cands = [o for o in holding[h] if o != h and bodies[h] <= bodies[o]]
         parent[h] = min(cands, key=lambda o: len(bodies[o])) if cands else None
     children: dict[int, list[int]] = {h: [] for h in bodies}
     for h, p in parent.items():

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from warpwise.analysis.eol import eol_at, with_eol
+
 from .model import RewriteError, TextEdit
 from .parse import Parsed
 
@@ -29,10 +31,21 @@ static unsigned int _ww_host_launch_errors = 0;
 
 
 def make_edit(p: Parsed, start: int, end: int, new_text: str) -> TextEdit:
-    """A TextEdit with line/column filled in from the parsed source."""
+    """A TextEdit with line/column filled in from the parsed source; bare ``\\n`` in ``new_text`` become
+    the line ending at ``start`` (:func:`eol_at`)."""
     line, col = p.line_col(start)
     eline, ecol = p.line_col(end)
+    new_text = with_eol(new_text, eol_at(p.data, start))
     return TextEdit(start=start, end=end, new_text=new_text, line=line, column=col, end_line=eline, end_column=ecol)
+
+
+_COMMENT_OR_STRING = re.compile(rb'//[^\n]*|/\*.*?(?:\*/|\Z)|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'', re.S)
+
+
+def comment_spans(data: bytes) -> list[tuple[int, int]]:
+    """Byte ranges ``[start, end)`` of the comments in ``data`` (strings and character literals are
+    skipped so a ``"//"`` inside one is no comment). A ``//`` comment ends before its newline."""
+    return [(m.start(), m.end()) for m in _COMMENT_OR_STRING.finditer(data) if m.group(0)[:1] == b"/"]
 
 
 def apply_edits(source: str, edits: list[TextEdit]) -> str:
@@ -60,14 +73,19 @@ def header_offset(p: Parsed) -> int:
     """Where file-level additions go: after the last top-of-file preprocessor line (``#include``,
     ``#define`` with its continuation lines, ...) that precedes the first declaration, else 0."""
     first_decl = min((c.extent.start.offset for c in p.top_level()), default=len(p.data))
+    spans = comment_spans(p.data)
+    masked = bytearray(p.data)
+    for a, b in spans:  # comments blanked (newlines kept): a '#' inside one is no directive
+        masked[a:b] = bytes(c if c in b"\r\n" else 32 for c in p.data[a:b])
     pos = best = 0
-    lines = p.data.split(b"\n")
+    lines = bytes(masked).split(b"\n")
     i = 0
     while i < len(lines) and pos < first_decl:
         ln = lines[i]
         start = pos
         is_pp = ln.lstrip().startswith(b"#")
-        while ln.endswith(b"\\") and i + 1 < len(lines):  # continuation lines of a macro
+        # continuation lines of a macro: '\' before LF or CRLF (issue 13: '\' + CRLF was missed)
+        while ln.rstrip(b"\r").endswith(b"\\") and i + 1 < len(lines):
             pos += len(ln) + 1
             i += 1
             ln = lines[i]
@@ -75,6 +93,10 @@ def header_offset(p: Parsed) -> int:
         i += 1
         if is_pp and start < first_decl:
             best = min(pos, len(p.data))
+    for a, b in spans:  # a directive ending inside a multi-line comment: go past the comment's line
+        if a < best < b:
+            nl = p.data.find(b"\n", b)
+            best = len(p.data) if nl < 0 else nl + 1
     return best
 
 

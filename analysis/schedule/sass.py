@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import io
 import os
-import re
 import struct
 import tempfile
 from dataclasses import dataclass, field
@@ -22,14 +21,11 @@ from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 from warpwise.analysis.binary.errors import BinaryError
 from warpwise.analysis.binary.model import ControlCode, Instruction
+from warpwise.analysis.binary.sass import parse, split_instruction
 from warpwise.analysis.binary.tools import find_tool, run_tool
 from warpwise.analysis.program.cfg import CONTROL_TRANSFERS, CONVERGENCE
 
 EM_CUDA = 190
-_INS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-_LABEL = re.compile(r"^\s*(\.L_[\w$.]+|\$[\w$.]+|[A-Za-z_][\w$.]*):\s*$")
-_SECTION = re.compile(r"^\s*\.section\s+([^,\s]+)")
-_PRED = re.compile(r"^(@!?U?P[0-6T])\s+(.*)$")
 
 
 class ScheduleError(BinaryError):
@@ -127,55 +123,15 @@ def _run_nvdisasm(data: bytes, path: str) -> str:
 
 
 def _split(text: str) -> tuple[str | None, str, list[str]]:
-    """(predicate, opcode, operands) of one SASS statement without its ``;``."""
-    pred = None
-    m = _PRED.match(text)
-    if m:
-        pred, text = m.group(1)[1:], m.group(2)
-    parts = text.split(None, 1)
-    opcode = parts[0] if parts else ""
-    ops: list[str] = []
-    if len(parts) > 1:
-        depth, cur = 0, ""
-        for ch in parts[1]:
-            if ch in "[(":
-                depth += 1
-            elif ch in "])":
-                depth -= 1
-            if ch == "," and depth == 0:
-                ops.append(cur.strip())
-                cur = ""
-            else:
-                cur += ch
-        if cur.strip():
-            ops.append(cur.strip())
-    return pred, opcode, ops
+    """(predicate, opcode, operands) of one SASS statement without its ``;`` (the binary loader's split)."""
+    return split_instruction(text)
 
 
 def parse_listing(listing: str, section: str) -> tuple[dict[int, str], set[int]]:
-    """SASS text by section offset and the offsets that carry a label, for ``section`` of a listing."""
-    texts: dict[int, str] = {}
-    labelled: set[int] = set()
-    cur = None
-    pending = False
-    for line in listing.splitlines():
-        s = _SECTION.match(line)
-        if s:
-            cur = s.group(1)
-            pending = False
-            continue
-        if cur != section:
-            continue
-        m = _INS.match(line)
-        if m:
-            off = int(m.group(1), 16)
-            texts[off] = m.group(2).strip()
-            if pending:
-                labelled.add(off)
-                pending = False
-        elif _LABEL.match(line):
-            pending = True
-    return texts, labelled
+    """SASS text by section offset and the offsets that carry a label, for ``section`` of a listing (the
+    binary loader's parser, warpwise.analysis.binary.sass.parse)."""
+    d = parse(listing)
+    return {x.offset: x.text for x in d.sections.get(section, [])}, set(d.labelled.get(section, set()))
 
 
 # Instructions that end a region moves may not cross: control transfers and convergence points.

@@ -31,6 +31,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from warpwise.analysis.eol import eol_at, with_eol
+
 HELPER_MARK = "warpwise_tuned::launch"
 
 HELPER = r"""
@@ -248,8 +250,49 @@ def find_launches(src: str, kernel: str) -> list[Launch]:
     return out
 
 
-def _c_string(s: str) -> str:
-    return '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
+def c_string(s: str) -> str:
+    """``s`` as a C/C++ string literal: ``\\`` and ``"`` escaped, ``?`` escaped (no trigraphs), bytes
+    outside printable ASCII as 3-digit octal escapes of their UTF-8 encoding (octal, not ``\\x``: a hex
+    escape would swallow a following hex digit; C++17 [lex.ccon]).
+
+    Raises:
+        UseTunedError: ``s`` holds a control character (newline, carriage return, tab, NUL ...): a path or
+            name with one is refused, never written into a source (issue 13: a newline closed
+            ``#ifdef WARPWISE_TUNED`` early).
+    """
+    bad = next((ch for ch in s if ord(ch) < 0x20 or ord(ch) == 0x7F or 0x80 <= ord(ch) < 0xA0), None)
+    if bad is not None:
+        raise UseTunedError(f"{s!r} holds the control character {bad!r}; refusing to write it into a source")
+    out = []
+    for b in s.encode("utf-8"):
+        ch = chr(b)
+        if ch in '\\"?':
+            out.append("\\" + ch)
+        elif 0x20 <= b < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\{b:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def c_unescape(body: str) -> str:
+    """The text of a C string literal's body written by :func:`c_string` (simple and octal escapes)."""
+    data = bytearray()
+    i = 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            m = re.match(r"[0-7]{1,3}", body[i + 1 : i + 4])
+            if m:
+                data.append(int(m.group(0), 8) & 0xFF)
+                i += 1 + len(m.group(0))
+                continue
+            data.extend(body[i + 1].encode("utf-8"))
+            i += 2
+            continue
+        data.extend(ch.encode("utf-8"))
+        i += 1
+    return data.decode("utf-8", errors="replace")
 
 
 _IFDEF = re.compile(r"[ \t]*#[ \t]*ifdef[ \t]+WARPWISE_TUNED\b[^\n]*\n")
@@ -270,7 +313,7 @@ def existing_guard(src: str, launch: Launch) -> Guard | None:
     ifdef, call, endif = (data[a:b].decode() for a, b in zip(starts[3:0:-1], starts[2::-1], strict=True))
     if not (_IFDEF.fullmatch(ifdef) and _CALL.fullmatch(call) and _ENDIF.fullmatch(endif)):
         return None
-    strings = [re.sub(r"\\(.)", r"\1", m.group(1)) for m in _C_STRING.finditer(call)]
+    strings = [c_unescape(m.group(1)) for m in _C_STRING.finditer(call)]
     if len(strings) < 2:
         return None
     return Guard(starts[3], starts[0], strings[0], strings[1])
@@ -303,8 +346,8 @@ def use_tuned_edits(src: str, mangled: str, cubin_path: str, line: int | None = 
         call_args = ", ".join(
             [
                 x.name,
-                _c_string(cubin_path),
-                _c_string(mangled),
+                c_string(cubin_path),
+                c_string(mangled),
                 cfg[0],
                 cfg[1],
                 f"static_cast<unsigned>({cfg[2]})",
@@ -321,6 +364,7 @@ def use_tuned_edits(src: str, mangled: str, cubin_path: str, line: int | None = 
             )
         indent = data[line_start : x.start].decode()
         new = f"#ifdef WARPWISE_TUNED\n{indent}if ({HELPER_MARK}({call_args}) != CUDA_SUCCESS)\n#endif\n"
+        new = with_eol(new, eol_at(data, line_start))  # a CRLF file stays CRLF
         guard = existing_guard(src, x)
         if guard is None:
             edits.append(TextEdit(line_start, line_start, new))
@@ -335,7 +379,8 @@ def use_tuned_edits(src: str, mangled: str, cubin_path: str, line: int | None = 
     if helper_missing:
         incs = list(re.finditer(r"^[ \t]*#[ \t]*include[^\n]*\n", _mask(src), re.M))
         at = incs[-1].end() if incs else 0
-        edits.insert(0, TextEdit(len(src[:at].encode()), len(src[:at].encode()), HELPER.lstrip("\n")))
+        at_b = len(src[:at].encode())
+        edits.insert(0, TextEdit(at_b, at_b, with_eol(HELPER.lstrip("\n"), eol_at(data, max(at_b - 1, 0)))))
     return edits
 
 

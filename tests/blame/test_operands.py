@@ -50,3 +50,16 @@ def test_guard_and_call() -> None:
     assert def_use(make_instruction(0, "@PT BRA 0x40", PLAIN)).guard is None
     call = def_use(make_instruction(0, "CALL.REL.NOINC 0x100", PLAIN))
     assert call.clobbers_all and call.defines("R17") and call.defines("SB3")
+
+
+def test_def_use_cached_by_text_equals_direct_parse() -> None:
+    """def_use parses a text once and adds each control code's barriers: same result as parsing with it."""
+    from warpwise.analysis.binary.model import ControlCode, Instruction
+    from warpwise.analysis.blame.operands import _def_use, def_use
+
+    for hi in (0, (1 << 46) * 2 | (5 << 49) | (0b101 << 52), (7 << 46) | (7 << 49) | (0b10 << 52)):
+        for text, opcode, pred, ops in (("@!P0 LDG.E.64 R2, desc[UR4][R6.64]", "LDG.E.64", "!P0",
+                                         ["R2", "desc[UR4][R6.64]"]), ("CALL.REL.NOINC 0x40", "CALL.REL.NOINC", None,
+                                                                        ["0x40"])):
+            ins = Instruction(0, text, opcode, pred, ops, 0, hi, ControlCode.from_hi(hi))
+            assert def_use(ins) == _def_use(ins, ins.control)

@@ -77,7 +77,6 @@ def test_warp_intrinsics_in_the_child() -> None:
     assert la.transforms == ["coarsen", "aggregate"]
 
 
-@pytest.mark.xfail(reason="needs real-header parse (realproj)", strict=True)
 def test_deprecated_warp_intrinsics_parse() -> None:
     src = WARP_CHILD.replace("__syncwarp();", "v += __shfl(i, 0) + __shfl_up(i, 1) + __any(i < n) + "
                                               "(int)__ballot(i < n);")

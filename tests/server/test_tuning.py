@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
+from warpwise.analysis import confine
 from warpwise.server import actions
 from warpwise.server.config import Settings
 from warpwise.server.tuning import (
@@ -27,6 +30,14 @@ DATA = Path(__file__).parent / "data"
 
 SGEMM = "_Z11sgemm_tiledPKfS0_Pfi"
 BLUR = "_Z9blur_rowsPKfPfii"
+
+
+@pytest.fixture(autouse=True)
+def workspace(tmp_path: Path) -> Iterator[None]:
+    """The repository and the test's folder are the workspace (tuned cubins must resolve inside it)."""
+    confine.set_roots([ROOT, tmp_path])
+    yield
+    confine.set_roots([])
 
 
 def test_manifest_with_real_gain_is_accepted() -> None:
@@ -68,7 +79,10 @@ def test_missing_tuned_cubin_is_refused(tmp_path: Path) -> None:
 
 
 def _tuned(cubin: Path) -> dict[str, TunedKernel]:
-    return {BLUR: TunedKernel(BLUR, cubin, cubin.parent / "m.tune.json", 1.05, 10000)}
+    if not cubin.exists():
+        cubin.write_bytes(b"\x7fELF " + cubin.name.encode())
+    sha = hashlib.sha256(cubin.read_bytes()).hexdigest()
+    return {BLUR: TunedKernel(BLUR, cubin, cubin.parent / "m.tune.json", 1.05, 10000, sha)}
 
 
 def _edit_text(a: lsp.CodeAction, text: str) -> str:

@@ -43,3 +43,9 @@ __attribute__((deprecated("removed in CUDA 13: use cudaDeviceSetCacheConfig"))) 
 __attribute__((deprecated("removed in CUDA 13: use cudaDeviceGetCacheConfig"))) cudaError_t cudaThreadGetCacheConfig(
     enum cudaFuncCache *pCacheConfig);
 }
+/* Device-side cudaDeviceSynchronize (CDP1): CUDA 12 removed it for sm_90+ and CUDA 13's headers no longer
+ * declare it for device code. Declared here so CDP1 programs parse and warpwise can diagnose the call
+ * (rewrite/diagnostics: use a tail launch / restructure instead) rather than fail to parse them. */
+static __attribute__((device, deprecated("CDP1: device-side cudaDeviceSynchronize was removed in CUDA 12 for "
+                                         "sm_90+ (CDP2); use a tail launch or restructure"))) inline cudaError_t
+cudaDeviceSynchronize(void) { return cudaSuccess; }

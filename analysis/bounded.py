@@ -1,0 +1,326 @@
+"""Bounded input: files are opened only when they are regular files within a size limit, and external
+programs (nvdisasm, cuobjdump, nvcc, ncu, the report-loader worker) run in their own process group with a
+time limit, the whole group killed on expiry, cancellation or server exit (docs/security.md).
+
+Every reader of an input file and every tool runner goes through this module, so the rules are stated
+once: a FIFO, a device (``/dev/zero``, ``/dev/stdin``), a folder or a symlink loop named ``*.ncu-rep`` or
+``*.cubin`` is refused with a message naming the file, never opened for reading; a file larger than its
+kind's limit is refused before any byte is read. Files are opened ``O_NONBLOCK`` and checked with
+``fstat`` on the open descriptor, so swapping the file for a FIFO between the check and the open does not
+block either.
+
+Limits (bytes) and time limits (seconds) have defaults per kind and can be changed with environment
+variables ``WARPWISE_MAX_<KIND>_BYTES`` (``REPORT``, ``BINARY``, ``MANIFEST``, ``SOURCE``) and
+``WARPWISE_TOOL_TIMEOUT_S`` / ``WARPWISE_REPORT_TIMEOUT_S``.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import signal
+import stat
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+MiB = 1 << 20
+
+#: Default size limits per input kind (bytes). Reports: the largest the H200 runs wrote were ~1 MiB per
+#: profiled launch; 1 GiB leaves room for thousands of launches while refusing the 3 GiB file that took
+#: 8.4 GB RSS and > 300 s (issue 13). Binaries: cubins and executables with fatbins.
+DEFAULT_LIMITS: dict[str, int] = {
+    "report": 1024 * MiB,
+    "binary": 1024 * MiB,
+    "manifest": 16 * MiB,
+    "source": 64 * MiB,
+}
+
+#: Default time limits (seconds): one nvdisasm/cuobjdump run, one report load in the worker process.
+DEFAULT_TOOL_TIMEOUT_S = 120.0
+DEFAULT_REPORT_TIMEOUT_S = 300.0
+
+
+class InputFileError(Exception):
+    """An input file was refused or could not be read; the message names the file and why."""
+
+
+class ToolRunError(Exception):
+    """An external program could not start, timed out, was cancelled, or was killed by a signal.
+
+    ``timed_out`` / ``cancelled`` say which; the message names the program and what it worked on."""
+
+    def __init__(self, message: str, *, timed_out: bool = False, cancelled: bool = False) -> None:
+        super().__init__(message)
+        self.timed_out = timed_out
+        self.cancelled = cancelled
+
+
+def limit(kind: str) -> int:
+    """Size limit in bytes for input ``kind`` (``report``, ``binary``, ``manifest``, ``source``)."""
+    env = os.environ.get(f"WARPWISE_MAX_{kind.upper()}_BYTES")
+    if env:
+        try:
+            return max(0, int(env))
+        except ValueError:
+            pass
+    return DEFAULT_LIMITS.get(kind, DEFAULT_LIMITS["source"])
+
+
+def env_seconds(name: str, default: float) -> float:
+    """Seconds from environment variable ``name`` (a positive number), else ``default``."""
+    try:
+        v = float(os.environ.get(name, ""))
+        return v if v > 0 else default
+    except ValueError:
+        return default
+
+
+def tool_timeout() -> float:
+    """Time limit (seconds) of one tool run (``WARPWISE_TOOL_TIMEOUT_S``, default 120)."""
+    return env_seconds("WARPWISE_TOOL_TIMEOUT_S", DEFAULT_TOOL_TIMEOUT_S)
+
+
+def report_timeout() -> float:
+    """Time limit (seconds) of one report load (``WARPWISE_REPORT_TIMEOUT_S``, default 300)."""
+    return env_seconds("WARPWISE_REPORT_TIMEOUT_S", DEFAULT_REPORT_TIMEOUT_S)
+
+
+def _what_kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _check(path: str, st: os.stat_result, kind: str, max_bytes: int | None) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        raise InputFileError(f"{path}: is {_what_kind(st.st_mode)}, not a regular {kind} file; not read")
+    cap = limit(kind) if max_bytes is None else max_bytes
+    if st.st_size > cap:
+        env = f"WARPWISE_MAX_{kind.upper()}_BYTES"
+        raise InputFileError(f"{path}: {st.st_size / MiB:,.1f} MiB is larger than the {kind} limit of "
+                             f"{cap / MiB:,.1f} MiB (raise it with {env})")
+
+
+def check_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> int:
+    """Size in bytes of ``path`` after checking that it (symlinks followed) is a regular file within the
+    ``kind`` limit. Does not open the file.
+
+    Raises:
+        InputFileError: missing, a symlink loop, a folder/FIFO/device/socket, or over the limit.
+    """
+    p = str(path)
+    try:
+        st = os.stat(p)
+    except FileNotFoundError as e:
+        raise InputFileError(f"{p}: no such {kind} file") from e
+    except OSError as e:
+        raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
+    _check(p, st, kind, max_bytes)
+    return st.st_size
+
+
+def open_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> int:
+    """A read-only descriptor of ``path``, opened non-blocking and checked with ``fstat`` to be a regular
+    file within the ``kind`` limit (the caller closes it; blocking mode is restored).
+
+    Raises:
+        InputFileError: see :func:`check_regular`.
+    """
+    p = str(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(p, flags)
+    except FileNotFoundError as e:
+        raise InputFileError(f"{p}: no such {kind} file") from e
+    except OSError as e:
+        raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
+    try:
+        _check(p, os.fstat(fd), kind, max_bytes)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def read_bytes(path: str | Path, kind: str, max_bytes: int | None = None, head: int | None = None) -> bytes:
+    """The bytes of regular file ``path`` (only the first ``head`` bytes when given), within the ``kind``
+    limit. A file that grows past the limit while being read is refused too.
+
+    Raises:
+        InputFileError: see :func:`check_regular`; or a read error.
+    """
+    fd = open_regular(path, kind, max_bytes)
+    cap = limit(kind) if max_bytes is None else max_bytes
+    want = cap + 1 if head is None else head
+    try:
+        with os.fdopen(fd, "rb", closefd=True) as f:
+            data = f.read(want)
+    except OSError as e:
+        raise InputFileError(f"{path}: cannot read: {e.strerror or e}") from e
+    if head is None and len(data) > cap:
+        raise InputFileError(f"{path}: grew past the {kind} limit of {cap / MiB:,.1f} MiB while being read")
+    return data
+
+
+def read_text(path: str | Path, kind: str = "source", max_bytes: int | None = None) -> str:
+    """UTF-8 text of regular file ``path`` (bytes kept: no newline translation, a BOM stays as U+FEFF).
+
+    Raises:
+        InputFileError: see :func:`read_bytes`, or the file is not UTF-8.
+    """
+    data = read_bytes(path, kind, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputFileError(f"{path}: not UTF-8 text (byte {e.start})") from e
+
+
+# ---- external programs -------------------------------------------------------------------------------
+_live: set[int] = set()  # process-group ids of running tools, killed by kill_all() on server exit
+_live_lock = threading.Lock()
+
+
+def _killpg(pgid: int) -> None:
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL process group ``pgid`` (a child started with ``start_new_session=True``); no error when it
+    has already ended."""
+    _killpg(pgid)
+
+
+def kill_all() -> int:
+    """Kill every tool process group this process started and that still runs; returns how many."""
+    with _live_lock:
+        groups = list(_live)
+    for g in groups:
+        _killpg(g)
+    return len(groups)
+
+
+@dataclass
+class ToolResult:
+    """A finished program: exit status (negative: killed by that signal), stdout and stderr bytes."""
+
+    returncode: int
+    stdout: bytes
+    stderr: bytes
+
+
+def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: str | None = None,
+        cancel: threading.Event | None = None, max_output: int = 1 << 30) -> ToolResult:
+    """Run ``args`` (an argument list, never a shell string) in a new session (its own process group) and
+    collect its output, with a time limit of ``timeout`` seconds (default :func:`tool_timeout`).
+
+    The whole group is killed (SIGKILL) when the time runs out, when ``cancel`` is set, when the output
+    passes ``max_output`` bytes, and as soon as the direct child exits — so a child it left behind holding
+    stdout cannot keep us waiting. ``what`` names the program and its input in messages
+    (``"nvdisasm on /x/k.cubin"``).
+
+    Raises:
+        ToolRunError: could not start, timed out, cancelled, or printed more than ``max_output`` bytes.
+    """
+    limit_s = tool_timeout() if timeout is None else timeout
+    name = Path(args[0]).name if args else "?"
+    try:
+        proc = subprocess.Popen(list(args), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        raise ToolRunError(f"{what}: could not run {name}: {e.strerror or e}") from e
+    pgid = proc.pid  # start_new_session: the child leads its own group
+    with _live_lock:
+        _live.add(pgid)
+    out: dict[int, list[bytes]] = {}
+    total = 0
+    reason = ""
+    deadline = time.monotonic() + limit_s
+    sel = selectors.DefaultSelector()
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        for f in (proc.stdout, proc.stderr):
+            os.set_blocking(f.fileno(), False)
+            sel.register(f, selectors.EVENT_READ)
+            out[f.fileno()] = []
+        exited = False
+        while sel.get_map():
+            now = time.monotonic()
+            if now >= deadline:
+                reason = "timeout"
+                break
+            if cancel is not None and cancel.is_set():
+                reason = "cancelled"
+                break
+            for key, _ in sel.select(timeout=min(0.1, deadline - now)):
+                try:
+                    chunk = os.read(key.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(key.fileobj)
+                    continue
+                out[key.fd].append(chunk)
+                total += len(chunk)
+            if total > max_output:
+                reason = "output"
+                break
+            if not exited and _exited(proc.pid):
+                exited = True
+                _killpg(pgid)  # leftovers of the group hold our pipes open: end them now
+    finally:
+        sel.close()
+        _killpg(pgid)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL does not fail this way
+            pass
+        with _live_lock:
+            _live.discard(pgid)
+        for pipe in (proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()
+    if reason == "timeout":
+        raise ToolRunError(f"{what}: {name} did not finish within {limit_s:g} s and was stopped "
+                           "(the file may be corrupt; raise WARPWISE_TOOL_TIMEOUT_S for very large inputs)",
+                           timed_out=True)
+    if reason == "cancelled":
+        raise ToolRunError(f"{what}: {name} was cancelled", cancelled=True)
+    if reason == "output":
+        raise ToolRunError(f"{what}: {name} printed more than {max_output / MiB:,.0f} MiB and was stopped")
+    chunks = list(out.values())  # registered in order: stdout, stderr
+    return ToolResult(proc.returncode, b"".join(chunks[0]), b"".join(chunks[1]))
+
+
+def _exited(pid: int) -> bool:
+    """Whether child ``pid`` has exited, without reaping it (so its pid, our group id, stays reserved)."""
+    try:
+        res = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return res is not None
+
+
+def describe_status(returncode: int) -> str:
+    """``"exited with status 3"`` or ``"was killed by SIGSEGV"`` for a return code of :func:`run`."""
+    if returncode < 0:
+        try:
+            return f"was killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"was killed by signal {-returncode}"
+    return f"exited with status {returncode}"

@@ -1,0 +1,221 @@
+"""Editor request latency: warpwise's language server vs a no-op pygls server, side by side in one run.
+
+For each scenario the same pygls client opens the same document in both servers and times sequential
+round trips of hover, inlayHint (whole file), codeLens and codeAction (on a hot line, with its warpwise
+diagnostics) — ``--requests`` of each, p50 and p95 in milliseconds — and prints warpwise ÷ no-op:
+
+- ``example``: examples/stencil (report, cubin, source) copied into a temporary workspace;
+- ``stale-5k``: the same with about 5,000 lines of code inserted above the kernel since profiling (every
+  profiled line moved: the line map is in play on every request);
+- ``edits-20ms``: the 5,000-line file while a didChange arrives every 20 ms (requests interleaved).
+
+Goals (issue 15): p95 ≤ 2× the no-op on the example, ≤ 3× on the stale file and during edits. The
+persistent analysis cache is pointed at a temporary directory.
+
+    .venv/bin/python bench/perf/editor.py [--requests 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as lsp
+from pygls.lsp.client import LanguageClient
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLE = ROOT / "examples" / "stencil"
+KINDS = ("hover", "inlayHint", "codeLens", "codeAction")
+
+
+def stale_source(text: str, extra: int = 5000) -> str:
+    """``text`` with ``extra`` lines of device code inserted before the first ``__global__``."""
+    pad = [f"__device__ __forceinline__ int pad_{i}(int x) {{ return x * {i % 7 + 1} + {i}; }}"
+           for i in range(extra)]
+    k = text.index("__global__")
+    cut = text.rfind("\n", 0, k) + 1
+    return text[:cut] + "\n".join(pad) + "\n" + text[cut:]
+
+
+def make_workspace(tmp: Path, stale: bool) -> Path:
+    """A folder with the stencil report, cubin and (possibly stale) source; returns the source path."""
+    ws = tmp / ("stale" if stale else "example")
+    ws.mkdir()
+    for f in EXAMPLE.iterdir():
+        if f.suffix in (".ncu-rep", ".cubin"):
+            shutil.copy(f, ws / f.name)
+    src = ws / "stencil.cu"
+    text = (EXAMPLE / "stencil.cu").read_text()
+    src.write_text(stale_source(text) if stale else text)
+    return src
+
+
+class Session:
+    """One server process with one open document."""
+
+    def __init__(self, cmd: list[str], root: Path) -> None:
+        self.cmd, self.root = cmd, root
+        self.client = LanguageClient("bench", "0")
+        self.diagnostics: dict[str, list[lsp.Diagnostic]] = {}
+        self.version = 1
+
+        @self.client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+        def on_diags(params: lsp.PublishDiagnosticsParams) -> None:
+            self.diagnostics[params.uri] = list(params.diagnostics)
+
+        for method in (lsp.WORKSPACE_INLAY_HINT_REFRESH, lsp.WORKSPACE_CODE_LENS_REFRESH,
+                       lsp.CLIENT_REGISTER_CAPABILITY, lsp.WORKSPACE_CONFIGURATION):
+            self.client.feature(method)(lambda *a: None)
+        self.client.feature("warpwise/status")(lambda *a: None)
+        self.client.feature(lsp.WINDOW_SHOW_MESSAGE)(lambda *a: None)
+        self.client.feature(lsp.WINDOW_LOG_MESSAGE)(lambda *a: None)
+
+    async def start(self) -> None:
+        await self.client.start_io(*self.cmd)
+        proc = getattr(self.client, "_server", None)
+        self.stderr: list[bytes] = []
+        if proc is not None and proc.stderr is not None:  # pygls pipes the server's stderr: keep it drained
+            async def drain(stream: Any) -> None:
+                while chunk := await stream.read(65536):
+                    self.stderr.append(chunk)
+
+            self._drain = asyncio.ensure_future(drain(proc.stderr))
+        caps = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
+            code_action=lsp.CodeActionClientCapabilities(
+                resolve_support=lsp.ClientCodeActionResolveOptions(properties=["edit"]), disabled_support=True)))
+        await self.client.initialize_async(lsp.InitializeParams(
+            capabilities=caps, root_uri=self.root.as_uri(),
+            workspace_folders=[lsp.WorkspaceFolder(uri=self.root.as_uri(), name="ws")]))
+        self.client.initialized(lsp.InitializedParams())
+
+    async def open(self, path: Path, wait_diagnostics: bool) -> str:
+        uri = path.resolve().as_uri()
+        self.text = path.read_text()
+        self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
+            text_document=lsp.TextDocumentItem(uri=uri, language_id="cuda-cpp", version=1, text=self.text)))
+        if wait_diagnostics:
+            for _ in range(1200):
+                if any(d.source == "warpwise" and d.code == "hot_line" for d in self.diagnostics.get(uri, [])):
+                    break
+                await asyncio.sleep(0.05)
+            else:
+                raise SystemExit(f"no warpwise diagnostics for {path} within 60 s")
+        return uri
+
+    def edit(self, uri: str) -> None:
+        """Append a character to the last line (a comment-free edit far from the hot lines)."""
+        self.version += 1
+        n = self.text.count("\n")
+        self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
+            text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=self.version),
+            content_changes=[lsp.TextDocumentContentChangePartial(
+                range=lsp.Range(lsp.Position(n, 0), lsp.Position(n, 0)), text=" ")]))
+
+    async def request(self, kind: str, uri: str, line: int, diags: list[lsp.Diagnostic]) -> float:
+        doc = lsp.TextDocumentIdentifier(uri=uri)
+        t0 = time.perf_counter()
+        if kind == "hover":
+            await self.client.text_document_hover_async(lsp.HoverParams(doc, lsp.Position(line, 4)))
+        elif kind == "inlayHint":
+            await self.client.text_document_inlay_hint_async(lsp.InlayHintParams(
+                doc, lsp.Range(lsp.Position(0, 0), lsp.Position(self.text.count("\n") + 1, 0))))
+        elif kind == "codeLens":
+            await self.client.text_document_code_lens_async(lsp.CodeLensParams(doc))
+        else:
+            await self.client.text_document_code_action_async(lsp.CodeActionParams(
+                doc, lsp.Range(lsp.Position(line, 0), lsp.Position(line, 200)), lsp.CodeActionContext(diags)))
+        return 1000 * (time.perf_counter() - t0)
+
+    async def stop(self) -> None:
+        try:
+            await asyncio.wait_for(self.client.shutdown_async(None), 10)
+            self.client.exit(None)
+        except Exception:
+            pass
+        await self.client.stop()
+
+
+async def run_requests(s: Session, uri: str, line: int, diags: list[lsp.Diagnostic], n: int,
+                       edits: bool) -> dict[str, list[float]]:
+    """``n`` timed round trips per kind (interleaved), with didChange every 20 ms when ``edits``."""
+    out: dict[str, list[float]] = {k: [] for k in KINDS}
+    stop = asyncio.Event()
+
+    async def typist() -> None:
+        while not stop.is_set():
+            s.edit(uri)
+            await asyncio.sleep(0.02)
+
+    task = asyncio.ensure_future(typist()) if edits else None
+    for k in KINDS:  # warm-up round
+        await s.request(k, uri, line, diags)
+    for _ in range(n):
+        for k in KINDS:
+            out[k].append(await s.request(k, uri, line, diags))
+    stop.set()
+    if task is not None:
+        await task
+    return out
+
+
+def pct(v: list[float], q: float) -> float:
+    """``q``-quantile (0..1) of ``v`` (nearest rank)."""
+    v = sorted(v)
+    return v[min(len(v) - 1, max(0, round(q * (len(v) - 1))))]
+
+
+async def scenario(name: str, src: Path, n: int, edits: bool) -> list[str]:
+    """Rows of the table for one scenario."""
+    ww = Session([sys.executable, "-m", "warpwise.server.cli", "lsp"], src.parent)
+    await ww.start()
+    uri = await ww.open(src, wait_diagnostics=True)
+    diags = [d for d in ww.diagnostics[uri] if d.source == "warpwise"]
+    hot = next(d for d in diags if d.code == "hot_line")
+    line = hot.range.start.line
+    at_line = [d for d in diags if d.range.start.line == line]
+    t_ww = await run_requests(ww, uri, line, at_line, n, edits)
+    await ww.stop()
+    noop = Session([sys.executable, str(Path(__file__).with_name("noop_server.py"))], src.parent)
+    await noop.start()
+    uri2 = await noop.open(src, wait_diagnostics=False)
+    t_no = await run_requests(noop, uri2, line, at_line, n, edits)
+    await noop.stop()
+    rows = []
+    for k in KINDS:
+        a50, a95, b50, b95 = pct(t_ww[k], .5), pct(t_ww[k], .95), pct(t_no[k], .5), pct(t_no[k], .95)
+        rows.append(f"| {name} | {k} | {a50:.2f} | {a95:.2f} | {b50:.2f} | {b95:.2f} | {a50 / b50:.2f}× "
+                    f"| {a95 / b95:.2f}× |")
+    return rows
+
+
+async def main_async(n: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="warpwise-editor-bench-") as tmp:
+        os.environ["WARPWISE_CACHE_DIR"] = str(Path(tmp, "cache"))
+        os.environ.pop("WARPWISE_NO_CACHE", None)
+        print("| scenario | request | warpwise p50 (ms) | warpwise p95 (ms) | no-op p50 (ms) | no-op p95 (ms) "
+              "| p50 ratio | p95 ratio |\n|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
+        example = make_workspace(Path(tmp), stale=False)
+        stale = make_workspace(Path(tmp), stale=True)
+        for name, src, edits in (("example", example, False), ("stale-5k", stale, False),
+                                 ("edits-20ms", stale, True)):
+            for r in await scenario(name, src, n, edits):
+                print(r, flush=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--requests", type=int, default=60, help="timed round trips per request kind and scenario")
+    args = ap.parse_args(argv)
+    asyncio.run(main_async(args.requests))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""Server lifetime under hostile inputs: ``shutdown`` stops running tools, ``exit`` ends the process at
+once even when a worker thread is stuck (docs/security.md).
+
+pygls answers ``exit`` with ``sys.exit``; the interpreter then joins every worker thread, so one blocked
+in a read would keep the process alive (issue 13: SIGKILL was needed). Here ``shutdown`` and ``exit``
+kill every tool process group started through :mod:`warpwise.analysis.bounded`, and ``exit`` arms a
+watchdog that ends the process with ``os._exit`` after a short grace if the normal exit has not finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import sys
+import threading
+import time
+from typing import Any
+
+from lsprotocol import types as lsp
+from warpwise.analysis.bounded import kill_all
+from warpwise.analysis.bounded import kill_group as kill_group
+
+#: Seconds the normal exit path gets before the watchdog ends the process.
+EXIT_GRACE_S = 1.0
+
+
+def _hard_exit(code: int, grace: float) -> None:
+    time.sleep(grace)
+    try:
+        sys.stdout.flush()
+    except Exception:  # stdout may be gone with the client
+        pass
+    os._exit(code)
+
+
+def install(server: Any) -> None:
+    """Register ``shutdown``/``exit`` handlers on pygls ``server`` (pygls runs them before its own)."""
+    state = {"shutdown": False}
+
+    @server.feature(lsp.SHUTDOWN)
+    def on_shutdown(ls: Any, *args: Any) -> None:
+        state["shutdown"] = True
+        kill_all()
+
+    @server.feature(lsp.EXIT)
+    def on_exit(ls: Any, *args: Any) -> None:
+        kill_all()
+        code = 0 if state["shutdown"] else 1  # LSP: exit without shutdown ends with 1
+        threading.Thread(target=_hard_exit, args=(code, EXIT_GRACE_S), daemon=True, name="warpwise-exit").start()
+
+
+class _PipeReader:
+    """pygls's reader interface (``readline``/``readexactly``, ``b""`` at end of input) over an asyncio
+    stream: stdin is read by the event loop itself. pygls's own stdin reader hops through a thread pool
+    for every header line and body (three hand-offs per message); under a 500 edits/s burst on a loaded
+    machine those hand-offs, not warpwise's handlers, filled the event loop."""
+
+    def __init__(self, stream: asyncio.StreamReader) -> None:
+        self.stream = stream
+
+    async def readline(self) -> bytes:
+        return await self.stream.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        try:
+            return await self.stream.readexactly(n)
+        except asyncio.IncompleteReadError:
+            return b""
+
+
+def serve_stdio(server: Any) -> None:
+    """Run pygls ``server`` on stdin/stdout with stdin read by the event loop (:class:`_PipeReader`);
+    falls back to pygls's own ``start_io`` when stdin is not a pipe or socket (e.g. a regular file)."""
+    from pygls.io_ import StdoutWriter, run_async
+
+    log = logging.getLogger("warpwise")
+    try:
+        os.set_blocking(sys.stdin.fileno(), True)
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError):
+        mode = 0
+    import stat
+
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        server.start_io()
+        return
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        stream = asyncio.StreamReader(limit=1 << 28)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
+        server._stop_event = threading.Event()
+        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        await run_async(stop_event=server._stop_event, reader=_PipeReader(stream), protocol=server.protocol,
+                        logger=log, error_handler=server.report_server_error)
+
+    try:
+        asyncio.run(main())
+    except BrokenPipeError:
+        log.error("connection to the client lost; shutting down")
+    except (KeyboardInterrupt, SystemExit):
+        pass
+    finally:
+        server.shutdown()
+
+
+def freeze_heap() -> None:
+    """After a reload: collect once, then move every object alive into the collector's permanent
+    generation (``gc.freeze``).
+
+    The analyses (profiles, cubins, blame graphs: millions of objects) live until the next reload; left in
+    the collected generations, every full collection walks them all and can stall the event loop for a
+    long time in the middle of a typing burst. Frozen objects are still freed by reference counting; the
+    ``gc.unfreeze`` first hands the previous reload's objects back, so the collection here also frees the
+    reference cycles among them."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()

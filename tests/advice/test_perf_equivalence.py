@@ -1,0 +1,82 @@
+"""The advice stage's fast paths (issue 15) change cost only: `warpwise advise --format json` on every bundled
+example is byte-identical with the straightforward per-edge / per-PC scans they replaced (kept here as the
+reference, patched in for the "before" run)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import pytest
+from conftest import EXAMPLES
+from warpwise.analysis import pipeline
+from warpwise.analysis.advice import code, common
+from warpwise.analysis.advice import common as cm
+from warpwise.analysis.advice.context import KernelView
+from warpwise.server.cli import main
+
+NAMES = ("stencil", "gather", "intdiv", "noinline", "cdp")
+
+
+def _active_in_loop_scan(self, pf, loop):  # type: ignore[no-untyped-def]
+    total = 0
+    for (name, off), s in self.profile.pcs.items():
+        if self.resolve(name, off) is pf and pf is not None:
+            b = pf.block_of(off)
+            if b is not None and b.start in loop.blocks:
+                total += s.issued
+    return float(total)
+
+
+def _address_registers_after_scan(view, pf, offset):  # type: ignore[no-untyped-def]
+    block = pf.block_of(offset)
+    if block is None:
+        return frozenset()
+    regs: set[str] = set()
+    for i in block.instructions:
+        if i.offset > offset and cm.is_memory(i):
+            regs |= cm.address_registers(i)
+    return frozenset(regs)
+
+
+def _hotspots_all_rows(view, evs, weight, n=common.TOP_HOTSPOTS):  # type: ignore[no-untyped-def]
+    agg = defaultdict(list)
+    for ev in evs:
+        agg[(ev.edge.function, ev.edge.def_offset, ev.edge.use_offset)].append(ev)
+    rows = []
+    for (fn, d, u), group in agg.items():
+        w = sum(weight(e) for e in group)
+        if w <= 0:
+            continue
+        by_reason: dict[str, float] = defaultdict(float)
+        for e in group:
+            by_reason[e.edge.reason] += weight(e)
+        reason = max(by_reason, key=lambda r: by_reason[r])
+        ev0 = group[0]
+        loop = ev0.use_loop
+        loop_scope = view.loop_scope(ev0.use_fn, loop) if (loop is not None and ev0.use_fn is not None) else None
+        rows.append(common.Hotspot(def_=None if d is None else view.location(fn, d), use=view.location(fn, u),
+                                   samples=w, distance=max(e.edge.distance for e in group), reason=reason,
+                                   loop=loop_scope))
+    rows.sort(key=lambda h: (-h.samples, h.use.pc))
+    return rows[:n]
+
+
+def _advise_json(name: str, capsys: pytest.CaptureFixture[str]) -> str:
+    pipeline._profile_cache.clear()
+    pipeline._binary_cache.clear()
+    assert main(["advise", str(EXAMPLES / name), "--format", "json"]) == 0
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_advice_json_identical_to_reference_scans(name: str, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    fast = _advise_json(name, capsys)
+    with monkeypatch.context() as m:
+        m.setattr(KernelView, "active_in_loop", _active_in_loop_scan)
+        m.setattr(code, "_address_registers_after", _address_registers_after_scan)
+        m.setattr(common, "hotspots", _hotspots_all_rows)
+        slow = _advise_json(name, capsys)
+    assert '"advice"' in fast and len(fast) > 1000
+    assert fast == slow
