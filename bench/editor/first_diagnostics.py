@@ -8,9 +8,9 @@ initialize/initialized and opens one source file at once, then measures:
 - ``all``: from didOpen to the end of the workspace analysis (the warpwise/status notification), which is
   when the server published anything before this change (every report was analysed first).
 
-Cold: a fresh server process on a fresh copy (no cache of any kind beyond the OS page cache). Warm: a new
-server process on the same copy again (the editor reopened; an on-disk analysis cache, when installed,
-is used here). Prints one line per run and a summary with the ratio all/first measured in the same runs.
+Cold: a fresh server process on a fresh copy with an empty on-disk analysis cache (``WARPWISE_CACHE_DIR``
+set to a new folder). Warm: a new server process on the same copy with the cache the cold run filled (the
+editor reopened). Prints one line per run and a summary with the ratio all/first measured in the same runs.
 
     .venv/bin/python bench/editor/first_diagnostics.py [--open stencil] [--runs 3]
 """
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import statistics
 import sys
@@ -45,7 +46,7 @@ def make_workspace(dst: Path) -> None:
     shutil.copy2(ROOT / "examples" / "common.cuh", dst / "common.cuh")
 
 
-async def one_run(ws: Path, open_name: str, timeout: float = 120.0) -> tuple[float, float, float]:
+async def one_run(ws: Path, open_name: str, cache: Path, timeout: float = 120.0) -> tuple[float, float, float]:
     """Seconds to the open file's first diagnostics from didOpen and from the server's start, and from
     didOpen to the end of the whole workspace's analysis."""
     client = LanguageClient("bench", "1")
@@ -73,7 +74,8 @@ async def one_run(ws: Path, open_name: str, timeout: float = 120.0) -> tuple[flo
         return None
 
     t_spawn = time.perf_counter()
-    await client.start_io(sys.executable, "-m", "warpwise.server.cli", "lsp")
+    env = {**os.environ, "WARPWISE_CACHE_DIR": str(cache)}  # the on-disk analysis cache of this run
+    await client.start_io(sys.executable, "-m", "warpwise.server.cli", "lsp", env=env)
     caps = lsp.ClientCapabilities(
         workspace=lsp.WorkspaceClientCapabilities(configuration=True),
         window=lsp.WindowClientCapabilities(work_done_progress=True))
@@ -105,10 +107,11 @@ def main() -> int:
     warm: list[tuple[float, float, float]] = []
     for _ in range(args.runs):
         with tempfile.TemporaryDirectory(prefix="ww-bench-editor-") as d:
-            ws = Path(d)
+            ws = Path(d) / "ws"
             make_workspace(ws)
-            c = asyncio.run(one_run(ws, args.open))
-            w = asyncio.run(one_run(ws, args.open))
+            cache = Path(d) / "cache"  # empty: cold; the warm run finds what the cold run stored
+            c = asyncio.run(one_run(ws, args.open, cache))
+            w = asyncio.run(one_run(ws, args.open, cache))
         cold.append(c)
         warm.append(w)
         print(f"cold: first {c[0]:.2f} s ({c[1]:.2f} s from server start), all {c[2]:.2f} s   "
