@@ -13,7 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from warpwise.analysis.advice import common as cm
-from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
@@ -505,7 +505,55 @@ def fast_math(view: KernelView) -> Advice | Skipped:
         at = f" called from {cm.lines_text(sites)}" if sites else ""
         hint = (f"time goes into the precise math routine {what}{at}: --use_fast_math (or __fdividef / "
                 "__frcp_rn and the other fast intrinsics at that line) replaces it by hardware approximations")
-    return cm.stall_elimination_advice(view, "fast_math", evs, hint, nothing="no stalls in CUDA math routines")
+    base = cm.stall_elimination_advice(view, "fast_math", evs, hint, nothing="no stalls in CUDA math routines")
+    lines = precise_math_lines(view)
+    if not lines:
+        return base
+    removed = {(pf.name, i.offset): 1.0 for pf in view.program.functions.values() for i in pf.instructions
+               if i.loc is not None and (i.loc.file, i.loc.line) in lines and not cm.is_memory(i)
+               and i.base_opcode not in cm.BRANCH_OPS}
+    where = cm.lines_text(lines)
+    inline_hint = (f"precise single-precision math is inlined at {where} (IEEE division with its FCHK check and "
+                   "slow path, sin/cos range reduction): --use_fast_math, or __fdividef / __sinf / __expf / __powf "
+                   "at those lines, replaces it by a few hardware approximations (MUFU)")
+    if isinstance(base, Advice) and base.hint:
+        inline_hint = f"{base.hint}; {inline_hint}"
+    res = cm.removal_advice(view, "fast_math", removed, inline_hint,
+                            "the arithmetic of the lines holding precise math (upper bound: part of it remains)")
+    if not isinstance(res, Advice) or (isinstance(base, Advice) and base.estimated_speedup >= res.estimated_speedup):
+        return base
+    res.upper_bound = True
+    return res
+
+
+#: The constant 2/pi that the precise sinf/cosf/tanf argument reduction multiplies by (CUDA's libdevice
+#: __internal_trig_reduction; the fast __sinf is a single MUFU.SIN after a multiply by 1/(2 pi)).
+_TWO_OVER_PI = "0.63661974668502807617"
+
+
+def precise_math_lines(view: KernelView) -> set[tuple[str, int]]:
+    """User lines holding inlined precise single-precision math that --use_fast_math replaces: an FCHK (IEEE
+    division check), a call of a ``*_f32_slowpath`` routine, or the 2/pi multiply of the sin/cos reduction, on
+    a line without the fast forms (MUFU.SIN/COS). nvcc 13 attributes inlined math to the calling line."""
+    out: set[tuple[str, int]] = set()
+    fast: set[tuple[str, int]] = set()
+    if view.program is None:
+        return out
+    for pf in view.program.functions.values():
+        if not is_user_function(pf.name):
+            continue
+        calls = {cs.offset for cs in pf.calls if any(k in cs.callee for k in FAST_MATH_SP)
+                 and any(m in cs.callee for m in MATH_ROUTINE_MARKERS)}
+        for i in pf.instructions:
+            if i.loc is None:
+                continue
+            key = (i.loc.file, i.loc.line)
+            if i.opcode.startswith(("MUFU.SIN", "MUFU.COS")):
+                fast.add(key)
+            elif i.base_opcode == "FCHK" or i.offset in calls or (
+                    i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands)):
+                out.add(key)
+    return out - fast
 
 
 # ---- warp_balance -----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ Finders:
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
@@ -405,8 +406,13 @@ def fixes_for_advice(advice: Advice, source_of: Callable[[str], str | None]) -> 
                     if q is not None:
                         out.append(q)
         elif advice.optimizer == "fast_math" and advice.scope.file and advice.scope.line:
+            from warpwise.analysis.advice.context import is_math_routine
+
             callee = next((h.use.function.rsplit("$", 1)[-1] for h in advice.hotspots
-                           if h.use.function.startswith("$")), "")
+                           if is_math_routine(h.use.function)), "")
+            if not callee:  # inlined precise math: the hint names the slow-path routine when there is one
+                named = re.search(r"__cuda_sm\w+", advice.hint)
+                callee = named.group(0) if named else ""
             out.append(fast_math_note(advice.scope.file, advice.scope.line, callee))
     except QuickFixError:
         return out

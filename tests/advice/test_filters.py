@@ -169,7 +169,7 @@ def test_stack_traffic_detected_from_sass() -> None:
 
 
 def test_noinline_inlining_hint_describes_the_blame(reports: dict[str, AdviceReport]) -> None:
-    a = next(a for a in reports["noinline"].advice if a.optimizer == "function_inlining")
+    a = next(a for a in reports["noinline"].candidates if a.optimizer == "function_inlining")
     assert "stack" not in a.hint and "STL" not in a.hint
     assert "CALL/RET" in a.hint and "BSSY/BSYNC" in a.hint and "cannot schedule across the call" in a.hint
     ops = {h.use.opcode.split(".")[0] for h in a.hotspots} | {h.def_.opcode.split(".")[0] for h in a.hotspots
