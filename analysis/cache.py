@@ -118,13 +118,16 @@ def tool_versions() -> str:
 
 
 def file_digest(path: Path) -> str:
-    """SHA-1 of a file's bytes (``missing`` when it cannot be read)."""
+    """SHA-1 of a file's bytes (``missing`` when it cannot be read). Only a regular file within the size
+    limits is opened (analysis/bounded): a FIFO or device named like an input must never block the key."""
+    from warpwise.analysis.bounded import InputFileError, open_regular
+
     h = hashlib.sha1()
     try:
-        with path.open("rb") as fh:
+        with os.fdopen(open_regular(path, "binary"), "rb") as fh:
             for chunk in iter(lambda: fh.read(1 << 20), b""):
                 h.update(chunk)
-    except OSError:
+    except (OSError, InputFileError):
         return "missing"
     return h.hexdigest()
 

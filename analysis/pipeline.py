@@ -490,8 +490,11 @@ def analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ker
     if cache.enabled():
         files = [report, *pages, *(companions(report) if is_csv(report) and not pages else [])]
         try:
+            # cached analyses hold the paths as given (the report prints them): key on those and the cwd too
+            given = [str(p) for p in (*files, *binaries, *sources)]
             key = cache.make_key("analysis", [*files, *binaries, *sources],
-                                 [f"kernel={kernel}", f"path_map={sorted(path_map)}"])
+                                 [f"kernel={kernel}", f"path_map={sorted(path_map)}", f"cwd={os.getcwd()}",
+                                  *given])
         except Exception:  # an unreadable input: the uncached path reports it with the file named
             key = None
     hit = cache.load(key) if key else None

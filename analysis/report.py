@@ -156,14 +156,16 @@ def to_json(analyses: list[Analysis]) -> dict[str, Any]:
 
 
 def _source_line(ka: KernelAnalysis, file: str, line: int) -> str:
-    local = ka.local.get(file)
+    """The text of profiled line ``line`` of recorded ``file``: from the source the report embeds
+    (--import-source: the profiled version, whose line numbers these are, even when the local file was
+    edited since), else from the local file (confined to the roots)."""
     text: str | None = None
-    disk = read_source(local, errors="replace") if local is not None else None  # confined to the roots
-    if disk is not None:
-        lines = disk.splitlines()
-        text = lines[line - 1] if 0 < line <= len(lines) else None
-    elif file in ka.profile.source_files:  # source embedded in the report (--import-source)
-        lines = ka.profile.source_files[file].splitlines()
+    src = ka.profile.source_files.get(file)
+    if src is None:
+        local = ka.local.get(file)
+        src = read_source(local, errors="replace") if local is not None else None
+    if src is not None:
+        lines = src.splitlines()
         text = lines[line - 1] if 0 < line <= len(lines) else None
     return " ".join(text.split()) if text else ""
 

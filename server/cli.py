@@ -120,16 +120,33 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``warpwise`` console script; returns the exit code.
 
-    A closed output pipe (``warpwise advise ... | head``) ends the command quietly, as Unix tools do.
+    A closed output pipe (``warpwise advise ... | head``) ends the command quietly, as Unix tools do; Ctrl-C
+    ends it with 130 and a short message, and an output that cannot be written (a full disk, a closed stdout)
+    with 1 and the reason — never a traceback.
     """
+    import os
+
     try:
+        if sys.stdout is None:  # started with stdout closed (>&-)
+            print("warpwise: standard output is closed", file=sys.stderr)
+            return 1
         return _run(argv)
     except BrokenPipeError:
-        import os
-
         # stdout is gone: point it at devnull so the interpreter's final flush does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
+    except KeyboardInterrupt:
+        print("warpwise: interrupted", file=sys.stderr)
+        return 130  # 128 + SIGINT
+    except OSError as e:
+        if e.filename is not None:
+            raise  # an input error the commands did not catch: keep its traceback for a bug report
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:
+            pass
+        print(f"warpwise: cannot write the output: {e.strerror or e}", file=sys.stderr)
+        return 1
 
 
 def _run(argv: Sequence[str] | None) -> int:

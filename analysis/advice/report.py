@@ -125,6 +125,7 @@ def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMa
     the estimate's formula and inputs, the suggestion, and up to 5 hotspots (def → use locations, loop
     context, distance, samples)."""
     reps = [reports] if isinstance(reports, AdviceReport) else list(reports)
+    optimizers()  # registers the optimizers (titles) also when the advice came from the on-disk cache
     out: list[str] = []
     for r in reps:
         out.append(f"Kernel {r.kernel} ({r.arch}): {r.total} samples, {r.latency} latency, {r.active} active")
@@ -251,7 +252,8 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                           "inputs": {k: _num(v) for k, v in a.estimate.inputs.items()},
                           "interval": [round(x, 6) for x in a.interval] if a.interval else None,
                           "upperBound": a.upper_bound, "samplesBehind": a.samples, "why": a.why}
-            head = f"{REGISTRY[a.optimizer].title if a.optimizer in REGISTRY else a.optimizer}: estimated speedup " \
+            head = f"{REGISTRY[a.optimizer].title if a.optimizer in REGISTRY else a.optimizer}: " \
+                   f"{'upper bound' if a.upper_bound else 'estimated speedup'} " \
                    f"{a.estimated_speedup:.3f}x ({a.share:.1%} of samples)."
             if a.hotspots:
                 for h in a.hotspots:

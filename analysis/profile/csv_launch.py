@@ -34,6 +34,12 @@ DETAILS_METRICS: dict[str, str] = {
     "block limit sm": "launch__occupancy_limit_blocks",
     "block limit barriers": "launch__occupancy_limit_barriers",
     "duration": "gpu__time_duration.sum",
+    # SpeedOfLight section ("GPU Speed Of Light Throughput"): the units' % of peak (ncu.THROUGHPUT_METRICS)
+    "dram throughput": "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    "l2 cache throughput": "lts__throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1/tex cache throughput": "l1tex__throughput.avg.pct_of_peak_sustained_active",
+    "compute (sm) throughput": "sm__throughput.avg.pct_of_peak_sustained_elapsed",
+    "memory throughput": "gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed",
 }
 
 ID = ("ID",)

@@ -266,10 +266,11 @@ def render(rows: Sequence[Row], missing: Sequence[str]) -> str:
     out.extend(missing)
     pairs = [r for r in rows if r.kind == "pair"]
     unranked = [r for r in pairs if r.rank is None]
-    alt = sum(1 for r in unranked if "as an alternative" in r.note)
-    out.append(f"{len(pairs)} pairs with data, {len(unranked)} with the applied optimizer not ranked: {alt} listed "
-               f"only as an alternative (counted with that estimate in geomean_err), {len(unranked) - alt} not "
-               "advised at all (counted with estimate 1.0)")
+    alts = [r for r in pairs if "as an alternative" in r.note]
+    strict1 = sum(1 for r in pairs if r.rank == 1 and "as an alternative" not in r.note)
+    out.append(f"{len(pairs)} pairs with data: {len(alts)} with the applied optimizer offered as an alternative of a "
+               f"finding (counted at that finding's rank, with its own estimate; top1 counting only the finding's own "
+               f"optimizer: {strict1}/{len(pairs)}), {len(unranked)} not advised at all (counted with estimate 1.0)")
     out.append(summary_line(rows))
     return "\n".join(out)
 

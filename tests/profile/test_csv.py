@@ -90,6 +90,9 @@ def test_per_line_numbers_and_launch_equal_the_report(name: str) -> None:
     assert lb.achieved_occupancy == pytest.approx(la.achieved_occupancy, abs=0.006)
     assert lb.waves_per_sm == pytest.approx(la.waves_per_sm, abs=0.006)
     assert lb.duration_ns == pytest.approx(la.duration_ns, rel=3e-3)
+    # the SpeedOfLight throughputs (the advice's roofline caps) come through the Details page too
+    assert set(lb.throughput_pct) == set(la.throughput_pct) and la.throughput_pct
+    assert all(lb.throughput_pct[u] == pytest.approx(v, abs=0.006) for u, v in la.throughput_pct.items())
     assert b.profile.arch == profile.arch == "sm_90"
     assert [x.optimizer for x in b.advice][:2] == advice[:2]
 
