@@ -101,6 +101,12 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
     grid fills one wave), thread_increase keeps the CTAs and gives each PROPOSED_THREADS threads. Estimated
     as a throughput ratio (eqs. 6-10) with per-SM ceilings scaled by the work each SM keeps and the shared
     ceilings (DRAM, L2) unchanged; an upper bound, since it assumes the work divides."""
+    from warpwise.analysis.advice.filters import device_launch_lines
+
+    if device_launch_lines(view):
+        return Skipped(opt_id, "the kernel launches child grids from the device: its small grid is the CDP parent, "
+                               "whose cost is the launches (see the dynamic-parallelism rewrites), not its own "
+                               "parallelism")
     miss = _need_issue(view, opt_id)
     if miss:
         return miss
