@@ -17,11 +17,10 @@ Reading of the garbled PDF, checked against GPA's released estimators (HPCToolki
 
 Eq. 10 as printed multiplies two factors that the text says are both below one for block increase, which
 would be a slowdown. GPA's released code computes block increase as 1 / (C_W × (I / I_new) × f'), i.e.
-the *work* per scheduler shrinks by C_W while its issue rate shrinks by C_I. warpwise therefore writes the
-work factor explicitly: ``parallel_speedup`` takes C_work = W / W_new (work per busy scheduler,
-old over new — the reciprocal of eq. 6's C_W) for optimizers that redistribute work over more
-schedulers, and C_work = 1 for those that only change how many warps share a scheduler (occupancy).
-The formula string of every estimate shows which.
+the *work* per scheduler shrinks by C_W while its issue rate shrinks by C_I. warpwise therefore writes eqs.
+6-10 as one whole-GPU throughput ratio (:func:`launch_shape_speedup`): the issue rate summed over the busy
+schedulers, before and after, times the change of work; with the busy schedulers unchanged it is eq. 7's C_I,
+with the same warps spread over more schedulers it is GPA's released C_work × C_I.
 """
 
 from __future__ import annotations
@@ -119,42 +118,6 @@ def issue_rate(r_i: float, warps: float) -> float:
     if warps <= 0:
         raise EstimateError(f"warps per scheduler W = {warps} must be positive")
     return 1.0 - (1.0 - r_i) ** warps
-
-
-def warp_change(warps: float, warps_new: float) -> float:
-    """GPA eq. 6: C_W = W_new / W (active warps per scheduler, new over old)."""
-    if warps <= 0 or warps_new <= 0:
-        raise EstimateError(f"warps per scheduler must be positive (W = {warps}, W_new = {warps_new})")
-    return warps_new / warps
-
-
-def issue_change(r_i: float, warps: float, warps_new: float) -> float:
-    """GPA eq. 7: C_I = I_new / I with I, I_new from eqs. 8/9."""
-    i_old = issue_rate(r_i, warps)
-    if i_old == 0.0:
-        raise EstimateError("issue rate I is 0: no issued samples to scale")
-    return issue_rate(r_i, warps_new) / i_old
-
-
-def parallel_speedup(r_i: float, warps: float, warps_new: float, *, redistributes_work: bool,
-                     f: float = 1.0, f_formula: str = "1") -> Estimate:
-    """GPA eq. 10 with eqs. 6–9: S_p = C_work × C_I × f.
-
-    ``r_i`` R_I (issued-sample ratio of a warp), ``warps`` W and ``warps_new`` W_new (active warps per
-    scheduler), ``redistributes_work``: True when the change spreads the same work over more (or fewer)
-    schedulers, so each scheduler's work scales by W_new / W (C_work = 1 / C_W, see the module docstring);
-    False when only the number of warps sharing a scheduler changes (C_work = 1). ``f``: the optimizer's
-    factor (eq. 10) and ``f_formula`` how it was computed.
-    """
-    c_w = warp_change(warps, warps_new)
-    c_i = issue_change(r_i, warps, warps_new)
-    c_work = 1.0 / c_w if redistributes_work else 1.0
-    s = c_work * c_i * f
-    inputs = {"R_I": r_i, "W": warps, "W_new": warps_new, "C_W": c_w,
-              "I": issue_rate(r_i, warps), "I_new": issue_rate(r_i, warps_new), "C_I": c_i, "f": f}
-    formula = ("(1/C_W)*C_I*f" if redistributes_work else "C_I*f") + \
-        ", C_W=W_new/W, C_I=I_new/I, I=1-(1-R_I)^W" + ("" if f_formula == "1" else f", f={f_formula}")
-    return Estimate(s, formula, inputs, "GPA eqs. 6-10")
 
 
 def scheduler_throughput(r_i: float, busy_sms: float, warps_per_sm: float, schedulers: int) -> float:

@@ -22,10 +22,6 @@ LAUNCH_SHAPE = "<launch shape>"
 #: GPA released (GPUBlockDecreaseOptimizer): blocks of at most this many warps are "small".
 WARP_COUNT_LIMIT = 2
 
-#: Classes GPA assumes disappear when a scheduler keeps at most one warp (GPA §5.2 after eq. 10: "no
-#: pipeline, memory throttle, and no select stall"); used for f of block increase.
-_CONTENTION = (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY, stalls.NOT_SELECTED)
-
 
 def _warps_per_block(view: KernelView) -> int:
     tpb = view.profile.launch.threads_per_block

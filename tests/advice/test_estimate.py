@@ -71,19 +71,15 @@ def test_eq8_issue_rate() -> None:
         est.issue_rate(0.1, 0)
 
 
-def test_eq6_eq7_changes() -> None:
-    assert est.warp_change(8, 4) == pytest.approx(0.5)
-    # I_new / I = (1 - 0.9^8) / (1 - 0.9^4) = 0.56953279 / 0.3439
-    assert est.issue_change(0.1, 4, 8) == pytest.approx(0.56953279 / 0.3439)
-
-
-def test_eq10_parallel_speedup() -> None:
-    c_i = 0.56953279 / 0.3439
-    occ = est.parallel_speedup(0.1, 4, 8, redistributes_work=False)
-    assert occ.speedup == pytest.approx(c_i)
-    assert occ.inputs["C_W"] == pytest.approx(2.0)
-    # Spreading 4 warps/scheduler onto 1 (block increase): work per scheduler x1/4, issue rate x(0.1/0.3439).
-    blk = est.parallel_speedup(0.1, 4, 1, redistributes_work=True, f=1.25, f_formula="1/(1-0.2)")
-    assert blk.speedup == pytest.approx(4 * (0.1 / 0.3439) * 1.25)
-    assert blk.formula.startswith("(1/C_W)*C_I*f")
-    assert "f=1/(1-0.2)" in blk.formula
+def test_eqs6_to_10_as_a_throughput_ratio() -> None:
+    # same 132 SMs, 4 -> 8 warps per scheduler: eq. 7's C_I = (1 - 0.9^8) / (1 - 0.9^4)
+    occ = est.launch_shape_speedup(0.1, (132, 16), (132, 32), 4)
+    assert occ.speedup == pytest.approx(0.56953279 / 0.3439)
+    # 16 warps on one SM (4 per scheduler) spread over 4 SMs (1 per scheduler): GPA C_work x C_I = 4 * 0.1 / 0.3439
+    blk = est.launch_shape_speedup(0.1, (1, 16), (4, 4), 4)
+    assert blk.speedup == pytest.approx(4 * 0.1 / 0.3439)
+    # CTAs of 16 threads made whole warps: half the warp instructions for the same work
+    lanes = est.launch_shape_speedup(0.1, (132, 16), (132, 16), 4, work_ratio=0.5)
+    assert lanes.speedup == pytest.approx(2.0) and "work=lanes/lanes_new" in lanes.formula
+    with pytest.raises(est.EstimateError):
+        est.launch_shape_speedup(0.1, (0, 16), (1, 16), 4)
