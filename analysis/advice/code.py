@@ -14,7 +14,7 @@ from typing import Any
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function
-from warpwise.analysis.advice.model import Advice, Estimate, Skipped
+from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import roofline, stalls
@@ -641,23 +641,79 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
                                       nothing="no throttle stalls at uncoalesced global accesses")
     if not isinstance(res, Advice):
         return res
-    # A kernel whose time goes to memory traffic speeds up by the traffic the fix removes: the sectors fetched
-    # beyond the ideal at uncoalesced accesses (Nsight Compute's L2 theoretical sectors vs ideal). Used when the
-    # busiest memory unit runs at MEMORY_BUSY of its reachable peak or more (below that, latency dominates and
-    # eq. 2 stands): S = sectors / (sectors - excess).
-    tp = view.profile.launch.throughput_pct
-    busy = max((tp.get(u, 0.0) / (100 * roofline.ACHIEVABLE[u]) for u in ("dram", "l2")), default=0.0)
+    # What coalescing changes is traffic: the sectors fetched beyond the ideal at uncoalesced accesses (Nsight
+    # Compute's L2 theoretical sectors vs ideal) leave L1 and L2; DRAM loses them only where they reached it
+    # (sectors that other warps reuse from cache never did). The roofline after the fix (arch/roofline.after_fix)
+    # is the expected speedup of a kernel whose time follows its traffic, and caps eq. 2 otherwise.
+    got = coalesced_ratios(view)
+    if got is None:
+        return res
+    ratios, extra = got
+    traffic_bound = max(roofline.busy(view.profile.launch.throughput_pct, u) for u in ("dram", "l2")) >= MEMORY_BUSY
+    return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
+
+
+def coalesced_ratios(view: KernelView, limit: float = COALESCE_LIMIT
+                     ) -> tuple[dict[str, float], dict[str, float]] | None:
+    """Work after / before per memory unit (l2, l1, dram) when the global accesses with a sector efficiency
+    below ``limit`` (default COALESCE_LIMIT; 1 = every access) fetch only their ideal sectors, and the inputs
+    (sectors, excess, DRAM bytes). None when no access fetches excess sectors. The excess leaves L1 and L2;
+    DRAM loses it only where it reached DRAM: after the fix DRAM moves at most the sectors L2 still serves."""
+    lc = view.profile.launch
     sectors = sum(s.l2_sectors for s in view.profile.pcs.values())
     excess = 0.0
     for s in view.profile.pcs.values():
-        if s.l2_sectors > 0 and s.l2_sectors_ideal > 0 and s.l2_sectors_ideal / s.l2_sectors < COALESCE_LIMIT:
+        if s.l2_sectors > 0 and s.l2_sectors_ideal > 0 and s.l2_sectors_ideal / s.l2_sectors < limit:
             excess += s.l2_sectors - s.l2_sectors_ideal
-    if busy >= MEMORY_BUSY and 0 < excess < sectors:
-        s_bytes = sectors / (sectors - excess)
-        if s_bytes > res.estimated_speedup:
-            res.estimate = Estimate(s_bytes, "sectors/(sectors-excess), traffic-bound kernel",
-                                    {"sectors": float(sectors), "excess": excess, "busy": busy},
-                                    "L2 sector traffic (SourceCounters ideal vs actual)")
+    if not 0 < excess < sectors:
+        return None
+    r_l2 = (sectors - excess) / sectors
+    ratios = {"l2": r_l2, "l1": _l1_ratio(view, global_ratio=r_l2)}
+    if lc.dram_bytes > 0:
+        ratios["dram"] = min(1.0, (sectors - excess) * SECTOR_BYTES / lc.dram_bytes)
+    return ratios, {"sectors": float(sectors), "excess": excess, "dram_bytes": lc.dram_bytes}
+
+
+#: Bytes per L2/DRAM sector (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
+SECTOR_BYTES = 32
+
+
+def _l1_ratio(view: KernelView, global_ratio: float = 1.0, shared_removed: float = 0.0) -> float:
+    """L1 data-pipe work after / before a fix that scales the global accesses' wavefronts by ``global_ratio``
+    (taken as following their sectors) and removes ``shared_removed`` shared-memory wavefronts. The launch's
+    total LSU wavefronts (LaunchConfig.l1_lsu_wavefronts) split into the shared ones (per-PC counters) and the
+    rest; without the total, the L1 work is taken as all global (ratio = global_ratio)."""
+    total = view.profile.launch.l1_lsu_wavefronts
+    shared = float(sum(s.shared_wavefronts for s in view.profile.pcs.values()))
+    if total <= 0 or shared > total * 1.05:
+        return global_ratio if shared_removed <= 0 else max(0.0, 1.0 - shared_removed / max(shared, 1.0))
+    rest = max(0.0, total - shared)
+    return max(0.0, (rest * global_ratio + shared - shared_removed) / total)
+
+
+def _after_fix_estimate(view: KernelView, res: Advice, ratios: dict[str, float], traffic_bound: bool,
+                        extra: dict[str, float]) -> Advice:
+    """``res`` with the roofline after its fix (arch/roofline.after_fix over the work ``ratios``): the
+    expected speedup when ``traffic_bound`` (the kernel's time follows the traffic the fix changes), else the
+    ceiling of its eq. 2 estimate. Sets ``res.cap`` so no further unit cap applies."""
+    tp = view.profile.launch.throughput_pct
+    af = roofline.after_fix(tp, ratios)
+    if af is None:
+        return res
+    inputs = {**extra, **{f"r_{u}": r for u, r in ratios.items()},
+              **{f"{u}_pct": tp[u] for u in roofline.ACHIEVABLE if u in tp}}
+    rf = "1/max_u(p_u*r_u/a_u)"
+    if traffic_bound:
+        s, formula = af.speedup, f"{rf}, r_u = unit u's work after/before the fix (traffic-bound kernel)"
+    else:
+        s = min(res.estimated_speedup, af.speedup)
+        formula = f"min({res.estimate.formula}; {rf}), r_u = unit u's work after/before the fix"
+        inputs = {**res.estimate.inputs, **inputs}
+    eq = "roofline after the fix (SpeedOfLight x traffic)" if traffic_bound else \
+        f"{res.estimate.equation}, roofline after the fix"
+    res.estimate = Estimate(s, formula, inputs, eq)
+    c = next(c for c in roofline.ceilings(tp) if c.unit == af.unit)
+    res.cap = Cap(unit=af.unit, pct=tp[af.unit], cap=af.speedup, binding=s >= af.speedup - 1e-9, bound=c.bound)
     return res
 
 
@@ -685,7 +741,17 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
                                 nothing="no stalls at conflicting shared-memory instructions")
         if isinstance(res, Advice):
             res.params["confirmed"] = 1
-            return res
+            # The conflict wavefronts are L1 data-pipe work: a kernel that keeps L1 busy gains what removing them
+            # frees, up to the next unit's roofline (arch/roofline.after_fix); otherwise that caps eq. 2.
+            excess = float(sum(max(0, s.shared_wavefronts - s.shared_wavefronts_ideal)
+                               for s in view.profile.pcs.values()
+                               if s.shared_wavefronts_ideal > 0 and
+                               s.shared_wavefronts >= CONFLICT_RATIO * s.shared_wavefronts_ideal))
+            lc = view.profile.launch
+            ratios = {"l1": _l1_ratio(view, shared_removed=excess)}
+            l1_busy = roofline.busy(lc.throughput_pct, "l1") >= MEMORY_BUSY
+            return _after_fix_estimate(view, res, ratios, l1_busy,
+                                       {"wavefronts_excess": excess, "wavefronts_l1": lc.l1_lsu_wavefronts})
     if _has_wavefront_counts(view):
         return Skipped("shared_memory_coalesce", "the profile's shared-memory wavefront counters show no bank "
                                                  f"conflicts (no instruction at {CONFLICT_RATIO}x its ideal)")

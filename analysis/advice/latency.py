@@ -5,8 +5,11 @@ gain by the active samples available in the scope, and Theorem 5.1 bounds it by 
 
 from __future__ import annotations
 
+import math
+
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
+from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView, demangle_short, is_math_routine, is_runtime_function
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import DEFAULT_UNROLL, QuickFixError, forceinline_fix, unroll_fix
@@ -47,11 +50,33 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     regions = cm.group_regions(view, evs)
     rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
 
+    def load_share(r: cm.Region) -> float:
+        """f_l: the loop's global-load latency samples / T (what more loads in flight can hide)."""
+        if view.total <= 0:
+            return 0.0
+        return sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY and
+                   (e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins))) / view.total
+
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("loop_unrolling", "latency_hiding"))
+    ceiling = cap.cap if cap is not None else math.inf
+
     def advised(r: cm.Region) -> tuple[int, int | None]:
-        """(unroll factor the binary shows, factor to ask for: twice that, or None = the pragma's default)."""
+        """(unroll factor the binary shows, factor to ask for). An unrolled loop: twice its factor. A rolled one:
+        by Little's law k loads in flight per wait leave 1/k of the loop's load wait (S = 1/(1 - f(1 - 1/k))),
+        so the smallest power of two up to MAX_UNROLL whose S reaches the kernel's roofline ceiling (more
+        loads in flight cannot go faster than the bandwidth allows), else MAX_UNROLL; None (the pragma's
+        default) when the loop waits on no global loads."""
         main = cm.unrolled_loop(r.fn, r.loop) if (r.fn is not None and r.loop is not None) else None
         factor = cm.unroll_factor(r.fn, main) if (r.fn is not None and main is not None) else 1
-        return factor, (2 * factor if factor >= cm.UNROLLED_MEDIAN_COPIES else None)
+        if factor >= cm.UNROLLED_MEDIAN_COPIES:
+            return factor, 2 * factor
+        f = load_share(r)
+        if f <= 0:
+            return factor, None
+        k = 2
+        while k < MAX_UNROLL and 1 / (1 - f * (1 - 1 / k)) < ceiling:
+            k *= 2
+        return factor, k
 
     def hint(r: cm.Region) -> str:
         loop = r.loop
@@ -92,8 +117,7 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         k = (ask or DEFAULT_UNROLL) / max(1, factor)
         if k <= 1 or view.total <= 0:
             continue
-        f = sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY and
-                (e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins))) / view.total
+        f = load_share(r)
         if f > 0:
             saved += f * (1 - 1 / k)
             parts.append((f, k))
@@ -107,6 +131,12 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                                     f"{res.estimated_speedup:.3f}x")
     res.priority = 1  # the concrete fix for a loop's loads: ahead of generic reordering of the same samples
     return res
+
+
+#: Largest unroll factor loop_unrolling asks for in a rolled loop: each unrolled copy keeps its loads' registers
+#: live, so deeper unrolling trades occupancy for loads in flight (a warpwise limit; CUB's tuned kernels use
+#: 4-16 items per thread).
+MAX_UNROLL = 8
 
 
 # ---- code_reordering --------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from warpwise.analysis.advice.context import EdgeView, KernelView
 from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import occupancy as occ
-from warpwise.analysis.arch import stalls
+from warpwise.analysis.arch import roofline, stalls
 
 #: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
 LAUNCH_SHAPE = "<launch shape>"
@@ -63,6 +63,35 @@ def _old_shape(view: KernelView, r: occ.Residency) -> tuple[float, float]:
 def _capped(view: KernelView, e: Estimate, sm_work: float = 1.0) -> tuple[Estimate, Cap | None]:
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("thread_increase", "parallel"), sm_work)
     return rk.apply_cap(e, cap)
+
+
+def _row_coalescing(view: KernelView, tpb: int) -> tuple[dict[str, float], dict[str, float]] | None:
+    """Traffic ratios (code.coalesced_ratios) when the launch's CTAs are 2D and narrower than a warp in x and the
+    proposed ``tpb``-thread CTA can be a warp wide; None otherwise or when no access fetches excess sectors."""
+    from warpwise.analysis.advice.code import coalesced_ratios
+
+    bx, by, _ = view.profile.launch.block
+    ws = view.arch.warp_size
+    if not (0 < bx < ws and by > 1 and tpb % ws == 0):
+        return None
+    return coalesced_ratios(view, limit=1.0)
+
+
+def _capped_after(view: KernelView, e: Estimate, ratios: dict[str, float]) -> tuple[Estimate, Cap | None]:
+    """``e`` limited by the roofline after a fix that scales each unit's work by ``ratios``
+    (arch/roofline.after_fix): min(S, 1/max_u(p_u r_u/a_u))."""
+    tp = view.profile.launch.throughput_pct
+    af = roofline.after_fix(tp, ratios)
+    if af is None:
+        return e, None
+    bound = any(c.bound for c in roofline.ceilings(tp) if c.unit == af.unit)
+    cap = Cap(unit=af.unit, pct=tp[af.unit], cap=af.speedup, binding=e.speedup > af.speedup, bound=bound)
+    if e.speedup <= af.speedup:
+        return e, cap
+    inputs = {**e.inputs, **{f"r_{u}": r for u, r in ratios.items()}, f"C_{af.unit}": af.speedup}
+    return (Estimate(af.speedup, f"min({e.formula}; C_{af.unit}), C = 1/max_u(p_u*r_u/a_u) with r_u = unit u's "
+                                 "work after/before (coalesced rows)", inputs, f"{e.equation}, roofline after the fix"),
+            cap)
 
 
 #: Threads per CTA the launch-shape advice proposes when the CTA is too small: 256 is the common choice of
@@ -184,11 +213,21 @@ def thread_increase(view: KernelView) -> Advice | Skipped:
     old = _old_shape(view, r)
     new_w = float(big.warps_per_sm) if big_fill else threads / arch.warp_size / view.sm_count
     work = r.lane_efficiency
-    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, (old[0], new_w), arch.schedulers_per_sm,
-                                                    work), work)
+    e = est.launch_shape_speedup(view.r_issue, old, (old[0], new_w), arch.schedulers_per_sm, work)
+    shape = f"about {tpb} threads per CTA"
+    widened = _row_coalescing(view, tpb)
+    if widened is not None:
+        # A 2D CTA narrower than a warp makes each warp span several rows: its row-contiguous loads touch one
+        # segment per row. CTAs a warp wide in x fetch about the ideal sectors, so the roofline after the fix
+        # takes the coalesced traffic (code.coalesced_ratios), with SM work scaled by the idle lanes removed.
+        ratios, _ = widened
+        e, cap = _capped_after(view, e, {**ratios, "sm": work})
+        shape += f" ({arch.warp_size}x{tpb // arch.warp_size}: a warp per row segment keeps row accesses coalesced)"
+    else:
+        e, cap = _capped(view, e, work)
     hint = (f"CTAs of {lc.threads_per_block} threads ({'x'.join(str(d) for d in lc.block if d > 1) or '1'}) reach "
             f"{arch.arch}'s limit of {r.limits['blocks']} CTAs per SM with only {r.warps_per_sm} of "
-            f"{arch.max_warps_per_sm} warps resident: use about {tpb} threads per CTA")
+            f"{arch.max_warps_per_sm} warps resident: use {shape}")
     if r.lane_efficiency < 1:
         idle = 1 - r.lane_efficiency
         hint += f" (each warp of a {lc.threads_per_block}-thread CTA leaves {idle:.0%} of its lanes idle)"

@@ -56,3 +56,40 @@ def ceilings(throughput_pct: dict[str, float]) -> list[Ceiling]:
         cap = max(1.0, 100.0 * reach / pct)
         out.append(Ceiling(unit=unit, pct=pct, cap=cap, bound=pct >= 100.0 * reach * BOUND_FRACTION))
     return sorted(out, key=lambda c: c.cap)
+
+
+@dataclass(frozen=True)
+class AfterFix:
+    """The roofline of a launch after a fix that scales each unit's work: ``speedup`` (×) the most the fix
+    can give, ``unit`` the unit that then binds, ``ratios`` work after / before per unit (1 = unchanged)."""
+
+    speedup: float
+    unit: str
+    ratios: dict[str, float]
+
+
+def after_fix(throughput_pct: dict[str, float], ratios: dict[str, float]) -> AfterFix | None:
+    """Speedup ceiling of a fix that changes the work of some units, the others unchanged.
+
+    A unit u at p_u % of peak with at most a_u reachable needs at least p_u × r_u / (100 a_u) of the launch's
+    present duration for its work after the fix (r_u = ``ratios[u]``, default 1), so the launch takes at least
+    the largest of those: S ≤ 1 / max_u (p_u r_u / (100 a_u)) — the roofline argument (Williams et al., CACM
+    2009) with each unit's work after the fix. For a kernel whose time follows its memory traffic this is
+    also the expected speedup. None when the profile measured no unit.
+    """
+    worst, unit = 0.0, ""
+    for u, reach in ACHIEVABLE.items():
+        p = throughput_pct.get(u)
+        if p is None or p <= 0:
+            continue
+        need = p * max(0.0, ratios.get(u, 1.0)) / (100.0 * reach)
+        if need > worst:
+            worst, unit = need, u
+    if not unit:
+        return None
+    return AfterFix(speedup=max(1.0, 1.0 / worst), unit=unit, ratios=dict(ratios))
+
+
+def busy(throughput_pct: dict[str, float], unit: str) -> float:
+    """``unit``'s throughput as a fraction of its reachable peak (0 when not measured)."""
+    return throughput_pct.get(unit, 0.0) / (100.0 * ACHIEVABLE.get(unit, 1.0))

@@ -73,6 +73,19 @@ class LaunchConfig:
     throughput_pct: dict[str, float] = field(default_factory=dict)
     # PC-sampling interval in SM cycles between samples of one SM sub-partition (smsp__pcsamp_interval_cycles)
     sampling_interval_cycles: float = 0.0
+    # Peak DRAM bandwidth in bytes/s: 2 (double data rate) x memory clock x bus width / 8, from the device
+    # attributes ncu records (device__attribute_memory_clock_rate, _global_memory_bus_width); 0 when absent
+    dram_peak_bytes_per_s: float = 0.0
+    # L1 data-pipe LSU wavefronts of the launch, all L1s together: the SpeedOfLight breakdown's
+    # l1tex__data_pipe_lsu_wavefronts % of peak x l1tex__cycles_elapsed.sum (peak: one wavefront per cycle per
+    # L1); global, local and shared accesses alike. 0 when absent
+    l1_lsu_wavefronts: float = 0.0
+
+    @property
+    def dram_bytes(self) -> float:
+        """Bytes the launch moved to and from DRAM: DRAM throughput % x peak bandwidth x duration (0 when any
+        of them is unknown)."""
+        return self.throughput_pct.get("dram", 0.0) / 100.0 * self.dram_peak_bytes_per_s * self.duration_ns * 1e-9
 
     @property
     def threads_per_block(self) -> int:

@@ -115,6 +115,11 @@ def launch_from_metrics(get: Callable[[str], float | None]) -> LaunchConfig:
         duration_ns=f("gpu__time_duration.sum"),
         throughput_pct={u: v for u, m in THROUGHPUT_METRICS.items() if (v := get(m)) is not None},
         sampling_interval_cycles=f("smsp__pcsamp_interval_cycles"),
+        # CUDA's theoretical bandwidth: clock in kHz, bus width in bits, two transfers per clock
+        dram_peak_bytes_per_s=2.0 * f("device__attribute_memory_clock_rate") * 1e3
+        * f("device__attribute_global_memory_bus_width") / 8.0,
+        l1_lsu_wavefronts=f("l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed") / 100.0
+        * f("l1tex__cycles_elapsed.sum"),
     )
 
 

@@ -16,6 +16,7 @@
 #          DRY=1: build everything with the local nvcc and skip every GPU step (no GPU needed)
 #          BUDGET_S=420: no new profile or timing round starts once it would end past this (s since start);
 #                  what was measured is still summarized and packed
+#          PROFILE=0: keep the committed reports (time only)
 #          BUILD_DIR=dir: build there and keep the binaries (default: a temporary folder, removed at exit)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -56,7 +57,7 @@ for n in "${names[@]}"; do
   kind[$n]=${meta[1]}
   mkdir -p "$build/$n"
   echo "$n orig${meta[2]:+ ${meta[2]}}" >> "$jobs_file"  # no trailing blank: xargs -L would join lines
-  [ "${kind[$n]}" = pair ] && echo "$n fix${meta[3]:+ ${meta[3]}}" >> "$jobs_file"
+  [ -f "$here/pairs/$n/fix.cu" ] && echo "$n fix${meta[3]:+ ${meta[3]}}" >> "$jobs_file"
 done
 
 echo "== build ${#names[@]} programs ($JOBS in parallel)"
@@ -73,7 +74,7 @@ xargs -P "$JOBS" -L 1 bash -c '
 
 ok=()
 for n in "${names[@]}"; do
-  if [ -x "$build/$n/orig" ] && { [ "${kind[$n]}" != pair ] || [ -x "$build/$n/fix" ]; }; then ok+=("$n"); fi
+  if [ -x "$build/$n/orig" ] && { [ ! -f "$here/pairs/$n/fix.cu" ] || [ -x "$build/$n/fix" ]; }; then ok+=("$n"); fi
 done
 echo "== built: ${#ok[@]} of ${#names[@]}"
 
@@ -89,6 +90,7 @@ fi
 elapsed() { echo $(( $(date +%s) - t0 )); }
 echo "== profile (warpwise profile)"
 for n in "${ok[@]}"; do
+  if [ "${PROFILE:-1}" = 0 ]; then echo "kept the committed profile of $n (PROFILE=0)"; continue; fi
   if [ "$(elapsed)" -gt $((BUDGET_S / 2)) ]; then echo "SKIPPED profile of $n: half of BUDGET_S=$BUDGET_S s spent"; continue; fi
   rm -f "$here/pairs/$n"/orig.ncu-rep "$here/pairs/$n"/orig.*.cubin
   s=$SECONDS
@@ -118,7 +120,7 @@ for r in $(seq 1 "$ROUNDS"); do
   {
     echo "cd '$root'"
     for n in "${ok[@]}"; do
-      variants=(orig); [ "${kind[$n]}" = pair ] && variants+=(fix)
+      variants=(orig); [ -f "$here/pairs/$n/fix.cu" ] && variants+=(fix)
       for v in "${variants[@]}"; do
         echo "timeout 60 bash -c 'echo \"\$0 \$1 \$\$\" >> \"\$2\"; exec \"\$3\"' $n $v '$logs/pids.r$r.txt' '$build/$n/$v' > '$logs/$n.$v.r$r.out' 2>&1 || echo \"$n/$v exit \$?\""
       done
@@ -127,7 +129,7 @@ for r in $(seq 1 "$ROUNDS"); do
   timeout $(( BUDGET_S + 60 - $(elapsed) )) "$NCU" --clock-control none --target-processes all --metrics gpu__time_duration.sum --csv -k "$regex" \
     bash "$runner" > "$logs/timing.r$r.csv" 2> "$logs/timing.r$r.err" || echo "ncu round $r exit $?"
   for n in "${ok[@]}"; do
-    variants=(orig); [ "${kind[$n]}" = pair ] && variants+=(fix)
+    variants=(orig); [ -f "$here/pairs/$n/fix.cu" ] && variants+=(fix)
     for v in "${variants[@]}"; do
       grep -q ": PASS" "$logs/$n.$v.r$r.out" || { echo "NO PASS $n/$v round $r:"; tail -3 "$logs/$n.$v.r$r.out"; }
     done

@@ -110,12 +110,15 @@ def summarize_pair(rounds: list[dict[tuple[str, str], list[float]]], name: str, 
     """Timing entry of one pair from every round's ``split_round`` result.
 
     Per program run the launch durations are summed (a program may launch different sizes); the achieved
-    speedup is the median over rounds of orig-run / fix-run, spread the min and max of those ratios.
+    speedup (of the fix, or of a nothing-to-gain kernel's probe fix.cu) is the median over rounds of
+    orig-run / fix-run, spread the min and max of those ratios.
     Raises ValueError when a round has no launch of a variant.
     """
     if not rounds:
         raise ValueError("no timing round ran")
-    variants = ["orig"] if kind == "nothing_to_gain" else ["orig", "fix"]
+    # a nothing-to-gain kernel may carry a probe (fix.cu: its top advice applied) to show the advice does not pay
+    probe = kind == "nothing_to_gain" and any(timing.get((name, "fix")) for timing in rounds)
+    variants = ["orig"] if kind == "nothing_to_gain" and not probe else ["orig", "fix"]
     per: dict[str, list[list[float]]] = {}
     for v in variants:
         per[v] = []
@@ -130,7 +133,7 @@ def summarize_pair(rounds: list[dict[tuple[str, str], list[float]]], name: str, 
         entry[f"run_{v}_us"] = runs
         entry[f"median_{v}_us"] = statistics.median(runs) if runs else None
         entry[f"launches_{v}"] = len(per[v][0]) if per[v] else 0
-    if kind == "pair":
+    if "fix" in variants:
         ratios = [o / f for o, f in zip(entry["run_orig_us"], entry["run_fix_us"], strict=True)]  # type: ignore[call-overload]
         entry["ratios"] = ratios
         entry["achieved"] = statistics.median(ratios) if ratios else None

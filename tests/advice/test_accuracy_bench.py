@@ -65,7 +65,10 @@ def test_every_pair_json_is_well_formed() -> None:
     assert kinds.count("pair") >= 17 and kinds.count("nothing_to_gain") >= 3
     for p in pairs:
         assert (p / "orig.cu").is_file()
-        assert (p / "fix.cu").is_file() == (ncu_times.pair_meta(p)["kind"] == "pair")
+        # a pair has its fix; a nothing-to-gain kernel may have a probe (its top advice applied, timed to show
+        # that it does not pay)
+        if ncu_times.pair_meta(p)["kind"] == "pair":
+            assert (p / "fix.cu").is_file()
 
 
 # A fixed subset keeps the test fast (each pair re-runs the whole analysis on a 3-launch report): one pair

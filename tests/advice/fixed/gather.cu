@@ -11,7 +11,7 @@ __global__ void spmv_ell(const int* __restrict__ cols, const float* __restrict__
   int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= rows) return;
   float sum = 0.0f;
-#pragma unroll 4
+#pragma unroll 2
   for (int k = 0; k < width; ++k) {
     int c = cols[k * rows + r];           // load the column index ...
     sum += vals[k * rows + r] * x[c];     // ... then the value it points to, used at once

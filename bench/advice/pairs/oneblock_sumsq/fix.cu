@@ -1,6 +1,7 @@
 // Squared L2 norm of a residual vector, as the convergence test of an iterative solver computes it:
-// a grid-stride loop, then a block-wide shared-memory reduction with barriers. Launched as a
-// grid of 32 blocks (1024 threads each): 32 SMs stream their shares, partial sums meet in an atomic.
+// a grid-stride loop, then a block-wide shared-memory reduction with barriers. Launched with one block
+// (1024 threads) per SM, the grid sized from the device's SM count: every SM streams its share of the
+// loop and the partial sums meet in an atomic.
 #include "../bench.cuh"
 
 constexpr int kThreads = 1024;
@@ -27,7 +28,8 @@ int main() {
   CK(cudaMalloc(&d_r, n * sizeof(float)));
   CK(cudaMalloc(&d_out, sizeof(float)));
   CK(cudaMemcpy(d_r, r.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  const int blocks = 32;
+  int blocks = 0;
+  CK(cudaDeviceGetAttribute(&blocks, cudaDevAttrMultiProcessorCount, 0));
   float got = 0.0f;
   for (int rep = 0; rep < 3; ++rep) {
     CK(cudaMemset(d_out, 0, sizeof(float)));
