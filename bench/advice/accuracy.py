@@ -167,7 +167,9 @@ def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -
     if kind == "nothing_to_gain":
         ok = all(est <= NOTHING_TO_GAIN_LIMIT for _, est in view.ranking) and \
             (view.bound is not None or not _analysis_offers_bound())
-        return Row(pair_dir.name, kind, None, None, None, None, None, top[0], top[1], view.launches,
+        if achieved is not None:  # a probe: the top advice applied and timed
+            note = (note + "; " if note else "") + f"probe (its top advice applied) measured {achieved:.3f}x"
+        return Row(pair_dir.name, kind, None, None, None, achieved, None, top[0], top[1], view.launches,
                    view.samples, view.bound, ok, note)
     rank = next((i + 1 for i, (o, _) in enumerate(view.ranking) if o == opt), None)
     estimate = view.ranking[rank - 1][1] if rank else None
