@@ -16,6 +16,7 @@
 #          DRY=1: build everything with the local nvcc and skip every GPU step (no GPU needed)
 #          BUDGET_S=420: no new profile or timing round starts once it would end past this (s since start);
 #                  what was measured is still summarized and packed
+#          SET=dir: another set of pairs laid out like bench/advice (dir/pairs/<name>/, dir/timings_h200.json)
 #          PROFILE=0: keep the committed reports (time only)
 #          BUILD_DIR=dir: build there and keep the binaries (default: a temporary folder, removed at exit)
 set -euo pipefail
@@ -32,7 +33,8 @@ read -r -a WW <<< "${WARPWISE:-warpwise}"
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 here=bench/advice
-logs=$here/logs/$(date -u +%Y%m%dT%H%MZ)  # one folder per run: a subset re-run keeps the earlier logs
+set=${SET:-$here}  # the benchmark set: $set/pairs/<name>/, $set/timings_h200.json, $set/VERSIONS.txt, $set/logs/
+logs=$set/logs/$(date -u +%Y%m%dT%H%MZ)  # one folder per run: a subset re-run keeps the earlier logs
 mkdir -p "$logs"
 if [ -n "${BUILD_DIR:-}" ]; then  # keep the binaries (e.g. to read their SASS after a DRY run)
   build=$BUILD_DIR; mkdir -p "$build"
@@ -43,7 +45,7 @@ t0=$(date +%s)
 
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
-  for d in "$here"/pairs/*/; do [ -f "$d/pair.json" ] && names+=("$(basename "$d")"); done
+  for d in "$set"/pairs/*/; do [ -f "$d/pair.json" ] && names+=("$(basename "$d")"); done
 fi
 
 declare -A kernel kind
@@ -51,21 +53,21 @@ declare -A kernel kind
 jobs_file=$build/jobs.txt
 : > "$jobs_file"
 for n in "${names[@]}"; do
-  [ -f "$here/pairs/$n/pair.json" ] || { echo "no pair $n ($here/pairs/$n/pair.json missing)" >&2; exit 2; }
-  mapfile -t meta < <(python3 "$here/ncu_times.py" meta "$here/pairs/$n")
+  [ -f "$set/pairs/$n/pair.json" ] || { echo "no pair $n ($set/pairs/$n/pair.json missing)" >&2; exit 2; }
+  mapfile -t meta < <(python3 "$here/ncu_times.py" meta "$set/pairs/$n")
   kernel[$n]=${meta[0]}
   kind[$n]=${meta[1]}
   mkdir -p "$build/$n"
   echo "$n orig${meta[2]:+ ${meta[2]}}" >> "$jobs_file"  # no trailing blank: xargs -L would join lines
-  [ -f "$here/pairs/$n/fix.cu" ] && echo "$n fix${meta[3]:+ ${meta[3]}}" >> "$jobs_file"
+  [ -f "$set/pairs/$n/fix.cu" ] && echo "$n fix${meta[3]:+ ${meta[3]}}" >> "$jobs_file"
 done
 
 echo "== build ${#names[@]} programs ($JOBS in parallel)"
-export NVCC ARCH build here
+export NVCC ARCH build here set
 # shellcheck disable=SC2016
 xargs -P "$JOBS" -L 1 bash -c '
   n=$0 v=$1; shift  # bash -c: $0 is the pair, $1 the variant, the rest its nvcc flags
-  if "$NVCC" -lineinfo -O3 -arch="$ARCH" "$@" -o "$build/$n/$v" "$here/pairs/$n/$v.cu" > "$build/$n/$v.build.txt" 2>&1; then
+  if "$NVCC" -lineinfo -O3 -arch="$ARCH" -I "$here/pairs" "$@" -o "$build/$n/$v" "$set/pairs/$n/$v.cu" > "$build/$n/$v.build.txt" 2>&1; then
     [ -s "$build/$n/$v.build.txt" ] && { echo "WARN $n/$v: compiler output:"; cat "$build/$n/$v.build.txt"; }
     echo "built $n/$v"
   else
@@ -74,13 +76,13 @@ xargs -P "$JOBS" -L 1 bash -c '
 
 ok=()
 for n in "${names[@]}"; do
-  if [ -x "$build/$n/orig" ] && { [ ! -f "$here/pairs/$n/fix.cu" ] || [ -x "$build/$n/fix" ]; }; then ok+=("$n"); fi
+  if [ -x "$build/$n/orig" ] && { [ ! -f "$set/pairs/$n/fix.cu" ] || [ -x "$build/$n/fix" ]; }; then ok+=("$n"); fi
 done
 echo "== built: ${#ok[@]} of ${#names[@]}"
 
 if [ "$DRY" = 1 ]; then
   for n in "${ok[@]}"; do
-    echo "DRY $n: ${WW[*]} profile -o $here/pairs/$n/orig.ncu-rep -- $build/$n/orig"
+    echo "DRY $n: ${WW[*]} profile -o $set/pairs/$n/orig.ncu-rep -- $build/$n/orig"
     echo "DRY $n: $NCU --clock-control none --metrics gpu__time_duration.sum --csv -k regex:^${kernel[$n]} <bin> x $ROUNDS rounds"
   done
   [ ${#ok[@]} -eq ${#names[@]} ] && echo "DRY run: every program built" || { echo "DRY run: build failures" >&2; exit 1; }
@@ -92,9 +94,9 @@ echo "== profile (warpwise profile)"
 for n in "${ok[@]}"; do
   if [ "${PROFILE:-1}" = 0 ]; then echo "kept the committed profile of $n (PROFILE=0)"; continue; fi
   if [ "$(elapsed)" -gt $((BUDGET_S / 2)) ]; then echo "SKIPPED profile of $n: half of BUDGET_S=$BUDGET_S s spent"; continue; fi
-  rm -f "$here/pairs/$n"/orig.ncu-rep "$here/pairs/$n"/orig.*.cubin
+  rm -f "$set/pairs/$n"/orig.ncu-rep "$set/pairs/$n"/orig.*.cubin
   s=$SECONDS
-  if timeout 180 "${WW[@]}" profile -o "$here/pairs/$n/orig.ncu-rep" -- "$build/$n/orig" > "$logs/$n.profile.txt" 2>&1; then
+  if timeout 180 "${WW[@]}" profile -o "$set/pairs/$n/orig.ncu-rep" -- "$build/$n/orig" > "$logs/$n.profile.txt" 2>&1; then
     printf 'profiled %-22s %4d s\n' "$n" $((SECONDS - s))
   else
     echo "PROFILE FAILED $n (see $logs/$n.profile.txt)"; tail -5 "$logs/$n.profile.txt"
@@ -120,7 +122,7 @@ for r in $(seq 1 "$ROUNDS"); do
   {
     echo "cd '$root'"
     for n in "${ok[@]}"; do
-      variants=(orig); [ -f "$here/pairs/$n/fix.cu" ] && variants+=(fix)
+      variants=(orig); [ -f "$set/pairs/$n/fix.cu" ] && variants+=(fix)
       for v in "${variants[@]}"; do
         echo "timeout 60 bash -c 'echo \"\$0 \$1 \$\$\" >> \"\$2\"; exec \"\$3\"' $n $v '$logs/pids.r$r.txt' '$build/$n/$v' > '$logs/$n.$v.r$r.out' 2>&1 || echo \"$n/$v exit \$?\""
       done
@@ -129,7 +131,7 @@ for r in $(seq 1 "$ROUNDS"); do
   timeout $(( BUDGET_S + 60 - $(elapsed) )) "$NCU" --clock-control none --target-processes all --metrics gpu__time_duration.sum --csv -k "$regex" \
     bash "$runner" > "$logs/timing.r$r.csv" 2> "$logs/timing.r$r.err" || echo "ncu round $r exit $?"
   for n in "${ok[@]}"; do
-    variants=(orig); [ -f "$here/pairs/$n/fix.cu" ] && variants+=(fix)
+    variants=(orig); [ -f "$set/pairs/$n/fix.cu" ] && variants+=(fix)
     for v in "${variants[@]}"; do
       grep -q ": PASS" "$logs/$n.$v.r$r.out" || { echo "NO PASS $n/$v round $r:"; tail -3 "$logs/$n.$v.r$r.out"; }
     done
@@ -139,7 +141,7 @@ for r in $(seq 1 "$ROUNDS"); do
 done
 
 # a subset run adds its section to VERSIONS.txt; a full run starts it afresh
-[ $# -gt 0 ] && [ -f "$here/VERSIONS.txt" ] && { cat "$here/VERSIONS.txt"; echo "---"; } > "$build/versions.prev"
+[ $# -gt 0 ] && [ -f "$set/VERSIONS.txt" ] && { cat "$set/VERSIONS.txt"; echo "---"; } > "$build/versions.prev"
 {
   [ -f "$build/versions.prev" ] && cat "$build/versions.prev"
   echo "collected: $(date -u +%Y-%m-%dT%H:%MZ) (logs: $logs)"
@@ -150,15 +152,16 @@ done
   echo "profile: ${WW[*]} profile (ncu --clock-control none --import-source yes, warpwise's sections, default PC sampling interval)"
   echo "timing: ncu --clock-control none --target-processes all --metrics gpu__time_duration.sum --csv -k '$regex', one session per round over every program, $done_rounds of $ROUNDS rounds, orig then fix"
   echo "pairs run: ${ok[*]}"
-} > "$here/VERSIONS.txt"
+} > "$set/VERSIONS.txt"
 nvidia-smi > "$logs/nvidia-smi.txt" 2>&1 || true
 
 echo "== summary"
-python3 "$here/ncu_times.py" summarize "$logs" "$here/timings_h200.json" "$done_rounds" "${ok[@]}" | tee "$logs/summary.txt" || true
+python3 "$here/ncu_times.py" summarize "$logs" "$set/timings_h200.json" "$done_rounds" "${ok[@]}" | tee "$logs/summary.txt" || true
 
-files=("$here/timings_h200.json" "$here/VERSIONS.txt" "$logs")
+files=("$set/timings_h200.json" "$set/VERSIONS.txt" "$logs")
 for n in "${ok[@]}"; do
-  for f in "$here/pairs/$n"/orig.ncu-rep "$here/pairs/$n"/orig.*.cubin; do [ -f "$f" ] && files+=("$f"); done
+  for f in "$set/pairs/$n"/orig.ncu-rep "$set/pairs/$n"/orig.*.cubin; do [ -f "$f" ] && files+=("$f"); done
 done
-tar czf "$OUT/advbench.tar.gz" "${files[@]}"
-echo "== wrote $OUT/advbench.tar.gz ($(du -h "$OUT/advbench.tar.gz" | cut -f1)) in $(( $(date +%s) - t0 )) s"
+tarball=$OUT/$([ "$set" = "$here" ] && echo advbench || basename "$set").tar.gz
+tar czf "$tarball" "${files[@]}"
+echo "== wrote $tarball ($(du -h "$tarball" | cut -f1)) in $(( $(date +%s) - t0 )) s"

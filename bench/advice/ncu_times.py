@@ -154,7 +154,8 @@ def main(argv: list[str]) -> int:
         logdir, out, n_rounds, names = Path(argv[1]), Path(argv[2]), int(argv[3]), argv[4:]
         table = json.loads(out.read_text()) if out.exists() else {}
         pairs = table.setdefault("pairs", {})
-        metas = {n: pair_meta(Path("bench/advice/pairs") / n) for n in names}
+        pairs_dir = out.parent / "pairs"  # OUT.json sits beside the set's pairs/ folder
+        metas = {n: pair_meta(pairs_dir / n) for n in names}
         kernels = {n: str(m["kernel"]) for n, m in metas.items()}
         rounds = []
         for r in range(1, n_rounds + 1):
