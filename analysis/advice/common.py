@@ -27,6 +27,8 @@ TOP_REGIONS = 5
 BRANCH_OPS = frozenset({"BRA", "BRX", "JMP", "JMX"})
 SHARED_STORES = frozenset({"STS"})
 GLOBAL_LOADS = frozenset({"LDG", "LD"})
+#: Global/generic stores, reductions and atomics: writes a later load in program order may depend on.
+GLOBAL_WRITES = frozenset({"STG", "ST", "RED", "REDG", "ATOM", "ATOMG"})
 
 #: analysis/arch latency classes of non-memory arithmetic that can have long latency (GPA §5 strength
 #: reduction: "execution dependency stalls of long latency arithmetic instructions").
@@ -46,6 +48,18 @@ def is_global_mem(ins: Instruction | None) -> bool:
 def is_local_mem(ins: Instruction | None) -> bool:
     """Local memory instruction (LDL/STL: spills, stack)."""
     return mem_class(ins) == "local"
+
+
+def is_reorderable_load(ins: Instruction | None) -> bool:
+    """A global load the compiler may move above earlier stores: the read-only path (``LDG.*.CONSTANT``,
+    ld.global.nc — data the kernel does not write, from ``const __restrict__`` or ``__ldg``). A plain LDG
+    must stay after every store that may alias it (CUDA C++ Programming Guide, "__restrict__")."""
+    return ins is not None and ins.base_opcode in GLOBAL_LOADS and ".CONSTANT" in ins.opcode
+
+
+def loop_writes_global(fn: ProgramFunction, loop: Loop) -> list[Instruction]:
+    """The global stores / reductions / atomics inside ``loop`` (nested loops included)."""
+    return [i for b in loop.blocks for i in fn.blocks[b].instructions if i.base_opcode in GLOBAL_WRITES]
 
 
 def is_shared_mem(ins: Instruction | None) -> bool:

@@ -50,12 +50,35 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     regions = cm.group_regions(view, evs)
     rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
 
+    def pinned(r: cm.Region) -> bool:
+        """Whether the loop's loads must stay behind its own global writes: a store/atomic in the loop and plain
+        (not read-only) loads, so unrolled iterations cannot load ahead of the previous iteration's store."""
+        return r.fn is not None and r.loop is not None and bool(cm.loop_writes_global(r.fn, r.loop))
+
     def load_share(r: cm.Region) -> float:
-        """f_l: the loop's global-load latency samples / T (what more loads in flight can hide)."""
+        """f_l: the loop's global-load latency samples / T that more loads in flight can hide — loads a store in
+        the loop may alias excluded (they stay in order whatever the unroll factor)."""
         if view.total <= 0:
             return 0.0
+        stuck = pinned(r)
         return sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY and
-                   (e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins))) / view.total
+                   (e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins)) and
+                   not (stuck and not cm.is_reorderable_load(e.def_ins))) / view.total
+
+    def aliasing_note(r: cm.Region) -> str:
+        """What keeps unrolling from overlapping the loads, when a store in the loop may alias them."""
+        if r.fn is None or r.loop is None or not pinned(r):
+            return ""
+        plain = [e.def_ins for e in r.edges if e.def_ins is not None and cm.is_global_mem(e.def_ins)
+                 and e.def_ins.base_opcode in cm.GLOBAL_LOADS and not cm.is_reorderable_load(e.def_ins)]
+        if not plain:
+            return ""
+        stores = cm.loop_writes_global(r.fn, r.loop)
+        at = cm.lines_text((i.loc.file, i.loc.line) for i in stores if i.loc is not None)
+        return (f"; the loads are plain LDG and the loop writes global memory ({at}): the compiler must keep each "
+                "load after the previous iteration's store, so declare the loaded pointer `const ... __restrict__` "
+                "(or read it with __ldg) for unrolled iterations to load ahead, or load the next iteration's value "
+                "by hand before the store")
 
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("loop_unrolling", "latency_hiding"))
     ceiling = cap.cap if cap is not None else math.inf
@@ -97,7 +120,8 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
             if q is not None:
                 fix = f" ({q.title.lower()})"
         return (f"the {r.scope.name} {how} each iteration waits for its own loads ({pairs}): "
-                f"{more}{fix} so the loads of several iterations are issued before their first use")
+                f"{more}{fix} so the loads of several iterations are issued before their first use"
+                f"{aliasing_note(r)}")
 
     res = cm.latency_hiding_advice(view, "loop_unrolling", rows, hint,
                                    nothing="no dependency stalls inside rolled loops")
