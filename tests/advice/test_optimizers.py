@@ -47,6 +47,26 @@ def test_loop_unrolling_eq5_on_a_synthetic_loop() -> None:
     assert a.hotspots[0].loop is not None and a.hotspots[0].loop.line == 6
 
 
+@pytest.mark.parametrize("load, little", [("LDG.E", False), ("LDG.E.CONSTANT", True)])
+def test_loop_unrolling_loads_pinned_behind_a_store_in_the_loop(load: str, little: bool) -> None:
+    # The same loop with a global store after the use: a plain LDG may alias it, so unrolled iterations cannot
+    # load ahead (Little's law does not apply, GPA eq. 5 stays); the read-only path may move (it applies).
+    text = LOOP.replace("FADD R3, R2, R2 ; M0 L7", "FADD R3, R2, R2 ; M0 L7\nSTG.E desc[UR4][R6.64], R3 ; L7")
+    text = text.replace("LDG.E R2,", f"{load} R2,")
+    fn = function(text)
+    prog = build_program(cubin(fn))
+    prof = profile(fn, {0x20: {"long_scoreboard": 400}}, issued={0x0: 20, 0x10: 50, 0x30: 30}, not_issued_share=0.75)
+    a = run("loop_unrolling", prof, prog, [BlameEdge("k", 0x10, 0x20, "long_scoreboard", "global_memory", 400.0,
+                                                     300.0, 1)])
+    assert isinstance(a, Advice)
+    eq5 = 500 / (500 - 180)
+    if little:
+        assert a.estimated_speedup == pytest.approx(1 / (1 - 0.6 * 0.875)) and "__restrict__" not in a.hint
+    else:
+        assert a.estimated_speedup == pytest.approx(eq5)
+        assert "const ... __restrict__" in a.hint and "line 7" in a.hint
+
+
 def test_register_reuse_and_increase_on_spills() -> None:
     array = build_program(cubin(function(LOOP.replace("LDG.E R2, desc[UR4][R4.64]", "LDL R2, [R5+0x10]"))))
     fn = function(LOOP.replace("LDG.E R2, desc[UR4][R4.64]", 'LDL R2, [R1+0x10] (*"SpillRefill"*)'))
