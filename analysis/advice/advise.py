@@ -37,9 +37,10 @@ def rank(advice: list[Advice], total: int | None = None) -> list[Advice]:
     return rk.order(stable, total if total is not None else max((a.samples for a in advice), default=0))
 
 
-def bound_finding(throughput_pct: dict[str, float]) -> Bound | None:
-    """The roofline the kernel is at (SpeedOfLight; analysis/arch/roofline), as a finding; None if none."""
-    bound = [c for c in ceilings(throughput_pct) if c.bound]
+def bound_finding(throughput_pct: dict[str, float], reach_of: dict[str, float] | None = None) -> Bound | None:
+    """The roofline the kernel is at (SpeedOfLight; analysis/arch/roofline; ``reach_of``: the launch's
+    reachable fractions), as a finding; None if none."""
+    bound = [c for c in ceilings(throughput_pct, reach_of) if c.bound]
     if not bound:
         return None
     c = bound[0]
@@ -53,7 +54,7 @@ def bound_finding(throughput_pct: dict[str, float]) -> Bound | None:
     return Bound(unit=c.unit, pct=c.pct, cap=c.cap, text=text)
 
 
-def _cap(a: Advice, throughput_pct: dict[str, float]) -> Advice:
+def _cap(a: Advice, throughput_pct: dict[str, float], reach_of: dict[str, float] | None = None) -> Advice:
     """Apply the roofline cap of the units ``a``'s fix leaves unchanged (estimators that capped themselves,
     with their own work factor, keep theirs)."""
     if a.optimizer in rk.UPPER_BOUND_IDS and not a.params.get("confirmed"):
@@ -61,7 +62,7 @@ def _cap(a: Advice, throughput_pct: dict[str, float]) -> Advice:
     if a.cap is not None:
         return a
     family = REGISTRY[a.optimizer].family if a.optimizer in REGISTRY else "stall_elimination"
-    cap = rk.roofline_cap(throughput_pct, rk.units_for(a.optimizer, family))
+    cap = rk.roofline_cap(throughput_pct, rk.units_for(a.optimizer, family), reach_of=reach_of)
     a.estimate, a.cap = rk.apply_cap(a.estimate, cap, soft=True)
     return a
 
@@ -119,10 +120,11 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
     report.advice, dropped = filters.resolve_loop_conflicts(report.advice)
     report.skipped.extend(dropped)
     tp = profile.launch.throughput_pct
-    report.bound = bound_finding(tp)
+    report.bound = bound_finding(tp, view.reach)
     kept = []
     for a in report.advice:
-        a = _cap(a, tp)
+        a = _cap(a, tp, view.reach)
+        a.estimate = rk.apply_launch_floor(a.estimate, profile.launch.duration_ns)
         if (low := filters.below_minimum(a)) is not None:
             report.skipped.append(low)
         else:

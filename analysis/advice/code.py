@@ -13,6 +13,7 @@ from collections import defaultdict
 from typing import Any
 
 from warpwise.analysis.advice import common as cm
+from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function
 from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
@@ -649,7 +650,9 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
     if got is None:
         return res
     ratios, extra = got
-    traffic_bound = max(roofline.busy(view.profile.launch.throughput_pct, u) for u in ("dram", "l2")) >= MEMORY_BUSY
+    # the excess sectors are work of every unit they pass: L1 (tag lookups and wavefronts), L2 and DRAM
+    traffic_bound = max(roofline.busy(view.profile.launch.throughput_pct, u, view.reach)
+                        for u in ("dram", "l2", "l1")) >= MEMORY_BUSY
     return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
 
 
@@ -697,7 +700,7 @@ def _after_fix_estimate(view: KernelView, res: Advice, ratios: dict[str, float],
     expected speedup when ``traffic_bound`` (the kernel's time follows the traffic the fix changes), else the
     ceiling of its eq. 2 estimate. Sets ``res.cap`` so no further unit cap applies."""
     tp = view.profile.launch.throughput_pct
-    af = roofline.after_fix(tp, ratios)
+    af = roofline.after_fix(tp, ratios, view.reach)
     if af is None:
         return res
     inputs = {**extra, **{f"r_{u}": r for u, r in ratios.items()},
@@ -712,7 +715,7 @@ def _after_fix_estimate(view: KernelView, res: Advice, ratios: dict[str, float],
     eq = "roofline after the fix (SpeedOfLight x traffic)" if traffic_bound else \
         f"{res.estimate.equation}, roofline after the fix"
     res.estimate = Estimate(s, formula, inputs, eq)
-    c = next(c for c in roofline.ceilings(tp) if c.unit == af.unit)
+    c = next(c for c in roofline.ceilings(tp, view.reach) if c.unit == af.unit)
     res.cap = Cap(unit=af.unit, pct=tp[af.unit], cap=af.speedup, binding=s >= af.speedup - 1e-9, bound=c.bound)
     return res
 
@@ -749,7 +752,7 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
                                s.shared_wavefronts >= CONFLICT_RATIO * s.shared_wavefronts_ideal))
             lc = view.profile.launch
             ratios = {"l1": _l1_ratio(view, shared_removed=excess)}
-            l1_busy = roofline.busy(lc.throughput_pct, "l1") >= MEMORY_BUSY
+            l1_busy = roofline.busy(lc.throughput_pct, "l1", view.reach) >= MEMORY_BUSY
             return _after_fix_estimate(view, res, ratios, l1_busy,
                                        {"wavefronts_excess": excess, "wavefronts_l1": lc.l1_lsu_wavefronts})
     if _has_wavefront_counts(view):
@@ -831,8 +834,68 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
         hint = (f"the branch at {cm.lines_text(((h.def_ or h.use).file, (h.def_ or h.use).line) for h in hs)} splits "
                 "warps: group work so a warp's threads take the same side, or compute both sides with selects")
-    return cm.stall_elimination_advice(view, "divergence_reduction", evs, hint,
-                                       nothing="no stalls at divergent branches")
+    lanes = _idle_lanes(view)
+    if lanes is None:
+        return cm.stall_elimination_advice(view, "divergence_reduction", evs, hint,
+                                           nothing="no stalls at divergent branches")
+    # An issue-bound kernel pays for divergence in issue slots: each side of the branch issues with only its
+    # lanes active. Grouping the work so warps do not split issues the same thread-instructions in
+    # efficiency-times fewer warp-instructions: M = sum_i s_i (1 - e_i / e_cta) over the instructions that run
+    # with fewer lanes than the CTA shape allows (e_i = thread / warp instructions / warp size).
+    m, keys, where = lanes
+    if not hint:
+        hint = (f"warps run {cm.lines_text(where)} with part of their lanes idle (the threads of a warp take different "
+                "sides of a branch): group the work so a warp's threads take the same side (sort or bin by the "
+                "condition, e.g. one kind of item per warp)")
+    res = cm.stall_elimination_advice(view, "divergence_reduction", evs, hint,
+                                      nothing="no stalls at divergent branches")
+    eq2 = res.estimated_speedup if isinstance(res, Advice) else 1.0
+    e_lanes = est.stall_elimination(view.total, m)
+    if e_lanes.speedup <= eq2:
+        return res
+    if not isinstance(res, Advice):
+        res = cm.removal_advice(view, "divergence_reduction", keys, hint, "the idle lanes of divergent code",
+                                nothing="no divergent code")
+        if not isinstance(res, Advice):
+            return res
+    res.estimate = Estimate(e_lanes.speedup, "T/(T-M), M = sum_i s_i (1 - e_i/e_cta) over instructions run with "
+                            "idle lanes (e_i = thread/warp instructions/32)", {"T": view.total, "M": m},
+                            "GPA eq. 2 (issue slots of idle lanes, issue-bound kernel)")
+    res.matched_samples, res.share = m, m / view.total if view.total else 0.0
+    return res
+
+
+def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str, int]]] | None:
+    """(M samples, instruction keys -> share removed, their source lines) of the issue slots that divergent
+    code wastes, when the kernel is issue-bound (SM at MEMORY_BUSY of its peak or more) and has divergent
+    branches; None otherwise."""
+    prof = view.profile
+    if roofline.busy(prof.launch.throughput_pct, "sm", view.reach) < MEMORY_BUSY:
+        return None
+    if not any(s.divergent_branches > 0 for s in prof.pcs.values()):
+        return None
+    ws = view.arch.warp_size
+    tpb = prof.launch.threads_per_block
+    e_cta = tpb / (ws * -(-tpb // ws)) if tpb > 0 else 1.0
+    m, keys, where = 0.0, {}, []
+    for s in prof.pcs.values():
+        if s.inst_executed <= 0 or s.samples <= 0:
+            continue
+        e = s.thread_inst_executed / (ws * s.inst_executed)
+        if e < DIVERGENCE_LANES * e_cta:
+            share = 1 - e / e_cta
+            m += s.samples * share
+            keys[(s.function, s.offset)] = share
+            if s.line is not None:
+                where.append((s.file or "", s.line))
+    if m <= 0 or m >= view.total:
+        return None
+    return m, keys, where
+
+
+#: An instruction runs "with idle lanes" below this share of the lanes its CTA shape gives (a warpwise
+#: threshold: 10% below full, so a few exited threads at the grid's end do not count).
+DIVERGENCE_LANES = 0.9
 
 
 @register("branch_elimination", "Branch elimination", "stall_elimination",

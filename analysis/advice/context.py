@@ -90,6 +90,17 @@ class KernelView:
     _pc_fn: dict[tuple[str, int], ProgramFunction | None] = field(default_factory=dict, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
 
+    @property
+    def reach(self) -> dict[str, float]:
+        """Reachable fraction of peak per unit for this launch (analysis/arch/roofline.reach: DRAM's from the
+        share of the launch's global sectors that its writes move)."""
+        def make() -> dict[str, float]:
+            from warpwise.analysis.arch import roofline
+
+            share = roofline.dram_write_share([(s.sass, s.l2_sectors) for s in self.profile.pcs.values()])
+            return roofline.reach(share)
+        return dict(self.memo("roofline.reach", make))
+
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
         program a view holds do not change)."""

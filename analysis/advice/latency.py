@@ -80,7 +80,8 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                 "(or read it with __ldg) for unrolled iterations to load ahead, or load the next iteration's value "
                 "by hand before the store")
 
-    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("loop_unrolling", "latency_hiding"))
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("loop_unrolling", "latency_hiding"),
+                          reach_of=view.reach)
     ceiling = cap.cap if cap is not None else math.inf
 
     def advised(r: cm.Region) -> tuple[int, int | None]:

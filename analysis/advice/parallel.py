@@ -61,7 +61,8 @@ def _old_shape(view: KernelView, r: occ.Residency) -> tuple[float, float]:
 
 
 def _capped(view: KernelView, e: Estimate, sm_work: float = 1.0) -> tuple[Estimate, Cap | None]:
-    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("thread_increase", "parallel"), sm_work)
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("thread_increase", "parallel"), sm_work,
+                          reach_of=view.reach)
     return rk.apply_cap(e, cap)
 
 
@@ -81,10 +82,10 @@ def _capped_after(view: KernelView, e: Estimate, ratios: dict[str, float]) -> tu
     """``e`` limited by the roofline after a fix that scales each unit's work by ``ratios``
     (arch/roofline.after_fix): min(S, 1/max_u(p_u r_u/a_u))."""
     tp = view.profile.launch.throughput_pct
-    af = roofline.after_fix(tp, ratios)
+    af = roofline.after_fix(tp, ratios, view.reach)
     if af is None:
         return e, None
-    bound = any(c.bound for c in roofline.ceilings(tp) if c.unit == af.unit)
+    bound = any(c.bound for c in roofline.ceilings(tp, view.reach) if c.unit == af.unit)
     cap = Cap(unit=af.unit, pct=tp[af.unit], cap=af.speedup, binding=e.speedup > af.speedup, bound=bound)
     if e.speedup <= af.speedup:
         return e, cap

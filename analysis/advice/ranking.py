@@ -22,7 +22,7 @@ import math
 from dataclasses import replace
 
 from warpwise.analysis.advice.model import Advice, Alternative, Cap, Estimate
-from warpwise.analysis.arch.roofline import ceilings
+from warpwise.analysis.arch.roofline import LAUNCH_FLOOR_NS, ceilings
 
 #: z for a two-sided 95% interval.
 Z95 = 1.959964
@@ -64,12 +64,14 @@ def units_for(optimizer: str, family: str) -> tuple[str, ...]:
 PER_SM_UNITS = frozenset({"l1", "sm"})
 
 
-def roofline_cap(throughput_pct: dict[str, float], units: tuple[str, ...], sm_work: float = 1.0) -> Cap | None:
+def roofline_cap(throughput_pct: dict[str, float], units: tuple[str, ...], sm_work: float = 1.0,
+                 reach_of: dict[str, float] | None = None) -> Cap | None:
     """The tightest ceiling among ``units`` (analysis/arch/roofline). ``sm_work``: work per SM after / before
-    the fix (scales the per-SM ceilings: cap = a / (p × sm_work)). None when the profile measured none."""
+    the fix (scales the per-SM ceilings: cap = a / (p × sm_work)); ``reach_of``: the launch's reachable
+    fractions (default the architecture-wide ones). None when the profile measured none."""
     best: Cap | None = None
     best_bound = False
-    for c in ceilings(throughput_pct):
+    for c in ceilings(throughput_pct, reach_of):
         if c.unit not in units:
             continue
         cap = max(1.0, c.cap / sm_work) if c.unit in PER_SM_UNITS and sm_work > 0 else c.cap
@@ -110,6 +112,20 @@ def apply_cap(e: Estimate, cap: Cap | None, soft: bool = False) -> tuple[Estimat
     capped = Estimate(cap.cap, f"min({e.formula}; {name}), {name}=a/p (SpeedOfLight)", inputs,
                       f"{e.equation}, roofline cap")
     return capped, replace(cap, binding=True)
+
+
+def apply_launch_floor(e: Estimate, duration_ns: float, floor_ns: float = LAUNCH_FLOOR_NS) -> Estimate:
+    """``e`` with the launch's fixed cost kept: a launch of duration T spends f (the empty-kernel duration,
+    analysis/arch/roofline.LAUNCH_FLOOR_NS) launching and draining the grid whatever its code does, so a fix
+    that speeds the rest up S times gives S' = T / (f + (T − f)/S) (Amdahl's law). Unchanged when T is unknown
+    or the floor moves S by less than 1%."""
+    if duration_ns <= floor_ns or e.speedup <= 1.0:
+        return e
+    s = duration_ns / (floor_ns + (duration_ns - floor_ns) / e.speedup)
+    if s > e.speedup * 0.99:
+        return e
+    return Estimate(s, f"T/(f+(T-f)/S), S={e.formula}", {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns},
+                    f"{e.equation}, launch floor (Amdahl)")
 
 
 def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:

@@ -6,18 +6,34 @@ than that unit allows: with a unit at p% of peak and at most a% reachable, the s
 (the roofline argument of Williams, Waterman and Patterson, CACM 2009, applied per unit).
 
 Reachable fractions (``ACHIEVABLE``) are the highest values measured on the H200 with Nsight Compute, not
-datasheet peaks: DRAM 87% of peak for a STREAM triad (bench/advice/pairs/stream_triad, 2026-12-01; a
+datasheet peaks: DRAM 88.5% of peak for a STREAM triad (bench/advice/pairs/stream_triad, 2026-12-01; a
 device-to-device copy through PyTorch moved 4.3 of the datasheet's 4.8 TB/s, KINDS.md), L2 96% for the ELL
 SpMV gather (examples/gather). L1/TEX and SM throughputs are the utilization of the unit's busiest
 sub-unit (a pipe: Kernel Profiling Guide, "Throughput"), which does reach 100%.
+
+DRAM's reachable share depends on the traffic's mix: writes cost the bus read/write turnarounds, so a copy
+(half writes) saturates near 80% of peak where read-mostly streams reach 88%. ``DRAM_REACH_BY_WRITE_SHARE``
+is measured on the H200 by bench/arch/dram_mix.cu (bench/arch/gpu_dram_mix.sh, 2026-12-01: streams of R
+reads and W writes per element at full occupancy, unrolled 1-4x, DRAM bytes read and written from ncu; the
+data in bench/arch/dram_mix_h200.csv); a launch's write share is taken from its global stores' L2 sectors.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 #: Largest fraction of peak a real kernel reaches per unit (see the module docstring for the sources).
-ACHIEVABLE: dict[str, float] = {"dram": 0.87, "l2": 0.96, "l1": 1.0, "sm": 1.0}
+ACHIEVABLE: dict[str, float] = {"dram": 0.885, "l2": 0.96, "l1": 1.0, "sm": 1.0}
+#: The shortest a launch can take (ns): an empty kernel's gpu__time_duration on the H200, 1.6 us for 132 CTAs of
+#: 1024 threads and 1.9 us for 528 CTAs of 512 (bench/arch/dram_mix.cu, 2026-12-01) — grid launch and drain,
+#: which no change to the kernel's code removes.
+LAUNCH_FLOOR_NS = 1700.0
+#: (share of DRAM bytes written, reachable fraction of DRAM peak), ascending: H200, bench/arch/dram_mix.cu
+#: (4:1 0.19 -> 88.4%, 3:1 0.24 -> 88.1%, 2:1 0.32 -> 85.3%, 1:1 0.48 -> 80.8%, 1:2 0.65 -> 78.3%, write-only
+#: 79.0%; the best of two launches each). Below 0.19 the read-heaviest measured value is kept.
+DRAM_REACH_BY_WRITE_SHARE: tuple[tuple[float, float], ...] = (
+    (0.0, 0.884), (0.19, 0.884), (0.24, 0.881), (0.32, 0.853), (0.48, 0.808), (0.65, 0.783), (1.0, 0.790))
 #: Readable unit names.
 UNIT_NAMES: dict[str, str] = {"dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1/TEX throughput",
                               "sm": "SM (instruction/pipe) throughput"}
@@ -43,13 +59,34 @@ class Ceiling:
         return UNIT_NAMES.get(self.unit, self.unit)
 
 
-def ceilings(throughput_pct: dict[str, float]) -> list[Ceiling]:
+def dram_reach(write_share: float) -> float:
+    """Reachable fraction of DRAM peak for traffic with ``write_share`` of its bytes written (0..1): linear
+    between the measured points of DRAM_REACH_BY_WRITE_SHARE."""
+    w = min(1.0, max(0.0, write_share))
+    pts = DRAM_REACH_BY_WRITE_SHARE
+    for (w0, r0), (w1, r1) in itertools.pairwise(pts):
+        if w <= w1:
+            return r0 + (r1 - r0) * (w - w0) / (w1 - w0) if w1 > w0 else r1
+    return pts[-1][1]
+
+
+def reach(write_share: float | None = None) -> dict[str, float]:
+    """Reachable fraction of peak per unit for a launch: ACHIEVABLE, with DRAM's from the launch's write share
+    (:func:`dram_reach`) when it is known."""
+    out = dict(ACHIEVABLE)
+    if write_share is not None:
+        out["dram"] = dram_reach(write_share)
+    return out
+
+
+def ceilings(throughput_pct: dict[str, float], reach_of: dict[str, float] | None = None) -> list[Ceiling]:
     """Ceilings of the units the profile measured (``throughput_pct``: unit -> % of peak), tightest first.
 
-    cap = max(1, 100 × ACHIEVABLE[unit] / pct); a unit with no throughput (0 %) has no ceiling.
+    cap = max(1, 100 × reach / pct) with ``reach_of`` (default ACHIEVABLE) the unit's reachable fraction; a unit
+    with no throughput (0 %) has no ceiling.
     """
     out = []
-    for unit, reach in ACHIEVABLE.items():
+    for unit, reach in (reach_of or ACHIEVABLE).items():
         pct = throughput_pct.get(unit)
         if pct is None or pct <= 0:
             continue
@@ -68,17 +105,19 @@ class AfterFix:
     ratios: dict[str, float]
 
 
-def after_fix(throughput_pct: dict[str, float], ratios: dict[str, float]) -> AfterFix | None:
+def after_fix(throughput_pct: dict[str, float], ratios: dict[str, float],
+              reach_of: dict[str, float] | None = None) -> AfterFix | None:
     """Speedup ceiling of a fix that changes the work of some units, the others unchanged.
 
     A unit u at p_u % of peak with at most a_u reachable needs at least p_u × r_u / (100 a_u) of the launch's
     present duration for its work after the fix (r_u = ``ratios[u]``, default 1), so the launch takes at least
     the largest of those: S ≤ 1 / max_u (p_u r_u / (100 a_u)) — the roofline argument (Williams et al., CACM
     2009) with each unit's work after the fix. For a kernel whose time follows its memory traffic this is
-    also the expected speedup. None when the profile measured no unit.
+    also the expected speedup. ``reach_of``: a_u per unit (default ACHIEVABLE). None when the profile measured
+    no unit.
     """
     worst, unit = 0.0, ""
-    for u, reach in ACHIEVABLE.items():
+    for u, reach in (reach_of or ACHIEVABLE).items():
         p = throughput_pct.get(u)
         if p is None or p <= 0:
             continue
@@ -90,6 +129,24 @@ def after_fix(throughput_pct: dict[str, float], ratios: dict[str, float]) -> Aft
     return AfterFix(speedup=max(1.0, 1.0 / worst), unit=unit, ratios=dict(ratios))
 
 
-def busy(throughput_pct: dict[str, float], unit: str) -> float:
+def busy(throughput_pct: dict[str, float], unit: str, reach_of: dict[str, float] | None = None) -> float:
     """``unit``'s throughput as a fraction of its reachable peak (0 when not measured)."""
-    return throughput_pct.get(unit, 0.0) / (100.0 * ACHIEVABLE.get(unit, 1.0))
+    return throughput_pct.get(unit, 0.0) / (100.0 * (reach_of or ACHIEVABLE).get(unit, 1.0))
+
+
+#: SASS opcodes that write global memory (stores, reductions, atomics).
+_WRITE_OPS = ("STG", "ST.", "RED", "ATOM")
+
+
+def dram_write_share(sectors: list[tuple[str, int]]) -> float | None:
+    """Share of a launch's global L2 sectors that its writes move: ``sectors`` = (SASS text, L2 sectors) per
+    instruction (SourceCounters' memory_l2_theoretical_sectors_global). None when no sector was counted."""
+    total = writes = 0
+    for sass, n in sectors:
+        if n <= 0:
+            continue
+        op = sass.split()[1] if sass.startswith("@") and " " in sass else sass.split(" ", 1)[0]
+        total += n
+        if op.startswith(_WRITE_OPS) or op == "ST":
+            writes += n
+    return writes / total if total else None
