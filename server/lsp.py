@@ -32,7 +32,7 @@ log = logging.getLogger("warpwise")
 
 SOURCE_EXTS = (".cu", ".cuh")
 COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule",
-            "warpwise.profileView", "warpwise.reports", "warpwise.selectReport")
+            "warpwise.profileView", "warpwise.reports", "warpwise.selectReport", "warpwise.currentLine")
 
 
 @dataclass
@@ -583,6 +583,37 @@ async def cmd_profile_view(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
         groups.sort(key=lambda g: g.mangled != kernel)
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(ls.pool, page_data, groups)
+
+
+@server.command("warpwise.currentLine")
+def cmd_current_line(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
+    """Where profiled line ``{file, line}`` is in the text the editor has now (the diagnostics' line map):
+    ``{"line": N, "stale": bool}``; ``stale`` when the line was edited since profiling (N is where the edit
+    is), the profiled number itself when the line was deleted or the file has no findings."""
+    arg = args[0] if args and isinstance(args[0], dict) else {}
+    file, line = arg.get("file"), arg.get("line")
+    if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool) or line < 1:
+        return {"line": None, "stale": False, "error": "warpwise.currentLine needs {file, line}"}
+    path = Path(file)
+    if not any(p is not None and p.resolve() == path.resolve() for g in _groups(ls) for p in g.local.values()):
+        return {"line": line, "stale": False}  # not a profiled file: nothing to map (and nothing is read)
+    ff = cached_findings(ls, path)
+    doc = next((d for u, d in ls.workspace.text_documents.items() if uri_to_path(u).resolve() == path.resolve()),
+               None)
+    if doc is not None:
+        text = doc.source
+    elif not ff.baseline:
+        return {"line": line, "stale": False}
+    else:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            return {"line": line, "stale": False}
+    lmap = line_map(ff.baseline or text, text)
+    cur = lmap.line(line)
+    if cur is not None:
+        return {"line": cur, "stale": False}
+    return {"line": lmap.edited_line(line) or line, "stale": True}
 
 
 @server.command("warpwise.profile")
