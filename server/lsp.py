@@ -49,6 +49,10 @@ class State:
     # walking every blame edge again; cleared on reload and when the active report changes
     findings: dict[str, FileFindings] = field(default_factory=dict)
     generation: int = 0
+    # bumped with every change of ``analyses``/``active`` (each findings.clear()): findings computed from
+    # the state before it are not cached after it (a worker that read a partial load must not keep the
+    # open file's findings from the partial analyses once the full set is in)
+    epoch: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -137,13 +141,13 @@ def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
     with ls.state.lock:
         hit = ls.state.findings.get(key)
         analyses = list(ls.state.analyses.values())
-        generation = ls.state.generation
+        epoch = ls.state.epoch
         active = dict(ls.state.active)
     if hit is not None:
         return hit
     ff = file_findings(analyses, path, active=active)
     with ls.state.lock:
-        if generation == ls.state.generation:  # not superseded by a reload meanwhile
+        if epoch == ls.state.epoch:  # the analyses it was computed from are still the loaded ones
             ls.state.findings[key] = ff
     return ff
 
@@ -287,6 +291,7 @@ async def reload(ls: WarpwiseServer) -> None:
                 with ls.state.lock:  # publish what is known so far for the files in front of the user
                     ls.state.analyses = dict(analyses)
                     ls.state.findings.clear()
+                    ls.state.epoch += 1
                 for f in covered:
                     await publish(ls, open_docs[f])
                 served |= covered
@@ -300,6 +305,7 @@ async def reload(ls: WarpwiseServer) -> None:
         ls.state.analyses = analyses
         ls.state.load_errors = errors
         ls.state.findings.clear()
+        ls.state.epoch += 1
     lifecycle.freeze_heap()  # the analyses just loaded are long-lived: keep them out of GC passes
     _report_problems(ls, errors, analyses)
     _status(ls)
@@ -559,6 +565,7 @@ async def cmd_select_report(ls: WarpwiseServer, *args: Any) -> str:
             return f"{report} is not a loaded report"
         ls.state.active[kernel] = Path(report)
         ls.state.findings.clear()
+        ls.state.epoch += 1
     for uri in list(ls.workspace.text_documents):
         await publish(ls, uri)
     _refresh_views(ls)

@@ -306,3 +306,29 @@ def test_diagnostics_are_one_short_line_with_few_related_rows(stencil: Analysis)
     rows = [r.message for r in d18.related_information or []]
     assert rows == ["line 18: long_scoreboard 6,845 samples blamed on LDG.E.CONSTANT, 11 instructions earlier",
                     "also: code_reordering 1.06× (+1 more in the hover)"]
+
+
+def test_findings_from_superseded_analyses_are_not_cached(stencil: Analysis, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker computing a file's findings from a partial load (the first report in) while the load
+    completes must not leave them cached for the full set (the CDP launch line once stayed without its inlay)."""
+    from types import SimpleNamespace
+
+    from warpwise.server import lsp as server_lsp
+
+    state = server_lsp.State()
+    ls = SimpleNamespace(state=state)
+    real = server_lsp.file_findings
+
+    def racing(*args: object, **kw: object) -> object:
+        got = real(*args, **kw)  # type: ignore[arg-type]
+        with state.lock:  # the reload finishes meanwhile: full analyses in, cache cleared
+            state.analyses = {stencil.report: stencil}
+            state.findings.clear()
+            state.epoch += 1
+        return got
+
+    monkeypatch.setattr(server_lsp, "file_findings", racing)
+    first = server_lsp.cached_findings(ls, STENCIL)  # type: ignore[arg-type]
+    assert first.findings == []  # computed from the empty (partial) state
+    monkeypatch.setattr(server_lsp, "file_findings", real)
+    assert server_lsp.cached_findings(ls, STENCIL).findings  # type: ignore[arg-type]
