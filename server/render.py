@@ -170,11 +170,11 @@ def _line_word(view: View, file: Path | None, line: int | None) -> str:
     return f"line {cur}"
 
 
-def _top_reason(f: LineFinding) -> str:
+def _top_reason(f: LineFinding, digits: int = 1) -> str:
     if f.stats is None or not f.stats.samples:
         return ""
     top = f.stats.top_reasons(1)
-    return f"{top[0][0]} {_pct(top[0][1] / f.stats.samples)}" if top else ""
+    return f"{top[0][0]} {100 * top[0][1] / f.stats.samples:.{digits}f}%" if top else ""
 
 
 #: Related-information rows per diagnostic: VS Code draws them above the hover, so only the most useful few
@@ -203,8 +203,8 @@ def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: 
     for b in f.blamed_on[:8]:
         if b.file is not None and b.line is not None:
             by_def.setdefault((str(b.file), b.line), []).append(b)
-    blame_rows = [(Path(file), line, f"{_line_word(view, Path(file), line)}: {bs[0].reason} "
-                   f"{bs[0].samples:,.0f} samples blamed on {bs[0].opcode}, {_instructions(bs[0].distance)} earlier")
+    blame_rows = [(Path(file), line, f"{bs[0].reason} {bs[0].samples:,.0f} samples blamed on {bs[0].opcode} at "
+                   f"{_line_word(view, Path(file), line)}, {_instructions(bs[0].distance)} earlier")
                   for (file, line), bs in list(by_def.items())[:4] if round(bs[0].samples) > 0]
     by_use: dict[tuple[str, int], list[Any]] = {}
     for b in f.causes:
@@ -295,11 +295,12 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         data: dict[str, Any] = {"kernel": g.mangled, "line": f.line, "report": str(g.report)}
         where = (f"{_pct(f.share)} of {kname}'s samples" if f.stats is not None
                  else f"causes {_pct(f.caused_share)} of {kname}'s samples as stalls")
-        reason = _top_reason(f)
+        reason = _top_reason(f, 0 if best is not None else 1)
         if best is not None:
             code = _optimizer(best)
             action = _action(view.relabel(str(getattr(best, "hint", "") or "")))
-            msg = f"{code}: estimated {_speedup(best):.2f}× · {where}" + (f" · {reason}" if reason else "")
+            # short enough for one line of VS Code's hover next to its "warpwise(code)" suffix
+            msg = f"{code} {_speedup(best):.2f}× · {_pct(f.share)} of {kname}" + (f", {reason}" if reason else "")
             if action:
                 msg += f" — {action}"
             data["optimizer"] = code
