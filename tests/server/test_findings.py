@@ -56,10 +56,9 @@ def test_one_diagnostic_per_line_best_finding(stencil: Analysis) -> None:
     d18 = by_line[18]
     assert d18.code == "strength_reduction"
     assert "2.22×" in d18.message and "94.3%" in d18.message and "mio_throttle" in d18.message
-    # related rows are unique and carry the other advice at or above 1.02x once
+    # the related row is the dominant blame edge; the other advice (>= 1.02x) is counted, listed in the hover
     msgs = [(r.location.range.start.line, r.message) for r in d18.related_information or []]
-    assert len(msgs) == len(set(msgs))
-    assert sum("code_reordering" in m for _, m in msgs) == 1
+    assert len(msgs) == 1 and "LDG.E.CONSTANT" in msgs[0][1] and "+2 more" in msgs[0][1]
     assert not any("memory_transaction_reduction" in m for _, m in msgs)  # 1.00x: hover only
     # occupancy_decrease (1.01x) is below minGain: line 21 is a hot_line diagnostic, not advice
     assert by_line[21].code == "hot_line"
@@ -303,8 +302,8 @@ def test_diagnostics_are_one_short_line_with_few_related_rows(stencil: Analysis)
     (d18,) = [d for d in diags([stencil]) if d.range.start.line == 17]
     assert d18.message == "strength_reduction 2.22× · 94.3% of blur_rows, mio_throttle 45% — write 0.1f"
     rows = [r.message for r in d18.related_information or []]
-    assert rows == ["long_scoreboard 6,845 samples blamed on LDG.E.CONSTANT at line 18, 11 instructions earlier",
-                    "also: code_reordering 1.06× (+1 more in the hover)"]
+    assert rows == ["long_scoreboard 6,845 samples blamed on LDG.E.CONSTANT at line 18, 11 instructions earlier "
+                    "(+2 more in the hover)"]
 
 
 def test_findings_from_superseded_analyses_are_not_cached(stencil: Analysis, monkeypatch: pytest.MonkeyPatch) -> None:
