@@ -295,14 +295,14 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         kname = g.name
         best = _best(view, f, s.min_gain)
         data: dict[str, Any] = {"kernel": g.mangled, "line": f.line, "report": str(g.report)}
-        where = (f"{_pct(f.share)} of {kname}'s samples" if f.stats is not None
-                 else f"causes {_pct(f.caused_share)} of {kname}'s samples as stalls")
+        where = (f"{_pct(f.share)} of {kname}" if f.stats is not None
+                 else f"causes {_pct(f.caused_share)} of {kname} as stalls")
         reason = _top_reason(f, 0 if best is not None else 1)
         if best is not None:
             code = _optimizer(best)
             action = _action(view.relabel(str(getattr(best, "hint", "") or "")))
             # short enough for one line of VS Code's hover next to its "warpwise(code)" suffix
-            msg = f"{code} {_speedup(best):.2f}× · {_pct(f.share)} of {kname}" + (f", {reason}" if reason else "")
+            msg = f"{code} {_speedup(best):.2f}× · {where}" + (f", {reason}" if reason else "")
             if action:
                 msg += f" — {action}"
             data["optimizer"] = code
@@ -319,7 +319,8 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         elif f.causes:
             code = STALL_CAUSE
             b = f.causes[0]
-            msg = (f"{where} of its users · most at {_line_word(view, b.file, b.line)} ({b.reason} {b.samples:,.0f})")
+            msg = (f"causes {_pct(f.caused_share)} of {kname}'s samples as stalls of its users · most at "
+                   f"{_line_word(view, b.file, b.line)} ({b.reason} {b.samples:,.0f})")
         else:
             continue
         related = _related(view, f, lines, best, s.min_gain, uri)
@@ -516,7 +517,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
                            ("\n..." if len(f.sass) > 24 else "") + "\n```")
     if ff.stale:
         details.append("\n_The file differs from the profiled source: results are shown only on unchanged lines._")
-    value = "\n\n".join(summary) + "\n\n---\n\n" + "\n".join(details)
+    value = "\n\n".join(summary) + ("\n\n---\n\n" + "\n".join(details) if details else "")
     lines = text.split("\n")
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value),
                      range=_line_range(lines, line))

@@ -299,6 +299,15 @@ def test_diagnostics_are_one_short_line_with_few_related_rows(stencil: Analysis)
         assert "\n" not in d.message and len(d.message) <= 110, d.message
         rows = d.related_information or []
         assert len(rows) <= render.MAX_RELATED
+    gather = example("gather", ".cu").resolve()
+    g = analyze(example("gather", ".ncu-rep"), [example("gather", ".sm_90.cubin")], [gather])
+    ff = file_findings([g], gather)
+    text = gather.read_text()
+    by_line = {d.range.start.line + 1: d for d in render.diagnostics(ff, LineMap(ff.baseline, text), text, settings(),
+                                                                     gather.as_uri())}
+    assert by_line[16].code == "stall_cause"
+    assert by_line[16].message == ("causes 28.7% of spmv_ell's samples as stalls of its users · most at line 17 "
+                                   "(long_scoreboard 19,154)")
     (d18,) = [d for d in diags([stencil]) if d.range.start.line == 17]
     assert d18.message == "strength_reduction 2.22× · 94.3% of blur_rows, mio_throttle 45% — write 0.1f"
     rows = [r.message for r in d18.related_information or []]
