@@ -247,19 +247,24 @@ def _action(hint: str, limit: int = 40) -> str:
     return tail if 0 < len(tail) <= limit else ""
 
 
-def stale_text(f: LineFinding) -> str:
-    """The one-line message of a finding on a line edited since profiling."""
+def _stale_was(f: LineFinding) -> str:
+    """What the profile measured on a line that was edited since (its old text)."""
     g = f.kernel
     was = (f"{_pct(f.share)} of {g.name}'s samples" if f.stats is not None
            else f"caused {_pct(f.caused_share)} of {g.name}'s samples as stalls")
-    return f"stale: edited since profiling — re-profile (the profiled text of this line had {was})"
+    return f"the profiled text of this line had {was}"
+
+
+def stale_text(f: LineFinding) -> str:
+    """The one-line message of a finding on a line edited since profiling."""
+    return f"stale: edited since profiling — re-profile ({_stale_was(f)})"
 
 
 def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: str) -> list[lsp.Diagnostic]:
     """At most one diagnostic per line per kernel: the line's best finding, in one short line.
 
-    The best finding is the line's best live advice at or above ``s.min_gain`` (``code: estimate · share ·
-    top reason — action``), else its own samples (code hot_line) or the stalls it causes elsewhere (code
+    The best finding is the line's best live advice at or above ``s.min_gain`` (``code estimate · share, top
+    reason — action``), else its own samples (code hot_line) or the stalls it causes elsewhere (code
     stall_cause), whichever share is larger. A line edited since profiling keeps one diagnostic with code
     ``stale`` (a hint by default: what the profile measured there is gone until it is re-profiled). Every
     kind obeys ``s.min_share`` (the line's share, or the share it causes if larger), its code's severity and
@@ -432,7 +437,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     summary: list[str] = [f"**warpwise** · `{c.kernel.name}` · {launch_cost_text(c, text, view)}" for c in costs]
     for f in edited:
         summary.append(f"**warpwise** · `{f.kernel.name}` · **stale**: this line was edited since profiling, so "
-                       f"its findings describe the old text ({stale_text(f).split('(', 1)[1].rstrip(')')}). "
+                       f"its findings describe the old text ({_stale_was(f)}). "
                        "Re-profile (warpwise: Profile Program with Nsight Compute) to see the new code's.")
     details: list[str] = []
     for f in here:
