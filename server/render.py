@@ -185,10 +185,11 @@ MAX_RELATED = 1
 
 
 def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: float,
-             doc_uri: str) -> list[lsp.DiagnosticRelatedInformation]:
+             doc_uri: str, causes_first: bool = False) -> list[lsp.DiagnosticRelatedInformation]:
     """At most ``MAX_RELATED`` rows, most useful first: the def line carrying most of the line's blamed stalls,
-    the line's other advice at or above ``min_gain``, then other blame rows and the lines waiting on this one;
-    each once. When rows are left out, the last kept one says how many (they are all in the hover)."""
+    the line's other advice at or above ``min_gain``, then other blame rows and the lines waiting on this one
+    (those first with ``causes_first``: a stall_cause diagnostic); each once. When rows are left out, the last
+    kept one says how many (they are all in the hover)."""
     rows: list[tuple[Path, int, str]] = []
     seen: set[tuple[str, int, str]] = set()
 
@@ -222,7 +223,10 @@ def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: 
         pf, pl = advice_primary(a, f.kernel)
         if pf is not None and pl is not None:
             advice_rows.append((pf, pl, f"also: {_optimizer(a)} {_speedup(a):.2f}×"))
-    for file, line, message in [*blame_rows[:1], *advice_rows, *blame_rows[1:], *cause_rows]:
+    order = [*blame_rows[:1], *advice_rows, *blame_rows[1:], *cause_rows]
+    if causes_first:
+        order = [*cause_rows, *order[: len(order) - len(cause_rows)]]
+    for file, line, message in order:
         add(file, line, message)
     out: list[lsp.DiagnosticRelatedInformation] = []
     for file, line, message in rows:
@@ -328,7 +332,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
                    f"{_line_word(view, b.file, b.line)} ({b.reason} {b.samples:,.0f})")
         else:
             continue
-        related = _related(view, f, lines, best, s.min_gain, uri)
+        related = _related(view, f, lines, best, s.min_gain, uri, causes_first=code == STALL_CAUSE)
         out.append((f.weight, lsp.Diagnostic(
             range=_line_range(lines, cur), message=msg, severity=_SEVERITY[s.severity_of(code)], source=SOURCE,
             code=code, code_description=_code_description(code) if best is not None else None,

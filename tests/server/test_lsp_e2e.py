@@ -231,12 +231,17 @@ async def test_tune_command_explains_missing_harness(client: LanguageClient) -> 
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_blame_related_information_and_def_line(client: LanguageClient) -> None:
-    _, diags = await open_and_wait(client, "gather")
+    uri, diags = await open_and_wait(client, "gather")
     (hot,) = [d for d in diags if d.range.start.line == 16]
     assert hot.related_information
     targets = {(r.location.range.start.line, op) for r in hot.related_information
                for op in re.findall(r"blamed on ([^\s,]+)", r.message)}
-    assert (15, "LDG.E.CONSTANT") in targets  # the index load on gather.cu:16 feeds the hot line
+    # one related row: the dominant edge (the value load on the hot line itself); the rest are counted and
+    # listed in the hover, the index load on gather.cu:16 among them
+    assert targets == {(16, "LDG.E.CONSTANT")} and "more in the hover" in hot.related_information[0].message
+    h = await client.text_document_hover_async(lsp.HoverParams(
+        text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=16, character=8)))
+    assert h is not None and "`LDG.E.CONSTANT` at line 16" in str(h.contents.value)  # type: ignore[union-attr]
     # the def line (0.1% of the samples itself) gets its own single diagnostic: the stalls it causes at line 17
     (cause,) = [d for d in diags if d.range.start.line == 15]
     assert cause.code == "stall_cause" and "line 17 (long_scoreboard 19,154)" in cause.message
