@@ -572,6 +572,8 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       await shot('quick-fix-menu-missing');
       throw e;
     });
+    // the quick fix names its advice and estimate (every advice of the line offers its fix, best first)
+    assert.match(norm(await fix.innerText()), /strength_reduction 2\.22×: Write 0\.1f/);
     await fix.click();
     await waitFor('line 18 to read 0.1f', async () => /0\.1f \* row/.test(norm(await viewLine('acc += 0.1').innerText())), 20000);
     await waitFor('the stale lens', async () => (await lensTexts()).some((t) => /profile is stale \(1 profiled line edited\) · re-profile/.test(t)), 30000);
