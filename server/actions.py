@@ -207,9 +207,24 @@ def fixes_of(adv: Any, path: str, text: str, source_of: Callable[[str], str | No
     return got[0], list(got[1][1])
 
 
+def _advice_of(data: dict[str, Any]) -> list[tuple[str, float | None]]:
+    """(optimizer, estimate) of every advice a diagnostic's line offers, best first: ``data["advice"]``
+    (render.diagnostics) or, from older diagnostics, the one ``data["optimizer"]``."""
+    got: list[tuple[str, float | None]] = []
+    for a in data.get("advice") or []:
+        if isinstance(a, dict) and isinstance(a.get("optimizer"), str):
+            sp = a.get("speedup")
+            got.append((a["optimizer"], float(sp) if isinstance(sp, int | float) else None))
+    if not got and isinstance(data.get("optimizer"), str):
+        got.append((data["optimizer"], None))
+    return got
+
+
 def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagnostics: Sequence[lsp.Diagnostic],
                      only: Sequence[str] | None, analyses: Any, submit: Submit | None = None) -> list[lsp.CodeAction]:
-    """quickfix actions tied to warpwise advice diagnostics in the request (mechanical, safe edits).
+    """quickfix actions for every advice of the warpwise advice diagnostics in the request (mechanical, safe
+    edits), the line's best advice first; titles name the advice and its estimate (``strength_reduction
+    2.22×: write 0.1f``); only the best advice's first edit is preferred.
 
     Fixes are computed on the current text; a fix whose line moved or changed since the profile is not
     offered (it could land on the wrong code), so an edit never touches text the profile did not see.
@@ -219,7 +234,7 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
     if not wanted(only, lsp.CodeActionKind.QuickFix):
         return []
     mine = [d for d in diagnostics if d.source == render.SOURCE and isinstance(d.data, dict)
-            and d.data.get("optimizer")]
+            and _advice_of(d.data)]
     if not mine:
         return []
     from pathlib import Path
@@ -230,40 +245,46 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
     here = Path(path).resolve()
     out: list[lsp.CodeAction] = []
     seen: set[tuple[str, int, str]] = set()
+    preferred_given = False
     for d in mine:
         data: dict[str, Any] = d.data if isinstance(d.data, dict) else {}
-        opt, kernel = data["optimizer"], data.get("kernel")
-        for a in list(analyses.values()):
-            for ka in a.kernels:
-                if ka.profile.mangled != kernel:
-                    continue
-                base = baseline_text(ka, here) or text
-                lmap = line_map(base, text)
-
-                def source_of(recorded: str, ka: Any = ka) -> str | None:
-                    local = ka.local.get(recorded)
-                    return text if local is not None and local.resolve() == here else None
-
-                for adv in ka.advice:
-                    if adv.optimizer != opt:
+        kernel = data.get("kernel")
+        for opt, speedup in _advice_of(data):
+            for a in list(analyses.values()):
+                for ka in a.kernels:
+                    if ka.profile.mangled != kernel:
                         continue
-                    found_in, fixes = fixes_of(adv, path, text, source_of, submit)
-                    for fix in fixes:
-                        key = (fix.kind, fix.line, fix.title)
-                        if key in seen or lmap.line(fix.line) != fix.line:
+                    base = baseline_text(ka, here) or text
+                    lmap = line_map(base, text)
+
+                    def source_of(recorded: str, ka: Any = ka) -> str | None:
+                        local = ka.local.get(recorded)
+                        return text if local is not None and local.resolve() == here else None
+
+                    for adv in ka.advice:
+                        if adv.optimizer != opt:
                             continue
-                        if found_in is not text and not all(same_lines(found_in, text, e.line, e.end_line)
-                                                            for e in fix.edits):
-                            continue
-                        seen.add(key)
-                        action = lsp.CodeAction(title=fix.title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[d],
-                                                is_preferred=bool(fix.edits))
-                        if fix.edits:
-                            action.edit = workspace_edit(uri, version, text, fix.edits)
-                        else:
-                            action.command = lsp.Command(title=fix.title, command="warpwise.explain",
-                                                         arguments=[fix.explanation or fix.title])
-                        out.append(action)
+                        found_in, fixes = fixes_of(adv, path, text, source_of, submit)
+                        est = speedup if speedup is not None else float(adv.estimated_speedup)
+                        for fix in fixes:
+                            key = (fix.kind, fix.line, fix.title)
+                            if key in seen or lmap.line(fix.line) != fix.line:
+                                continue
+                            if found_in is not text and not all(same_lines(found_in, text, e.line, e.end_line)
+                                                                for e in fix.edits):
+                                continue
+                            seen.add(key)
+                            title = f"{opt} {est:.2f}×: {fix.title}"
+                            prefer = bool(fix.edits) and not preferred_given
+                            preferred_given = preferred_given or prefer
+                            action = lsp.CodeAction(title=title, kind=lsp.CodeActionKind.QuickFix, diagnostics=[d],
+                                                    is_preferred=prefer or None)
+                            if fix.edits:
+                                action.edit = workspace_edit(uri, version, text, fix.edits)
+                            else:
+                                action.command = lsp.Command(title=title, command="warpwise.explain",
+                                                             arguments=[fix.explanation or fix.title])
+                            out.append(action)
     return out
 
 

@@ -14,7 +14,10 @@ SEVERITIES = ("error", "warning", "information", "hint")
 LOG_LEVELS = ("error", "warning", "info", "debug")
 
 #: Diagnostic codes that are not optimizer ids (optimizer ids are the codes of advice diagnostics).
-HOT_LINE, STALL_CAUSE, DP_LAUNCH = "hot_line", "stall_cause", "dp_launch"
+HOT_LINE, STALL_CAUSE, DP_LAUNCH, STALE = "hot_line", "stall_cause", "dp_launch", "stale"
+#: Codes whose severity is not information unless configured: a finding on a line edited since profiling
+#: describes code that is gone, so it is a hint (no squiggle, not in the Problems panel) until re-profiled.
+DEFAULT_SEVERITY = {STALE: "hint"}
 #: Severity keys of earlier versions -> the code the user sees (kept working, with a deprecation warning).
 DEPRECATED_SEVERITY_KEYS = {"hotLine": HOT_LINE, "blamedDef": STALL_CAUSE}
 
@@ -49,8 +52,11 @@ class Settings:
     path_map: dict[str, str] = field(default_factory=dict)
 
     def severity_of(self, code: str) -> str:
-        """Configured severity for a diagnostic code (default information)."""
-        return self.severity.get(code, self.severity.get("default", "information"))
+        """Configured severity for a diagnostic code: its own key, else ``DEFAULT_SEVERITY`` (``stale``: hint),
+        else the ``default`` key, else information."""
+        if code in self.severity:
+            return self.severity[code]
+        return DEFAULT_SEVERITY.get(code) or self.severity.get("default", "information")
 
     def python_log_level(self) -> int:
         """The logging level the server runs at: the more verbose of log_level and trace.server."""

@@ -32,10 +32,12 @@ class LineMap:
         self.identical = baseline == current or baseline.replace("\r\n", "\n") == current.replace("\r\n", "\n")
         self._starts: list[int] = []
         self._blocks: list[tuple[int, int, int]] = []  # (baseline first line, current first line, lines)
+        self._ends = (0, 0)  # line counts of the baseline and the current text
         if self.identical:
             return
         # compare code only: a line whose comment or indentation changed keeps its results
         a, b = _code_lines(baseline), _code_lines(current)
+        self._ends = (len(a), len(b))
         head = _common_length(a, b, tail=False)
         tail = _common_length(a[head:], b[head:], tail=True)
         blocks = [(1, 1, head)] if head else []
@@ -62,6 +64,28 @@ class LineMap:
             return None
         base0, cur0, size = self._blocks[k]
         return cur0 + baseline_line - base0 if baseline_line < base0 + size else None
+
+    def edited_line(self, baseline_line: int) -> int | None:
+        """Where an edited baseline line is now: the current line at the same offset in the changed run of
+        lines that replaced it (a line edited in place keeps its number relative to its unchanged
+        neighbours); None when the line was deleted (the run of current lines is shorter) or is unchanged
+        (``line`` answers for those)."""
+        if self.identical or self.line(baseline_line) is not None:
+            return None
+        k = bisect.bisect_right(self._starts, baseline_line) - 1
+        if k >= 0:
+            base0, cur0, size = self._blocks[k]
+            gap_base, gap_cur = base0 + size, cur0 + size
+        else:
+            gap_base, gap_cur = 1, 1
+        if k + 1 < len(self._blocks):
+            end_base, end_cur = self._blocks[k + 1][0], self._blocks[k + 1][1]
+        else:
+            end_base, end_cur = self._ends[0] + 1, self._ends[1] + 1
+        if not gap_base <= baseline_line < end_base:
+            return None
+        offset = baseline_line - gap_base
+        return gap_cur + offset if gap_cur + offset < end_cur else None
 
 
 def _common_length(a: list[str], b: list[str], tail: bool) -> int:

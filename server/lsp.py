@@ -32,7 +32,7 @@ log = logging.getLogger("warpwise")
 
 SOURCE_EXTS = (".cu", ".cuh")
 COMMANDS = ("warpwise.showReport", "warpwise.reloadProfiles", "warpwise.profile", "warpwise.tuneSchedule",
-            "warpwise.profileView", "warpwise.reports", "warpwise.selectReport")
+            "warpwise.profileView", "warpwise.reports", "warpwise.selectReport", "warpwise.currentLine")
 
 
 @dataclass
@@ -49,6 +49,10 @@ class State:
     # walking every blame edge again; cleared on reload and when the active report changes
     findings: dict[str, FileFindings] = field(default_factory=dict)
     generation: int = 0
+    # bumped with every change of ``analyses``/``active`` (each findings.clear()): findings computed from
+    # the state before it are not cached after it (a worker that read a partial load must not keep the
+    # open file's findings from the partial analyses once the full set is in)
+    epoch: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -137,13 +141,13 @@ def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
     with ls.state.lock:
         hit = ls.state.findings.get(key)
         analyses = list(ls.state.analyses.values())
-        generation = ls.state.generation
+        epoch = ls.state.epoch
         active = dict(ls.state.active)
     if hit is not None:
         return hit
     ff = file_findings(analyses, path, active=active)
     with ls.state.lock:
-        if generation == ls.state.generation:  # not superseded by a reload meanwhile
+        if epoch == ls.state.epoch:  # the analyses it was computed from are still the loaded ones
             ls.state.findings[key] = ff
     return ff
 
@@ -287,6 +291,7 @@ async def reload(ls: WarpwiseServer) -> None:
                 with ls.state.lock:  # publish what is known so far for the files in front of the user
                     ls.state.analyses = dict(analyses)
                     ls.state.findings.clear()
+                    ls.state.epoch += 1
                 for f in covered:
                     await publish(ls, open_docs[f])
                 served |= covered
@@ -300,6 +305,7 @@ async def reload(ls: WarpwiseServer) -> None:
         ls.state.analyses = analyses
         ls.state.load_errors = errors
         ls.state.findings.clear()
+        ls.state.epoch += 1
     lifecycle.freeze_heap()  # the analyses just loaded are long-lived: keep them out of GC passes
     _report_problems(ls, errors, analyses)
     _status(ls)
@@ -559,6 +565,7 @@ async def cmd_select_report(ls: WarpwiseServer, *args: Any) -> str:
             return f"{report} is not a loaded report"
         ls.state.active[kernel] = Path(report)
         ls.state.findings.clear()
+        ls.state.epoch += 1
     for uri in list(ls.workspace.text_documents):
         await publish(ls, uri)
     _refresh_views(ls)
@@ -583,6 +590,37 @@ async def cmd_profile_view(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
         groups.sort(key=lambda g: g.mangled != kernel)
     loop = asyncio.get_running_loop()
     return await loop.run_in_executor(ls.pool, page_data, groups)
+
+
+@server.command("warpwise.currentLine")
+def cmd_current_line(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
+    """Where profiled line ``{file, line}`` is in the text the editor has now (the diagnostics' line map):
+    ``{"line": N, "stale": bool}``; ``stale`` when the line was edited since profiling (N is where the edit
+    is), the profiled number itself when the line was deleted or the file has no findings."""
+    arg = args[0] if args and isinstance(args[0], dict) else {}
+    file, line = arg.get("file"), arg.get("line")
+    if not isinstance(file, str) or not isinstance(line, int) or isinstance(line, bool) or line < 1:
+        return {"line": None, "stale": False, "error": "warpwise.currentLine needs {file, line}"}
+    path = Path(file)
+    if not any(p is not None and p.resolve() == path.resolve() for g in _groups(ls) for p in g.local.values()):
+        return {"line": line, "stale": False}  # not a profiled file: nothing to map (and nothing is read)
+    ff = cached_findings(ls, path)
+    doc = next((d for u, d in ls.workspace.text_documents.items() if uri_to_path(u).resolve() == path.resolve()),
+               None)
+    if doc is not None:
+        text = doc.source
+    elif not ff.baseline:
+        return {"line": line, "stale": False}
+    else:
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            return {"line": line, "stale": False}
+    lmap = line_map(ff.baseline or text, text)
+    cur = lmap.line(line)
+    if cur is not None:
+        return {"line": cur, "stale": False}
+    return {"line": lmap.edited_line(line) or line, "stale": True}
 
 
 @server.command("warpwise.profile")

@@ -53,7 +53,9 @@ def kernel_data(g: EditorKernel) -> dict[str, Any]:
     ``files``: local path -> source lines (the profiled text when the report embeds it); ``lines``: sampled
     lines {file, line, samples, latency, stalls}; ``sass``: instructions with line info {id, file, line, text,
     opcode, samples, stalls}; ``blame``: edges {use, def, reason, samples, distance} between instruction ids
-    (stall samples summed over launches); ``advice``: ranked, with estimate, formula, confidence and hint.
+    (stall samples summed over launches); ``advice``: ranked, with estimate, formula, confidence and hint;
+    ``notes``: the analysis' notes on the kernel, as the text report prints them (no -lineinfo, -G build,
+    samples outside the module such as the CDP device runtime, several launches combined).
     """
     from warpwise.server.findings import baseline_text
 
@@ -92,7 +94,8 @@ def kernel_data(g: EditorKernel) -> dict[str, Any]:
         "name": g.name, "mangled": g.mangled, "arch": g.arch, "device": g.device,
         "report": str(g.report), "reports": [str(p) for p in g.reports], "launches": len(g.launches),
         "rule": g.rule, "total": g.total_samples,
-        "bound": g.bound.text if g.bound is not None else "", "files": files, "lines": lines,
+        "bound": g.bound.text if g.bound is not None else "", "notes": list(g.group.notes), "files": files,
+        "lines": lines,
         "sass": sorted((r for r in sass.values() if r["line"] is not None),
                        key=lambda r: (r["function"] != g.mangled, r["function"], r["pc"])),
         "blame": sorted((dict(b, samples=round(b["samples"], 2)) for b in blame.values()),

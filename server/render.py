@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as lsp
-from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALL_CAUSE, Settings
+from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALE, STALL_CAUSE, Settings
 from warpwise.server.findings import EditorKernel, FileFindings, LineFinding, advice_primary
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
@@ -134,6 +134,17 @@ class View:
                 out.append((cur, f))
         return out
 
+    def stale(self) -> list[tuple[int, LineFinding]]:
+        """(current line, finding) for every finding whose line was edited in place since profiling (its
+        results describe the old text: shown as stale, see ``stale_text``); deleted lines have none."""
+        out = []
+        for f in self.ff.findings:
+            if self.lmap.line(f.line) is None:
+                cur = self.lmap.edited_line(f.line)
+                if cur is not None:
+                    out.append((cur, f))
+        return out
+
 
 def _best(view: View, f: LineFinding, min_gain: float) -> Any | None:
     """The line's best live advice at or above ``min_gain`` (its primary advice only)."""
@@ -159,63 +170,110 @@ def _line_word(view: View, file: Path | None, line: int | None) -> str:
     return f"line {cur}"
 
 
-def _top_reason(f: LineFinding) -> str:
+def _top_reason(f: LineFinding, digits: int = 1) -> str:
     if f.stats is None or not f.stats.samples:
         return ""
     top = f.stats.top_reasons(1)
-    return f"{top[0][0]} {_pct(top[0][1] / f.stats.samples)}" if top else ""
+    return f"{top[0][0]} {100 * top[0][1] / f.stats.samples:.{digits}f}%" if top else ""
+
+
+#: Related-information rows per diagnostic. VS Code draws the diagnostic with its rows above warpwise's hover
+#: (issue 11: the summary started 870 px down): with the one most useful row (the dominant blame edge, else
+#: the line's other advice) the summary starts ~100 px from the hover's top; the row counts the rest, which
+#: the hover lists in full (with two rows it started at 124 px in the code-server e2e).
+MAX_RELATED = 1
 
 
 def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: float,
-             doc_uri: str) -> list[lsp.DiagnosticRelatedInformation]:
-    """Blame rows, stalls caused on other lines and the line's other advice at or above ``min_gain``,
-    each once (smaller advice stays in the hover)."""
-    out: list[lsp.DiagnosticRelatedInformation] = []
+             doc_uri: str, causes_first: bool = False) -> list[lsp.DiagnosticRelatedInformation]:
+    """At most ``MAX_RELATED`` rows, most useful first: the def line carrying most of the line's blamed stalls,
+    the line's other advice at or above ``min_gain``, then other blame rows and the lines waiting on this one
+    (those first with ``causes_first``: a stall_cause diagnostic); each once. When rows are left out, the last
+    kept one says how many (they are all in the hover)."""
+    rows: list[tuple[Path, int, str]] = []
     seen: set[tuple[str, int, str]] = set()
 
     def add(file: Path | None, line: int | None, message: str) -> None:
         if file is None or line is None:
             return
-        rng = _related_range(view, file, line, lines)
-        if rng is None:
-            return
-        uri = path_to_uri(file, (doc_uri,))  # the client's own URI for its document (percent-encoding)
-        key = (uri, rng.start.line, message)
+        key = (str(file), line, message)
         if key not in seen:
             seen.add(key)
-            out.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=rng), message=message))
+            rows.append((file, line, message))
 
     # one row per other location: the blame edges into this line grouped by their def line
     by_def: dict[tuple[str, int], list[Any]] = {}
     for b in f.blamed_on[:8]:
         if b.file is not None and b.line is not None:
             by_def.setdefault((str(b.file), b.line), []).append(b)
-    for (file, line), bs in list(by_def.items())[:4]:
-        add(Path(file), line, f"{_line_word(view, Path(file), line)}: " + "; ".join(
-            f"{b.reason} {b.samples:,.0f} samples blamed on {b.opcode} ({_instructions(b.distance)} earlier)"
-            for b in bs[:3]))
+    blame_rows = [(Path(file), line, f"{bs[0].reason} {bs[0].samples:,.0f} samples blamed on {bs[0].opcode} at "
+                   f"{_line_word(view, Path(file), line)}, {_instructions(bs[0].distance)} earlier")
+                  for (file, line), bs in list(by_def.items())[:4] if round(bs[0].samples) > 0]
     by_use: dict[tuple[str, int], list[Any]] = {}
     for b in f.causes:
         if b.file is not None and b.line is not None and (b.line != f.line or Path(b.file) != view.ff.path):
             by_use.setdefault((str(b.file), b.line), []).append(b)
-    for (file, line), bs in list(by_use.items())[:3]:
-        add(Path(file), line, f"{_line_word(view, Path(file), line)} waits on this line: " + "; ".join(
-            f"{b.opcode} {b.samples:,.0f} samples ({b.reason})" for b in bs[:3]))
+    cause_rows = [(Path(file), line, f"{_line_word(view, Path(file), line)} waits on this line: {bs[0].opcode} "
+                   f"{bs[0].samples:,.0f} samples ({bs[0].reason})") for (file, line), bs in list(by_use.items())[:3]
+                  if round(bs[0].samples) > 0]
+    advice_rows = []
     for a in view.live(f.advice + f.touching):
         if a is skip or _speedup(a) < min_gain:
             continue
         pf, pl = advice_primary(a, f.kernel)
-        add(pf, pl, f"also: {_optimizer(a)} {_speedup(a):.2f}×")
+        if pf is not None and pl is not None:
+            advice_rows.append((pf, pl, f"also: {_optimizer(a)} {_speedup(a):.2f}×"))
+    order = [*blame_rows[:1], *advice_rows, *blame_rows[1:], *cause_rows]
+    if causes_first:
+        order = [*cause_rows, *order[: len(order) - len(cause_rows)]]
+    for file, line, message in order:
+        add(file, line, message)
+    out: list[lsp.DiagnosticRelatedInformation] = []
+    for file, line, message in rows:
+        rng = _related_range(view, file, line, lines)
+        if rng is None:
+            continue
+        uri = path_to_uri(file, (doc_uri,))  # the client's own URI for its document (percent-encoding)
+        out.append(lsp.DiagnosticRelatedInformation(location=lsp.Location(uri=uri, range=rng), message=message))
+    if len(out) > MAX_RELATED:
+        rest = len(out) - MAX_RELATED
+        out = out[:MAX_RELATED]
+        last = out[-1]
+        out[-1] = lsp.DiagnosticRelatedInformation(
+            location=last.location, message=f"{last.message} (+{rest} more in the hover)")
     return out
 
 
-def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: str) -> list[lsp.Diagnostic]:
-    """At most one diagnostic per line per kernel: the line's best finding.
+def _action(hint: str, limit: int = 40) -> str:
+    """The imperative end of an advice hint ("…: write 0.1f" -> "write 0.1f") when it is short; else "" (the
+    hover and the profile view carry the whole hint)."""
+    tail = hint.rsplit(": ", 1)[-1].strip() if ": " in hint else ""
+    return tail if 0 < len(tail) <= limit else ""
 
-    The best finding is the line's best live advice at or above ``s.min_gain``, else its own samples
-    (code hot_line) or the stalls it causes elsewhere (code stall_cause), whichever share is larger. Every kind obeys
-    ``s.min_share`` (the line's share, or the share it causes if larger), its code's severity and
-    ``s.max_diagnostics_per_file`` (heaviest lines first). Edited lines and retired advice are skipped.
+
+def _stale_was(f: LineFinding) -> str:
+    """What the profile measured on a line that was edited since (its old text)."""
+    g = f.kernel
+    was = (f"{_pct(f.share)} of {g.name}'s samples" if f.stats is not None
+           else f"caused {_pct(f.caused_share)} of {g.name}'s samples as stalls")
+    return f"the profiled text of this line had {was}"
+
+
+def stale_text(f: LineFinding) -> str:
+    """The one-line message of a finding on a line edited since profiling."""
+    return f"stale: edited since profiling — re-profile ({_stale_was(f)})"
+
+
+def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: str) -> list[lsp.Diagnostic]:
+    """At most one diagnostic per line per kernel: the line's best finding, in one short line.
+
+    The best finding is the line's best live advice at or above ``s.min_gain`` (``code estimate · share, top
+    reason — action``), else its own samples (code hot_line) or the stalls it causes elsewhere (code
+    stall_cause), whichever share is larger. A line edited since profiling keeps one diagnostic with code
+    ``stale`` (a hint by default: what the profile measured there is gone until it is re-profiled). Every
+    kind obeys ``s.min_share`` (the line's share, or the share it causes if larger), its code's severity and
+    ``s.max_diagnostics_per_file`` (heaviest lines first). Retired advice is skipped; ``data["advice"]``
+    lists the line's live advice at or above ``s.min_gain``, best first (their quick fixes are offered).
     """
     view = View.of(ff, lmap)
     lines = text.split("\n")
@@ -227,9 +285,18 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
             continue
         launch_lines.add((cost.kernel.mangled, cur))
         out.append((cost.share, lsp.Diagnostic(
-            range=_line_range(lines, cur), message=launch_cost_text(cost, text, view), source=SOURCE,
+            range=_line_range(lines, cur), message=launch_cost_short(cost, text), source=SOURCE,
             severity=_SEVERITY[s.severity_of(DP_LAUNCH)], code=DP_LAUNCH,
             data={"kernel": cost.kernel.mangled, "line": cost.line, "report": str(cost.kernel.report)})))
+    stale_seen: set[tuple[str, int]] = set()
+    for cur, f in view.stale():
+        if f.weight < s.min_share or (f.kernel.mangled, cur) in stale_seen:
+            continue
+        stale_seen.add((f.kernel.mangled, cur))
+        out.append((f.weight, lsp.Diagnostic(
+            range=_line_range(lines, cur), message=stale_text(f), source=SOURCE,
+            severity=_SEVERITY[s.severity_of(STALE)], code=STALE,
+            data={"kernel": f.kernel.mangled, "line": f.line, "report": str(f.kernel.report), "stale": True})))
     for cur, f in view.mapped():
         if f.weight < s.min_share or (f.kernel.mangled, cur) in launch_lines:
             continue
@@ -237,34 +304,35 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         kname = g.name
         best = _best(view, f, s.min_gain)
         data: dict[str, Any] = {"kernel": g.mangled, "line": f.line, "report": str(g.report)}
-        where = (f"{_pct(f.share)} of {kname}'s samples here" if f.stats is not None
-                 else f"causes {_pct(f.caused_share)} of {kname}'s samples as stalls")
-        reason = _top_reason(f)
+        where = (f"{_pct(f.share)} of {kname}" if f.stats is not None
+                 else f"causes {_pct(f.caused_share)} of {kname} as stalls")
+        reason = _top_reason(f, 0 if best is not None else 1)
         if best is not None:
             code = _optimizer(best)
-            hint = _short(view.relabel(str(getattr(best, "hint", "") or "")))
-            msg = (f"{code}: estimated {_speedup(best):.2f}× for {kname} ({where}"
-                   + (f", {reason}" if reason else "") + ")")
-            if hint:
-                msg += f" — {hint}"
+            action = _action(view.relabel(str(getattr(best, "hint", "") or "")))
+            # short enough for one line of VS Code's hover next to its "warpwise(code)" suffix
+            msg = f"{code} {_speedup(best):.2f}× · {where}" + (f", {reason}" if reason else "")
+            if action:
+                msg += f" — {action}"
             data["optimizer"] = code
+            data["advice"] = [{"optimizer": _optimizer(a), "speedup": round(_speedup(a), 4)}
+                              for a in view.live(f.advice) if _speedup(a) >= s.min_gain]
         elif f.stats is not None and (f.share >= f.caused_share or not f.causes):
             code = HOT_LINE
             st = f.stats
-            msg = (f"{_pct(f.share)} of {kname}'s samples ({st.samples:,}); "
-                   f"{_pct(st.latency_samples / max(1, st.samples))} not issued: {_reasons(f)}")
+            msg = (f"{_pct(f.share)} of {kname}'s samples · "
+                   f"{_pct(st.latency_samples / max(1, st.samples))} not issued" + (f" · {reason}" if reason else ""))
             if f.blamed_on and f.blamed_on[0].samples >= WAITING_SHARE * st.samples:
                 b = f.blamed_on[0]
-                msg += f"; mostly waiting on {b.opcode} at {_line_word(view, b.file, b.line)}"
+                msg += f" · waits on {b.opcode} at {_line_word(view, b.file, b.line)}"
         elif f.causes:
             code = STALL_CAUSE
-            places = ", ".join(f"{_line_word(view, b.file, b.line)} ({b.reason} {b.samples:,.0f})"
-                               for b in f.causes[:3])
-            msg = (f"instructions here cause {_pct(f.caused_share)} of {kname}'s samples as stalls of their users: "
-                   f"{places}")
+            b = f.causes[0]
+            msg = (f"causes {_pct(f.caused_share)} of {kname}'s samples as stalls of its users · most at "
+                   f"{_line_word(view, b.file, b.line)} ({b.reason} {b.samples:,.0f})")
         else:
             continue
-        related = _related(view, f, lines, best, s.min_gain, uri)
+        related = _related(view, f, lines, best, s.min_gain, uri, causes_first=code == STALL_CAUSE)
         out.append((f.weight, lsp.Diagnostic(
             range=_line_range(lines, cur), message=msg, severity=_SEVERITY[s.severity_of(code)], source=SOURCE,
             code=code, code_description=_code_description(code) if best is not None else None,
@@ -290,6 +358,23 @@ def launch_cost_text(cost: Any, text: str, view: View | None = None) -> str:
         if cost.launches > limit:
             msg += " — launches past it are dropped"
     return msg + "; try the dynamic-parallelism rewrites (code actions: threshold, coarsen, aggregate)"
+
+
+def launch_cost_short(cost: Any, text: str) -> str:
+    """``launch_cost_text`` in one line, for the diagnostic (the hover carries the long form)."""
+    from warpwise.server.cdp import pending_limit
+
+    g = cost.kernel
+    kids = ", ".join(c for c, _ in sorted(cost.children.items(), key=lambda kv: -kv[1])[:2]) or "none sampled"
+    child = sum(cost.children.values()) / max(1, cost.total)
+    msg = (f"device-side launch: children {_pct(child)} ({kids}), device runtime "
+           f"{_pct(cost.runtime / max(1, cost.total))} of {g.name}'s samples")
+    if cost.launches is not None:
+        limit, where = pending_limit(text)
+        msg += f" · {cost.launches:,} launches, pending limit {limit:,}" + (f" (line {where})" if where else "")
+        if cost.launches > limit:
+            msg += ", launches past it dropped"
+    return msg + " — try the DP rewrites (code actions)"
 
 
 def _related_range(view: View, file: Path, line: int, lines: list[str]) -> lsp.Range | None:
@@ -350,9 +435,14 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     view = View.of(ff, lmap)
     here = [f for cur, f in view.mapped() if cur == line]
     costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
-    if not here and not costs:
+    edited = [f for cur, f in view.stale() if cur == line]
+    if not here and not costs and not edited:
         return None
     summary: list[str] = [f"**warpwise** · `{c.kernel.name}` · {launch_cost_text(c, text, view)}" for c in costs]
+    for f in edited:
+        summary.append(f"**warpwise** · `{f.kernel.name}` · **stale**: this line was edited since profiling, so "
+                       f"its findings describe the old text ({_stale_was(f)}). "
+                       "Re-profile (warpwise: Profile Program with Nsight Compute) to see the new code's.")
     details: list[str] = []
     for f in here:
         g = f.kernel
@@ -436,7 +526,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
                            ("\n..." if len(f.sass) > 24 else "") + "\n```")
     if ff.stale:
         details.append("\n_The file differs from the profiled source: results are shown only on unchanged lines._")
-    value = "\n\n".join(summary) + "\n\n---\n\n" + "\n".join(details)
+    value = "\n\n".join(summary) + ("\n\n---\n\n" + "\n".join(details) if details else "")
     lines = text.split("\n")
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value),
                      range=_line_range(lines, line))
@@ -458,6 +548,9 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
                    default=None)
         label = _pct(f.share) + (f" · {_speedup(best):.2f}×" if best is not None else "")
         per_line.setdefault(cur, []).append((f.share, label))
+    for cur, f in view.stale():
+        if f.stats is not None and f.share >= s.min_share and rng.start.line <= cur - 1 <= rng.end.line:
+            per_line.setdefault(cur, []).append((f.share, f"stale (was {_pct(f.share)})"))
     for cost in ff.launch_costs:
         cur = lmap.line(cost.line)
         if cur is not None and cost.share >= s.min_share and rng.start.line <= cur - 1 <= rng.end.line:

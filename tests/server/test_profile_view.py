@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from warpwise.analysis.pipeline import analyze
@@ -58,3 +59,33 @@ def test_cli_advise_format_html(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["advise", str(example("stencil", ".cu")), "--format", "html"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("<!DOCTYPE html>") and "blur_rows" in out and "strength_reduction" in out
+
+
+def test_kernel_notes_are_in_the_page() -> None:
+    """The text report's kernel notes (here: samples in the CDP device runtime, outside any source line) are in
+    the page's model, and the page script draws them (issue 11: the HTML page left them out)."""
+    cu = example("cdp", ".cu").resolve()
+    a = analyze(example("cdp", ".ncu-rep"), [example("cdp", ".sm_90.cubin")], [cu])
+    (k,) = [k for k in page_data(group_kernels([a]))["kernels"] if k["name"] == "scale_all"]
+    assert k["notes"] and k["notes"] == a.groups[0].notes
+    assert any("device runtime" in n for n in k["notes"])
+    page = render_html({"version": 1, "kernels": [k]})
+    # styled and drawn by the page (the e2e opens the page in Chromium and reads the drawn notes)
+    assert "header ul.notes" in page and '"notes"' in page and "note: ${" in page
+
+
+def test_no_lineinfo_note_in_the_page(tmp_path: Path) -> None:
+    """A cubin built without -lineinfo: the page says so, as `advise` text does."""
+    import shutil
+    import subprocess
+
+    src = example("stencil", ".cu")
+    out = tmp_path / "stencil.nolines.cubin"
+    nvcc = shutil.which("nvcc") or "/usr/local/bin/nvcc"
+    if not shutil.which(nvcc):
+        pytest.skip("nvcc not installed")
+    subprocess.run([nvcc, "-cubin", "-arch=sm_90", "-O3", "-I", str(src.parent.parent), "-o", str(out), str(src)],
+                   check=True, timeout=120, capture_output=True)
+    a = analyze(example("stencil", ".ncu-rep"), [out], [src.resolve()])
+    (k,) = page_data(group_kernels([a]))["kernels"]
+    assert any("without -lineinfo" in n for n in k["notes"]), k["notes"]

@@ -65,6 +65,7 @@ export class Controller implements vscode.Disposable {
       deps.webviewAssets ?? '',
       async (arg: ProfileViewArg) => vscode.commands.executeCommand('warpwise.profileView', arg),
       this.output,
+      async (file: string, line: number) => vscode.commands.executeCommand('warpwise.currentLine', { file, line }),
     );
     this.disposables.push(
       this.output,

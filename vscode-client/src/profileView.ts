@@ -2,7 +2,8 @@
  * The "warpwise: Show Profile View" webview panel. It shows the same page as `warpwise advise --format
  * html` (server/webview/profile.html, .css, .js, copied into dist/webview/ at build time), filled with the
  * model the server's `warpwise.profileView` command returns. The page posts `{type: 'reveal', file, line}`
- * when a line or an advice is clicked; the panel reveals that line in the source editor.
+ * when a line or an advice is clicked; the panel reveals that line in the source editor where it is NOW (the
+ * page shows the profiled text; the server maps the line across edits made since, as the diagnostics do).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -37,6 +38,18 @@ export function parseReveal(msg: unknown): { file: string; line: number } | unde
   return { file: m.file, line: m.line as number };
 }
 
+/**
+ * The line to reveal for a profiled line: the server's `warpwise.currentLine` answer `{line, stale}` (where
+ * the line is now, after edits above it), else the profiled line itself.
+ */
+export function currentLine(answer: unknown, profiled: number): number {
+  if (answer !== null && typeof answer === 'object') {
+    const line = (answer as { line?: unknown }).line;
+    if (Number.isInteger(line) && (line as number) >= 1) return line as number;
+  }
+  return profiled;
+}
+
 export interface ProfileViewArg {
   uri?: string;
   kernel?: string;
@@ -51,6 +64,8 @@ export class ProfileViewPanel implements vscode.Disposable {
     private readonly assets: string,
     private readonly fetchData: (arg: ProfileViewArg) => Promise<unknown>,
     private readonly log: vscode.LogOutputChannel,
+    /** The server's `warpwise.currentLine` for `{file, line}` (the page's lines are the profiled ones). */
+    private readonly mapLine: (file: string, line: number) => Promise<unknown> = async () => undefined,
   ) {}
 
   async show(arg: ProfileViewArg): Promise<void> {
@@ -93,7 +108,13 @@ export class ProfileViewPanel implements vscode.Disposable {
     const r = parseReveal(msg);
     if (!r) return;
     try {
-      const pos = new vscode.Position(r.line - 1, 0);
+      let line = r.line;
+      try {
+        line = currentLine(await this.mapLine(r.file, r.line), r.line);
+      } catch (e) {
+        this.log.warn(`profile view: no current line for ${r.file}:${r.line}: ${e instanceof Error ? e.message : String(e)}`);
+      }
+      const pos = new vscode.Position(line - 1, 0);
       await vscode.window.showTextDocument(vscode.Uri.file(r.file), {
         viewColumn: this.source ?? vscode.ViewColumn.One,
         selection: new vscode.Range(pos, pos),

@@ -102,6 +102,14 @@ test('the profile view page is filled in one pass and a reveal message is valida
   assert.equal(parseReveal({ type: 'other' }), undefined);
 });
 
+test('reveal goes to the line where the profiled line is now (the server\'s warpwise.currentLine)', async () => {
+  const { currentLine } = await import('../src/profileView');
+  assert.equal(currentLine({ line: 20, stale: false }, 18), 20);
+  assert.equal(currentLine({ line: 22, stale: true }, 20), 22);
+  assert.equal(currentLine({ line: null, stale: false, error: 'x' }, 18), 18);
+  assert.equal(currentLine(undefined, 18), 18);
+});
+
 test('report picker items: active marked, newest labelled', async () => {
   const { parseReports, reportItems } = await import('../src/reports');
   const [k] = parseReports([{ kernel: '_Z1kv', name: 'k', active: '/r/old.ncu-rep', reports: [

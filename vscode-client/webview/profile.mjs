@@ -113,6 +113,13 @@ function drawHeader(k, colours) {
   head.appendChild(el('span', 'meta', `report ${k.report.split('/').pop()}${reports}`));
   if (k.launches > 1) head.appendChild(el('span', 'meta', k.rule));
   if (k.bound) head.appendChild(el('span', 'bound', k.bound));
+  // the analysis' notes (no -lineinfo, -G build, device-runtime samples ...), as the text report has them
+  if (k.notes && k.notes.length) {
+    const ul = el('ul', 'notes');
+    ul.setAttribute('aria-label', 'Notes');
+    for (const n of k.notes) ul.appendChild(el('li', '', `note: ${n}`));
+    head.appendChild(ul);
+  }
   const legend = document.getElementById('legend');
   legend.replaceChildren();
   for (const r of colours.order.slice(0, 12)) {
