@@ -977,6 +977,19 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
                 f"{h.def_.line if h.def_ else '?'}: every access waits for its index first. Load the index one "
                 "iteration ahead (software prefetch), compute it when it follows a pattern, or store the data in "
                 "the order it is read")
-    return cm.stall_elimination_advice(view, "indirect_address_elimination", evs, hint,
-                                       nothing="no stalls on loaded addresses")
+    res = cm.stall_elimination_advice(view, "indirect_address_elimination", evs, hint,
+                                      nothing="no stalls on loaded addresses")
+    if not isinstance(res, Advice):
+        return res
+    # Eliminating the index loads (computing the index) also removes their traffic, so the units they loaded
+    # are not left unchanged: the roofline after the fix (their sectors gone) caps eq. 2.
+    lc = view.profile.launch
+    index_pcs = {(e.def_fn.name, e.def_ins.offset) for e in evs if e.def_fn is not None and e.def_ins is not None}
+    sectors = sum(s.l2_sectors for s in view.profile.pcs.values())
+    idx = sum(s.l2_sectors for s in view.profile.pcs.values() if (s.function, s.offset) in index_pcs)
+    if sectors <= 0 or not 0 < idx < sectors:
+        return res
+    r = (sectors - idx) / sectors
+    ratios = {"l2": r, "dram": r, "l1": _l1_ratio(view, global_ratio=r)}
+    return _after_fix_estimate(view, res, ratios, False, {"sectors": float(sectors), "index_sectors": float(idx)})
 
