@@ -18,7 +18,7 @@ from .parse import Parsed, parse, require_parses, walk, walk_with_parents
 from .threads import ThreadCount, recover_thread_count
 
 _LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
-_AGG_STREAMS = {"", "0", "NULL", "nullptr", "cudaStreamFireAndForget", "cudaStreamTailLaunch"}
+WARPWISE_AGG_STREAMS = {"", "0", "NULL", "nullptr", "cudaStreamFireAndForget", "cudaStreamTailLaunch"}
 
 
 @dataclass
@@ -185,7 +185,7 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
         prm = next(prm for prm in child.params if prm.copy_problem)
         out["aggregate"] = (f"parameter `{prm.name}` of child kernel `{child.name}`: {prm.copy_problem}, so its "
                             "value cannot be stored bitwise in a launch record (the copy would skip it)")
-    elif site.stream is not None and site.stream.text.strip() not in _AGG_STREAMS:
+    elif site.stream is not None and site.stream.text.strip() not in WARPWISE_AGG_STREAMS:
         out["aggregate"] = (f"the launch uses stream `{site.stream.text}`: an aggregated launch cannot "
                             "keep per-thread stream order")
     return out

@@ -48,7 +48,14 @@ def _facts(**kw: float) -> DpFacts:
 
 def test_small_child_grids_run_serially_and_are_not_coarsened() -> None:
     plan = choose(_facts(child_threads_launched=8192 * 128), 128, ALL, grid_ok=True)
-    assert plan.choice == Choice(256, 1, "block")
+    # every child grid is one block of 128 < 256 threads: all of them run in the parent, nothing is aggregated
+    assert plan.choice == Choice(256, 1, None)
+    assert ("no aggregation: every child grid is one block of 128 threads, under the threshold 256, so all of them "
+            "run in the parent thread (serial execution, as without CDP)") in plan.reasons
+    # some grids have a second block: those few launches are aggregated per block
+    assert choose(_facts(child_threads_launched=8192 * 130), 128, ALL, grid_ok=True).choice == Choice(256, 1, "block")
+    # launched threads not measured (0): no claim that all grids are one block
+    assert choose(_facts(), 128, ALL, grid_ok=True).choice.granularity == "block"
     assert "8192 child launches of 16 threads on average" in plan.reasons[0]
     assert "threshold 256: child grids of 16 useful threads on average run faster in the parent thread than " \
            "launched" in plan.reasons
@@ -98,12 +105,12 @@ def test_plan_edits_apply_the_choice_as_one_edit() -> None:
     edits = plan_edits(src, str(CDP / "cdp.cu"), LAUNCH, Choice(32, 4, "grid"))
     assert len(edits) == 1
     out = apply_edits(src, edits)
-    assert "#define _THRESHOLD 32" in out and "#define _CFACTOR 4" in out
-    assert "_ww_scale_segment_coarse_agg_host_launch" in out
+    assert "#define WARPWISE_THRESHOLD 32" in out and "#define WARPWISE_CFACTOR 4" in out
+    assert "ww_scale_segment_coarse_agg_host_launch" in out
     assert parse(out, str(CDP / "cdp.cu")).errors == []
     # factor 1: no coarsened copy at all
     out1 = apply_edits(src, plan_edits(src, str(CDP / "cdp.cu"), LAUNCH, Choice(256, 1, None)))
-    assert "_coarse" not in out1 and "#define _THRESHOLD 256" in out1 and "_ww_ aggregate" not in out1
+    assert "_coarse" not in out1 and "#define WARPWISE_THRESHOLD 256" in out1 and "warpwise aggregate" not in out1
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -125,7 +132,7 @@ def test_cli_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "profile-guided: threshold 32, coarsen x4, aggregate per grid" in text
     assert "  - 2000 child launches of 1774 threads on average" in text
     assert "    1. threshold 32, coarsen x1, aggregate per grid" in text
-    assert "#define _CFACTOR 4" in out.read_text()
+    assert "#define WARPWISE_CFACTOR 4" in out.read_text()
     rc = run_rewrite(_args("plan", str(CDP / "cdp.cu"), "--launch", str(LAUNCH), "--profile",
                            str(tmp_path / "missing.ncu-rep")))
     assert rc == 2 and "cannot read profile" in capsys.readouterr().err

@@ -111,8 +111,8 @@ def test_launch_in_a_loop_is_aggregated_flattened(g: str) -> None:
     out = apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", la.line, granularity=g))
     assert parse(out, "l.cu").errors == []
     if g != "grid":  # several records per parent thread; more launches of a unit go out directly
-        assert "#define _WW_AGG_PER_THREAD 8" in out
-    assert "if ((_ww_agg_old >> 32) < " in out and "/* no record: launch as the original did */" in out
+        assert "#define WARPWISE_AGG_PER_THREAD 8" in out
+    assert "if ((ww_agg_old >> 32) < " in out and "/* no record: launch as the original did */" in out
 
 
 QUADTREE = ROOT / "examples" / "dp" / "quadtree" / "quadtree.cu"
@@ -125,18 +125,18 @@ def test_recursive_launch_threshold_and_coarsen_follow_the_recursion() -> None:
     assert la.transforms == ["threshold", "coarsen"]
     assert "recursive launch" in la.refusals["aggregate"]
     thr = pipeline(src, str(QUADTREE), la.line, [("threshold", None)])
-    # the serial copy recurses serially below _THRESHOLD and launches above it; the stack is raised first
-    serial = thr.split("__device__ void _ww_qt_node_serial(", 2)[2]
-    assert "_ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_thr_gDim, _ww_thr_bDim);" \
+    # the serial copy recurses serially below WARPWISE_THRESHOLD and launches above it; the stack is raised first
+    serial = thr.split("__device__ void ww_qt_node_serial(", 2)[2]
+    assert "ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, ww_thr_gDim, ww_thr_bDim);" \
         in serial
-    assert "qt_node<<<_ww_thr_gDim, _ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum);" in serial
-    assert "unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + _ww_tx;" in serial  # builtins mapped
-    assert "_ww_qt_node_serial_stack(); /* _ww_ threshold: stack for the recursive serial copy */" in thr
+    assert "qt_node<<<ww_thr_gDim, ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum);" in serial
+    assert "unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + ww_tx;" in serial  # builtins mapped
+    assert "ww_qt_node_serial_stack(); /* warpwise threshold: stack for the recursive serial copy */" in thr
     coarse = pipeline(src, str(QUADTREE), la.line, [("coarsen", None)])
-    body = coarse.split("__global__ void _ww_qt_node_coarse(", 2)[2]
-    assert "_ww_qt_node_coarse<<<_ww_cf_cgDim, 128>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, " \
-           "_ww_cf_gDim);" in body
-    assert "if (_ww_bx == 0 && threadIdx.x < 4" in body
+    body = coarse.split("__global__ void ww_qt_node_coarse(", 2)[2]
+    assert "ww_qt_node_coarse<<<ww_cf_cgDim, 128>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, " \
+           "ww_cf_gDim);" in body
+    assert "if (ww_bx == 0 && threadIdx.x < 4" in body
 
 
 def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
