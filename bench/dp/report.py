@@ -76,7 +76,8 @@ def summarise(rows: list[dict[str, object]]) -> dict[str, object]:
     for ex in dict.fromkeys(f"{r['example']}@{r['input']}" for r in rows):
         rs = [r for r in rows if f"{r['example']}@{r['input']}" == ex]
         cdp, nocdp = _best(rs, ("original",)), _best(rs, ("nocdp",))
-        agg, best = _best(rs, ("agg",)), _best(rs, ("tc", "agg", "tca"))
+        # the sweep's best: the serial point (no-CDP: threshold 2^31 - 1) belongs to the threshold sweep too
+        agg, best = _best(rs, ("agg",)), _best(rs, ("nocdp", "tc", "agg", "tca"))
         e: dict[str, object] = {"failed": [str(r["variant"]) for r in rs if not r["ok"]]}
         for key, r in (("cdp", cdp), ("nocdp", nocdp), ("agg", agg), ("best", best)):
             e[f"{key}_ms"] = r["time_ms"] if r else None
@@ -160,15 +161,15 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
              "guided / best | guided × over CDP | × over no-CDP | × over agg. only | default ms (build) |",
              "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
     keys = ("g_cdp", "g_nocdp", "g_agg", "b_cdp", "b_nocdp", "b_agg", "g_best", "d_best")
-    subsets: dict[str, dict[str, list[float]]] = {"all inputs": {k: [] for k in keys},
-                                                  "large inputs": {k: [] for k in keys}}
+    subsets: dict[str, dict[str, list[float]]] = {n: {k: [] for k in keys} for n in
+                                                  ("all inputs", "xl inputs", "large inputs", "small inputs")}
     for ex, e in per.items():
         pl = plans.get(ex, {})
         g = pl.get("plan", {}) if isinstance(pl.get("plan"), dict) else {}
         d = pl.get("default", {}) if isinstance(pl.get("default"), dict) else {}
         gt, dt, bt = g.get("time_ms"), d.get("time_ms"), e["best_ms"]  # type: ignore[union-attr]
         for name, ratios in subsets.items():
-            if name == "large inputs" and not ex.endswith("@large"):
+            if name != "all inputs" and not ex.endswith("@" + name.split()[0]):
                 continue
             for key, t in (("g", gt), ("b", bt)):
                 for base in ("cdp", "nocdp", "agg"):
