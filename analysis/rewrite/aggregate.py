@@ -95,13 +95,19 @@ def aggregate_edits(p: Parsed, site: Site, child: Child | None, granularity: str
 
     ``agg_threshold``: default of ``WARPWISE_AGG_THRESHOLD`` (minimum parents for an aggregated launch, warp
     and block granularity, CGO'22 §V-B); ``group_blocks``: default of ``WARPWISE_AGG_GRANULARITY`` (blocks
-    per multi-block group). Raises RewriteError when the launch is in a loop, in a __device__
-    function, recursive, on a user stream, or (grid) the parent is never launched from host code here.
+    per multi-block group). Raises RewriteError when the launch is in a __device__ function, on a user
+    stream, or (grid) the parent is never launched from host code here; a recursive launch goes to
+    aggregate_rec.recursive_aggregate_edits (block granularity).
     """
     if granularity not in GRANULARITIES:
         raise RewriteError(f"{p.path}: unknown granularity `{granularity}` "
                            f"(expected one of {', '.join(GRANULARITIES)})")
     ch = check_applies(p, site, child, "aggregate", refusals(p, site, child))
+    if site.child_name == site.func.spelling:  # recursive: every level aggregates, records never reused
+        from .aggregate_rec import recursive_aggregate_edits
+
+        return recursive_aggregate_edits(p, site, ch, granularity,
+                                         agg_threshold if agg_threshold is not None else DEFAULT_AGG_THRESHOLD)
     child_before_parent(p, site, ch)
     line = p.line_col(site.stmt_start)[0]
     B = fresh(p, f"ww_{ch.name.removeprefix('ww_')}_agg")

@@ -176,9 +176,7 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
                           "blockIdx, gridDim, blockDim, kernel arguments and constants is accepted: the whole "
                           "block returns together)")
     if site.child_name == site.func.spelling:
-        out["aggregate"] = ("recursive launch (the child is the parent kernel itself): the aggregated grid of one "
-                            "recursion level would record the next level's launches in the pool its own blocks are "
-                            "still reading; threshold and coarsen follow the recursion instead")
+        pass  # recursive: aggregate_rec.py (block granularity; it refuses the shapes it cannot aggregate)
     elif not has_attr(site.func, K.CUDAGLOBAL_ATTR):
         out["aggregate"] = "the launch is in a __device__ function; aggregation needs it in the __global__ parent"
     elif any(prm.copy_problem for prm in child.params):

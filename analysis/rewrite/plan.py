@@ -257,6 +257,10 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     elif "aggregate" not in allowed:
         g = None
         reasons.append("no aggregation (refused for this launch)")
+    elif facts.recursive and "threshold" in allowed:
+        g = None
+        reasons.append("no aggregation: after thresholding and coarsening the recursive launch goes to the coarsened "
+                       "copy, which aggregation does not follow (aggregation alone, per block, is an alternative)")
     elif facts.launches_per_parent_thread < rule.agg_min_launch_share and not serial:
         g = None
         reasons.append(f"no aggregation: {facts.launches_per_parent_thread:.2f} launches per parent thread")

@@ -160,7 +160,7 @@ def test_code_actions_put_the_profile_guided_choice_first() -> None:
 H200 = ROOT / "bench" / "dp" / "results_h200" / "profiles"
 
 
-@pytest.mark.parametrize(("inp", "mean", "choice"), [("small", 6.9, Choice(256, 1, "block")),
+@pytest.mark.parametrize(("inp", "mean", "choice"), [("small", 6.9, Choice(256, 1, None)),
                                                       ("large", 119.9, Choice(32, 4, "grid"))])
 def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice) -> None:
     """btree's CDP original profiled on the H200 (bench/dp/gpu.sh): 32768 queries, one launch each."""
@@ -185,5 +185,7 @@ def test_recursive_launch_takes_the_largest_threshold() -> None:
     plan = plan_launch(src, "examples/dp/quadtree/quadtree.cu", line,
                        load_profiles(H200 / "quadtree@large.ncu-rep"))
     assert plan.facts is not None and plan.facts.recursive and plan.facts.child_launches == 11752
-    assert plan.choice == Choice(256, 4, None)  # aggregation is refused for the recursive launch
+    assert plan.choice == Choice(256, 4, None)  # the coarsened copy's launch is not aggregated
+    assert any(r.startswith("no aggregation: after thresholding and coarsening the recursive launch") for r in
+               plan.reasons)
     assert any(r.startswith("threshold 256: the launch is recursive") for r in plan.reasons)
