@@ -197,7 +197,34 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
                      f"{_f(geo['b_nocdp'], '{:.2f}×')} | {_f(geo['b_agg'], '{:.2f}×')} | |")
     lines.append(f"| CGO'22 paper (geomean, best of its sweep) | | | | | | | {PAPER['cdp']}× | {PAPER['nocdp']}× | "
                  f"{PAPER['agg']}× | |")
+    lines.append("")
+    lines.append(goals(per, plans))
     return "\n".join(lines)
+
+
+def goals(per: dict[str, dict[str, object]], plans: dict[str, dict[str, object]]) -> str:
+    """The issue's per-input goals for the profile-guided choice, counted: within 10% of the sweep's best,
+    faster than CDP, faster than no-CDP (a ratio of 1.00 is not faster), and the worst of each."""
+    within, over_cdp, over_nocdp, n = [], [], [], 0
+    for ex, e in per.items():
+        g = plans.get(ex, {}).get("plan")
+        t = g.get("time_ms") if isinstance(g, dict) else None
+        if not t or not e["best_ms"]:
+            continue
+        n += 1
+        within.append((float(t) / float(e["best_ms"]), ex))  # type: ignore[arg-type]
+        if e["cdp_ms"]:
+            over_cdp.append((float(e["cdp_ms"]) / float(t), ex))  # type: ignore[arg-type]
+        if e["nocdp_ms"]:
+            over_nocdp.append((float(e["nocdp_ms"]) / float(t), ex))  # type: ignore[arg-type]
+    if not n:
+        return "no profile-guided times"
+    return (f"profile-guided choice on {n} inputs: within 10% of the sweep's best on "
+            f"{sum(x <= 1.10 for x, _ in within)} (worst {max(within)[0]:.2f}× the best, {max(within)[1]}); "
+            f"faster than CDP on {sum(x > 1 for x, _ in over_cdp)} of {len(over_cdp)} "
+            f"(lowest {min(over_cdp)[0]:.2f}×, {min(over_cdp)[1]}); faster than no-CDP on "
+            f"{sum(x > 1 for x, _ in over_nocdp)} of {len(over_nocdp)} (lowest {min(over_nocdp)[0]:.2f}×, "
+            f"{min(over_nocdp)[1]})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -232,10 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     data = json.loads(a.results.read_text())
     print(f"GPU: {data.get('gpu') or 'unknown'}\n")
+    summary = summarise(data["rows"])  # recomputed: results.json of an older report.py may differ
     if a.plans is not None:
-        print(plan_table(data["summary"], json.loads(a.plans.read_text())))
+        print(plan_table(summary, json.loads(a.plans.read_text())))
     else:
-        print(table(data["summary"]))
+        print(table(summary))
     return 0
 
 
