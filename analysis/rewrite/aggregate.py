@@ -83,6 +83,18 @@ def _record(child: Child, rec: str) -> str:
             "  uint3 ww_cfg_bDim;\n  unsigned int ww_cfg_shm;\n};\n")
 
 
+def fill_record(ch: Child, site: Site, mx: str, ind: str, extra: list[str]) -> list[str]:
+    """Lines that fill record ``ww_agg_r`` from the launch (arguments copied bytewise, configuration),
+    then ``extra``, then raise the unit's maximum block and shared size ``mx[0..3]``."""
+    out = [f"{ind}{{ {prm.field_type} const ww_agg_a{k} = ({a.text}); "
+           f"memcpy(ww_agg_r.{prm.name}, &ww_agg_a{k}, sizeof ww_agg_a{k}); }}"
+           for k, (prm, a) in enumerate(zip(ch.params, site.args, strict=True))]
+    out += [f"{ind}ww_agg_r.ww_cfg_gDim = ww_agg_gDim;", f"{ind}ww_agg_r.ww_cfg_bDim = ww_agg_bDim;",
+            f"{ind}ww_agg_r.ww_cfg_shm = ww_agg_shm;", *(ind + x for x in extra)]
+    return out + [f"{ind}atomicMax(&{mx}[{i}], {v});" for i, v in
+                  enumerate(("ww_agg_bDim.x", "ww_agg_bDim.y", "ww_agg_bDim.z", "ww_agg_shm"))]
+
+
 def _agg_stream(site: Site) -> str:
     st = site.stream.text.strip() if site.stream else ""
     return "cudaStreamTailLaunch" if st == "cudaStreamTailLaunch" else "cudaStreamFireAndForget"
@@ -165,18 +177,8 @@ def aggregate_edits(p: Parsed, site: Site, child: Child | None, granularity: str
            f"    if ((ww_agg_old >> 32) < {cap}) {{ /* else: the unit's records are full */",
            f"      const unsigned long long ww_agg_i = {base} + (ww_agg_old >> 32);",
            f"      {rec} &ww_agg_r = {recs}[ww_agg_i];"]
-    for k, (prm, a) in enumerate(zip(ch.params, site.args, strict=True)):
-        out.append(f"      {{ {prm.field_type} const ww_agg_a{k} = ({a.text}); "
-                   f"memcpy(ww_agg_r.{prm.name}, &ww_agg_a{k}, sizeof ww_agg_a{k}); }}")
-    out += ["      ww_agg_r.ww_cfg_gDim = ww_agg_gDim;",
-            "      ww_agg_r.ww_cfg_bDim = ww_agg_bDim;",
-            "      ww_agg_r.ww_cfg_shm = ww_agg_shm;",
-            f"      {scan}[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;",
-            f"      atomicMax(&{mx}[0], ww_agg_bDim.x);",
-            f"      atomicMax(&{mx}[1], ww_agg_bDim.y);",
-            f"      atomicMax(&{mx}[2], ww_agg_bDim.z);",
-            f"      atomicMax(&{mx}[3], ww_agg_shm);",
-            "      ww_agg_done = true;",
+    out += fill_record(ch, site, mx, "      ", [f"{scan}[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;"])
+    out += ["      ww_agg_done = true;",
             "    }",
             "  }",
             "  if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */",

@@ -25,7 +25,7 @@ before each host launch, and concurrent host launches would share it).
 
 from __future__ import annotations
 
-from .aggregate import _agg_stream, _load, _record
+from .aggregate import _agg_stream, _load, _record, fill_record
 from .common import args_text, body_text, statement_extent
 from .cursors import K
 from .edits import fresh, header_offset, indent_of, macro_block, make_edit, prelude
@@ -95,18 +95,9 @@ def recursive_aggregate_edits(p: Parsed, site: Site, ch: Child, granularity: str
                "    if (ww_agg_li < WARPWISE_AGG_BLOCK_RECORDS) {",
                f"      const unsigned int ww_agg_ri = atomicAdd(&{top}[0], 1u); /* a record no one else uses */",
                "      if (ww_agg_ri < WARPWISE_AGG_CAPACITY) {",
-               f"        {rec} &ww_agg_r = {recs}[ww_agg_ri];"]
-        for k, (prm, a) in enumerate(zip(ch.params, site.args, strict=True)):
-            out.append(f"        {{ {prm.field_type} const ww_agg_a{k} = ({a.text}); "
-                       f"memcpy(ww_agg_r.{prm.name}, &ww_agg_a{k}, sizeof ww_agg_a{k}); }}")
-        out += ["        ww_agg_r.ww_cfg_gDim = ww_agg_gDim;",
-                "        ww_agg_r.ww_cfg_bDim = ww_agg_bDim;",
-                "        ww_agg_r.ww_cfg_shm = ww_agg_shm;",
-                f"        atomicMax(&{B}_max[0], ww_agg_bDim.x);",
-                f"        atomicMax(&{B}_max[1], ww_agg_bDim.y);",
-                f"        atomicMax(&{B}_max[2], ww_agg_bDim.z);",
-                f"        atomicMax(&{B}_max[3], ww_agg_shm);",
-                "        ww_agg_done = true;",
+               f"        {rec} &ww_agg_r = {recs}[ww_agg_ri];",
+               *fill_record(ch, site, f"{B}_max", "        ", [])]
+        out += ["        ww_agg_done = true;",
                 "      }",
                 f"      {B}_lrec[ww_agg_li] = ww_agg_done ? ww_agg_ri : 0xffffffffu; /* ~0: launched directly */",
                 f"      {B}_lnb[ww_agg_li] = ww_agg_nb;",
