@@ -177,7 +177,8 @@ def _past_bounds_check(rows: list[tuple[int, PCSample]]) -> int:
 
 @dataclass(frozen=True)
 class Choice:
-    """One point of the rewrite space: granularity None = no aggregation."""
+    """One point of the rewrite space: granularity None = no aggregation; threshold 0 = aggregation
+    only (no threshold, no coarsening: the recursive-launch choice)."""
 
     threshold: int
     factor: int
@@ -186,11 +187,13 @@ class Choice:
     @property
     def label(self) -> str:
         agg = f"aggregate per {self.granularity}" if self.granularity else "no aggregation"
+        if self.threshold == 0:
+            return f"no threshold, no coarsening, {agg}"
         return f"threshold {self.threshold}, coarsen x{self.factor}, {agg}"
 
     def steps(self) -> list[tuple[str, str | None]]:
         """The transforms in CGO'22 pass order (threshold -> coarsen -> aggregate)."""
-        out: list[tuple[str, str | None]] = [("threshold", None), ("coarsen", None)]
+        out: list[tuple[str, str | None]] = [("threshold", None), ("coarsen", None)] if self.threshold else []
         return out + ([("aggregate", self.granularity)] if self.granularity else [])
 
 
@@ -202,6 +205,7 @@ class Plan:
     reasons: list[str]
     alternatives: list[Choice] = field(default_factory=list)
     facts: DpFacts | None = None
+    all_serial: bool = False  # every profiled child grid runs in its parent thread under the choice
 
     @property
     def summary(self) -> str:
@@ -223,6 +227,14 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     if facts.samples:
         reasons.append(f"{100 * facts.runtime_share:.0f}% of samples in the device runtime, "
                        f"{100 * facts.parent_share:.0f}% in the parent")
+    if facts.recursive and "aggregate" in allowed:
+        reasons.append(f"recursive launch, {100 * facts.runtime_share:.0f}% of the samples in the device runtime: "
+                       "aggregate every level per block (KLAP): one launch per parent block instead of one per "
+                       "parent thread; no threshold (a child run serially would run its whole subtree in one "
+                       "thread) and no coarsening (the launch would go to the coarsened copy, which aggregation "
+                       "does not follow)")
+        only = Choice(0, 1, "block")
+        return Plan(only, reasons, alternatives(only, allowed, grid_ok), facts)
     serial = m <= rule.serial_below or facts.recursive
     t = THRESHOLDS[-1] if serial else THRESHOLDS[0]
     if "threshold" in allowed:
@@ -257,10 +269,6 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     elif "aggregate" not in allowed:
         g = None
         reasons.append("no aggregation (refused for this launch)")
-    elif facts.recursive and "threshold" in allowed:
-        g = None
-        reasons.append("no aggregation: after thresholding and coarsening the recursive launch goes to the coarsened "
-                       "copy, which aggregation does not follow (aggregation alone, per block, is an alternative)")
     elif facts.launches_per_parent_thread < rule.agg_min_launch_share and not serial:
         g = None
         reasons.append(f"no aggregation: {facts.launches_per_parent_thread:.2f} launches per parent thread")
@@ -283,7 +291,7 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
             reasons.append("aggregate per block: the parent is a large part of the time, its children should "
                            "overlap it")
     choice = Choice(t if "threshold" in allowed else THRESHOLDS[0], c if "coarsen" in allowed else 1, g)
-    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok), facts)
+    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok), facts, all_serial)
 
 
 def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choice]:
@@ -304,7 +312,8 @@ def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choic
 # docs/benchmarks.md): 1.35x the per-program best; it needs no host launch in the file
 DEFAULT = Choice(THRESHOLDS[-1], FACTORS[-1], "multiblock")
 DEFAULT_REASON = ("no profile of the CDP program: the measured default (bench/dp, docs/benchmarks.md) — "
-                  "threshold 256, coarsen x4, aggregate per group of blocks")
+                  "threshold 256, coarsen x4, aggregate per group of blocks (a recursive launch: aggregation per "
+                  "block only)")
 
 
 @dataclass(frozen=True)
@@ -344,17 +353,33 @@ def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[Ker
     ``profiles`` hold its parent kernel, else the measured default. Raises RewriteError (parse error, no
     launch on the line, or no transform applies, with the reasons)."""
     ctx = launch_context(source, path, launch_line)
+    facts = dp_facts(profiles or [], ctx.parent, recursive=ctx.recursive) if profiles else None
+    return plan_for(ctx, facts)
+
+
+def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE) -> Plan:
+    """The plan for a launch from its context and the profile's facts (None: no profile): the rule
+    (``choose``) when the profile holds enough child launches, else the measured default."""
     allowed, grid_ok, block, la = set(ctx.allowed), ctx.grid_ok, ctx.child_block, ctx
-    facts = dp_facts(profiles or [], la.parent, recursive=ctx.recursive) if profiles else None
-    if facts is None or facts.child_launches == 0:
+    # evidence: fewer child launches than the GPU has SMs say little about the program's child grids (an
+    # early round of a frontier algorithm, say); the profile is then not used
+    few = facts is not None and 0 < facts.child_launches < max(facts.sm_count, 1)
+    if facts is None or facts.child_launches == 0 or few:
         g = DEFAULT.granularity if "aggregate" in allowed else None
         if g == "grid" and not grid_ok:
             g = "multiblock"
         choice = Choice(DEFAULT.threshold, DEFAULT.factor, g)
-        why = DEFAULT_REASON if facts is None else (
-            f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): " + DEFAULT_REASON)
-        return Plan(choice, [why], alternatives(choice, allowed, grid_ok), facts)
-    return choose(facts, block, allowed, grid_ok)
+        if ctx.recursive and "aggregate" in allowed:  # threshold+coarsen cannot be aggregated: aggregation only
+            choice = Choice(0, 1, "block")
+        why = DEFAULT_REASON
+        if facts is not None and facts.child_launches == 0:
+            why = f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): " + why
+        elif facts is not None:
+            why = (f"the profile of `{la.parent}` holds {facts.child_launches} child launches, fewer than the GPU's "
+                   f"{facts.sm_count} SMs: too few to tell the program's child grids (profile more parent launches, "
+                   "ncu --launch-count): " + why)
+        return Plan(choice, [why], alternatives(choice, allowed, grid_ok), None if few else facts)
+    return choose(facts, block, allowed, grid_ok, rule)
 
 
 def plan_edits(source: str, path: str, launch_line: int, choice: Choice) -> list[TextEdit]:
@@ -362,10 +387,10 @@ def plan_edits(source: str, path: str, launch_line: int, choice: Choice) -> list
     None) to the launch on ``launch_line``, with the macros' defaults set to the choice."""
     from .api import one_edit, pipeline
 
-    steps: list[tuple[str, str | None]] = [("threshold", None)]
+    steps: list[tuple[str, str | None]] = [("threshold", None)] if choice.threshold else []
     if choice.factor > 1:
         steps.append(("coarsen", None))
     if choice.granularity:
         steps.append(("aggregate", choice.granularity))
-    out = pipeline(source, path, launch_line, steps, threshold=choice.threshold, factor=choice.factor)
+    out = pipeline(source, path, launch_line, steps, threshold=choice.threshold or None, factor=choice.factor)
     return one_edit(source, out)

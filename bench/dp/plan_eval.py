@@ -25,19 +25,34 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from sweep import EXAMPLES, INPUTS, NO_LAUNCH, build_name  # noqa: E402
 from warpwise.analysis.rewrite import find_launches  # noqa: E402
-from warpwise.analysis.rewrite.plan import Choice, launch_context, plan_launch  # noqa: E402
+from warpwise.analysis.rewrite.plan import Choice, Plan, dp_facts, launch_context, plan_launch  # noqa: E402
 
 COMMITTED_PROFILES = ROOT / "bench" / "dp" / "results_h200" / "profiles"
 
 
 def build_of(choice: Choice) -> str:
     """The sweep build holding ``choice`` (factor 1 is the coarsened copy with WARPWISE_CFACTOR=1 there;
-    the threshold 2^31 - 1 is the no-CDP build)."""
+    the threshold 2^31 - 1 is the no-CDP build; threshold 0 is aggregation only)."""
     if choice.threshold >= NO_LAUNCH:
         return "nocdp"
+    if choice.threshold == 0:
+        return build_name("agg", choice.granularity, None, None)
     if choice.granularity is None:
         return build_name("tc", None, choice.threshold, choice.factor)
     return build_name("tca", choice.granularity, choice.threshold, choice.factor)
+
+
+def lookup(plan: Plan, times: dict[tuple[str, str], float], key: str) -> tuple[str, float | None, str | None]:
+    """(build, time, note) of ``plan`` on ``key`` (example@input). When the choice runs every profiled child
+    grid in its parent thread (Plan.all_serial) and its own build has no time (skipped at the deadline),
+    the no-CDP build's time stands in, with a note: on that input both take the serial branch for every
+    child (the child grids are all below the threshold; the two builds' SASS differ only in the
+    threshold constant)."""
+    b = build_of(plan.choice)
+    t = times.get((key, b))
+    if t is None and plan.all_serial and (key, "nocdp") in times:
+        return b, times[(key, "nocdp")], f"{b} not timed in this run: the no-CDP time stands in (same serial path)"
+    return b, t, None
 
 
 def report_for(results_dir: Path, extra: list[Path], key: str) -> Path | None:
@@ -54,7 +69,8 @@ def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object
     from warpwise.analysis.profile.ncu import load_profiles
 
     data = json.loads((results_dir / "results.json").read_text())
-    times = {(r["example"], r["input"], r["variant"]): r["time_ms"] for r in data["rows"] if r["ok"]}
+    times = {(f"{r['example']}@{r['input']}", str(r["variant"])): float(r["time_ms"]) for r in data["rows"]
+             if r["ok"] and r["time_ms"] is not None}
     out: dict[str, dict[str, object]] = {}
     for ex, child in EXAMPLES.items():
         path = ROOT / "examples" / "dp" / ex / f"{ex}.cu"
@@ -73,11 +89,11 @@ def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object
             plan = plan_launch(source, rel, la.line, profiles)
             default = plan_launch(source, rel, la.line, None)
             for key, p in (("plan", plan), ("default", default)):
-                b = build_of(p.choice)
-                entry[key] = {"choice": p.choice.label, "build": b, "time_ms": times.get((ex, inp, b)),
+                b, t, note = lookup(p, times, f"{ex}@{inp}")
+                entry[key] = {"choice": p.choice.label, "build": b, "time_ms": t, "note": note,
                               "reasons": p.reasons, "profile_guided": p.facts is not None}
-            if plan.facts is not None:
-                f = plan.facts
+            f = dp_facts(profiles, ctx.parent, recursive=ctx.recursive) if profiles else None
+            if f is not None:
                 entry["dp_facts"] = dataclasses.asdict(f)
                 entry["facts"] = {"child_launches": f.child_launches, "child_threads": f.child_threads,
                                   "mean_child_threads": round(f.mean_child_threads, 1),

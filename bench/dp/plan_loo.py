@@ -28,8 +28,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from plan_eval import build_of
-from warpwise.analysis.rewrite.plan import RULE, DpFacts, Rule, choose
+from plan_eval import lookup
+from warpwise.analysis.rewrite.plan import RULE, DpFacts, LaunchContext, Rule, plan_for
 
 CANDIDATES = {"serial_below": (4.0, 8.0, 16.0, 32.0, 64.0, 128.0),
               "coarsen_blocks": (1.05, 1.5, 2.0, 4.0),
@@ -50,12 +50,11 @@ def sweep_best(rows: list[dict[str, object]]) -> dict[str, float]:
 
 def ratio(entry: dict[str, object], rule: Rule, times: dict[tuple[str, str], float], best: float) -> tuple[float, str]:
     """(choice's time / best, build) of the rule on one input's stored facts."""
-    ctx: dict[str, object] = entry["context"]  # type: ignore[assignment]
-    facts = DpFacts(**entry["dp_facts"])  # type: ignore[arg-type]
-    plan = choose(facts, ctx["child_block"], set(ctx["allowed"]), bool(ctx["grid_ok"]), rule)  # type: ignore[arg-type]
-    b = build_of(plan.choice)
-    k = str(entry["_key"])
-    t = times.get((k, b))
+    c: dict[str, object] = entry["context"]  # type: ignore[assignment]
+    ctx = LaunchContext(str(c["parent"]), bool(c["recursive"]), frozenset(c["allowed"]),  # type: ignore[arg-type]
+                        bool(c["grid_ok"]), c["child_block"])  # type: ignore[arg-type]
+    plan = plan_for(ctx, DpFacts(**entry["dp_facts"]), rule)  # type: ignore[arg-type]
+    b, t, _note = lookup(plan, times, str(entry["_key"]))
     return (t / best if t else MISSING), b
 
 

@@ -175,8 +175,9 @@ def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice) 
     assert plan.choice == choice
 
 
-def test_recursive_launch_takes_the_largest_threshold() -> None:
-    """The quadtree's recursive node kernel, profiled on the H200: a serial child runs its subtree serially."""
+def test_recursive_launch_is_aggregated_per_block() -> None:
+    """The quadtree's recursive node kernel, profiled on the H200: every level aggregated per block (no
+    threshold: a serial child would run its whole subtree in one thread)."""
     from warpwise.analysis.profile.ncu import load_profiles
 
     path = ROOT / "examples" / "dp" / "quadtree" / "quadtree.cu"
@@ -185,7 +186,23 @@ def test_recursive_launch_takes_the_largest_threshold() -> None:
     plan = plan_launch(src, "examples/dp/quadtree/quadtree.cu", line,
                        load_profiles(H200 / "quadtree@large.ncu-rep"))
     assert plan.facts is not None and plan.facts.recursive and plan.facts.child_launches == 11752
-    assert plan.choice == Choice(256, 4, None)  # the coarsened copy's launch is not aggregated
-    assert any(r.startswith("no aggregation: after thresholding and coarsening the recursive launch") for r in
-               plan.reasons)
-    assert any(r.startswith("threshold 256: the launch is recursive") for r in plan.reasons)
+    assert plan.choice == Choice(0, 1, "block") and plan.choice.steps() == [("aggregate", "block")]
+    assert plan.choice.label == "no threshold, no coarsening, aggregate per block"
+    assert any(r.startswith("recursive launch, 89% of the samples in the device runtime: aggregate every level per "
+                            "block") for r in plan.reasons)
+    out = apply_edits(src, plan_edits(src, "examples/dp/quadtree/quadtree.cu", line, plan.choice))
+    assert "ww_qt_node_ragg<<<" in out and "ww_qt_node_serial" not in out
+
+
+def test_too_few_child_launches_fall_back_to_the_default() -> None:
+    """sssp's first rounds profiled on the H200 (xl input): 12 child launches, fewer than the 132 SMs."""
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    path = ROOT / "examples" / "dp" / "sssp" / "sssp.cu"
+    src = path.read_text()
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "relax_edges<<<" in t)
+    rep = ROOT / "bench" / "dp" / "results_h200_xl" / "profiles" / "sssp@xl.ncu-rep"
+    plan = plan_launch(src, "examples/dp/sssp/sssp.cu", line, load_profiles(rep))
+    assert plan.facts is None and plan.choice == Choice(256, 4, "multiblock")
+    assert plan.reasons[0].startswith("the profile of `relax_frontier` holds 12 child launches, fewer than the GPU's "
+                                      "132 SMs")
