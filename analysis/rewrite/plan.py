@@ -234,7 +234,7 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
                        "thread) and no coarsening (the launch would go to the coarsened copy, which aggregation "
                        "does not follow)")
         only = Choice(0, 1, "block")
-        return Plan(only, reasons, alternatives(only, allowed, grid_ok), facts)
+        return Plan(only, reasons, alternatives(only, allowed, grid_ok, recursive=True), facts)
     serial = m <= rule.serial_below or facts.recursive
     t = THRESHOLDS[-1] if serial else THRESHOLDS[0]
     if "threshold" in allowed:
@@ -291,19 +291,23 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
             reasons.append("aggregate per block: the parent is a large part of the time, its children should "
                            "overlap it")
     choice = Choice(t if "threshold" in allowed else THRESHOLDS[0], c if "coarsen" in allowed else 1, g)
-    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok), facts, all_serial)
+    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok, facts.recursive), facts, all_serial)
 
 
-def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choice]:
-    """The rest of the space, nearest to ``choice`` first (fewest differing knobs)."""
+def alternatives(choice: Choice, allowed: set[str], grid_ok: bool, recursive: bool = False) -> list[Choice]:
+    """The rest of the space, nearest to ``choice`` first (fewest differing knobs). A recursive launch:
+    threshold+coarsen without aggregation, or aggregation per block alone (aggregate_rec.py)."""
     grans: list[str | None] = [None]
-    if "aggregate" in allowed:
+    if "aggregate" in allowed and not recursive:
         grans += ["block", "multiblock"] + (["grid"] if grid_ok else [])
     space = [Choice(t, c, g) for t in THRESHOLDS for c in FACTORS for g in grans]
+    if recursive and "aggregate" in allowed:
+        space.append(Choice(0, 1, "block"))
+        grans.append("block")
 
     def dist(x: Choice) -> tuple[int, int, int, int]:
         return ((x.threshold != choice.threshold) + (x.factor != choice.factor) + (x.granularity != choice.granularity),
-                THRESHOLDS.index(x.threshold), FACTORS.index(x.factor), grans.index(x.granularity))
+                x.threshold, x.factor, grans.index(x.granularity))
 
     return sorted((x for x in space if x != choice), key=dist)
 
@@ -378,7 +382,7 @@ def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE) -> Pl
             why = (f"the profile of `{la.parent}` holds {facts.child_launches} child launches, fewer than the GPU's "
                    f"{facts.sm_count} SMs: too few to tell the program's child grids (profile more parent launches, "
                    "ncu --launch-count): " + why)
-        return Plan(choice, [why], alternatives(choice, allowed, grid_ok), None if few else facts)
+        return Plan(choice, [why], alternatives(choice, allowed, grid_ok, ctx.recursive), None if few else facts)
     return choose(facts, block, allowed, grid_ok, rule)
 
 

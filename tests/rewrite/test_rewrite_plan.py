@@ -188,6 +188,8 @@ def test_recursive_launch_is_aggregated_per_block() -> None:
     assert plan.facts is not None and plan.facts.recursive and plan.facts.child_launches == 11752
     assert plan.choice == Choice(0, 1, "block") and plan.choice.steps() == [("aggregate", "block")]
     assert plan.choice.label == "no threshold, no coarsening, aggregate per block"
+    # the alternatives are the ones that build: threshold+coarsen without aggregation
+    assert len(plan.alternatives) == 4 and all(a.granularity is None for a in plan.alternatives)
     assert any(r.startswith("recursive launch, 89% of the samples in the device runtime: aggregate every level per "
                             "block") for r in plan.reasons)
     out = apply_edits(src, plan_edits(src, "examples/dp/quadtree/quadtree.cu", line, plan.choice))
