@@ -28,32 +28,26 @@ CAPACITY = "(1u << 20)"
 MAX_GROUPS = "65536"
 
 
-def _agg_kernel(p: Parsed, child: Child, name: str, rec: str) -> str:
-    """Fig. 7 lines 01-11: the aggregated child with disaggregation by binary search."""
+def agg_mapping(u: BuiltinUse) -> str | None:
+    """In an aggregated copy, blockIdx/gridDim/blockDim are those of the original launch (disaggregated)."""
+    base = {"blockIdx": "ww_agg_blockIdx", "gridDim": "ww_agg_gridDim", "blockDim": "ww_agg_blockDim"}.get(u.var)
+    if base is None:
+        return None
+    return f"{base}.{u.member}" if u.member else base
 
-    def mapping(u: BuiltinUse) -> str | None:
-        base = {"blockIdx": "ww_agg_blockIdx", "gridDim": "ww_agg_gridDim", "blockDim": "ww_agg_blockDim"}.get(u.var)
-        if base is None:
-            return None
-        return f"{base}.{u.member}" if u.member else base
 
-    from .common import body_text
-
+def disaggregate(child: Child, rec: str, record: str, block_dim: list[str]) -> list[str]:
+    """Fig. 7 lines 02-06: the binary search for this block's record over the inclusive scan ``ww_scan``,
+    ``record`` (the expression of that record of type ``rec``, indexed by ``ww_lo``), ``block_dim`` (lines declaring
+    ``ww_agg_blockDim``), the original grid and block index when the child reads them, and the child's
+    parameters copied out of the record."""
     used = {u.var for u in child.builtins}
-    body = body_text(p, child, mapping, None, "  ")
-    lines = [f"/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `{child.name}`.",
-             "   Block i belongs to the parent p whose inclusive scan of block counts is the first above i",
-             "   (binary search); the block takes that parent's arguments and launch configuration. */",
-             f"__global__ void {name}(const {rec} *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {{",
-             "  unsigned int ww_lo = 0, ww_hi = ww_n - 1;",
+    lines = ["  unsigned int ww_lo = 0, ww_hi = ww_n - 1;",
              "  while (ww_lo < ww_hi) {",
              "    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;",
              "    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;",
              "  }",
-             f"  const {rec} &ww_r = ww_recs[ww_lo];",
-             "  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;",
-             "  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||",
-             "      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */"]
+             f"  const {rec} &ww_r = {record};", *block_dim]
     if "gridDim" in used or "blockIdx" in used:
         lines.append("  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;")
     if "blockIdx" in used:
@@ -61,10 +55,25 @@ def _agg_kernel(p: Parsed, child: Child, name: str, rec: str) -> str:
                   "  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,",
                   "      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,",
                   "      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));"]
-    for prm in child.params:  # a bitwise copy, as the launch itself would pass it (no default construction)
-        lines.append(f"  [[maybe_unused]] {prm.local_decl} = {_load(prm, 'ww_r')};")
-    lines.append("  " + body)
-    lines.append("}")
+    # a bitwise copy, as the launch itself would pass it (no default construction)
+    return lines + [f"  [[maybe_unused]] {prm.local_decl} = {_load(prm, 'ww_r')};" for prm in child.params]
+
+
+def _agg_kernel(p: Parsed, child: Child, name: str, rec: str) -> str:
+    """Fig. 7 lines 01-11: the aggregated child with disaggregation by binary search."""
+    from .common import body_text
+
+    body = body_text(p, child, agg_mapping, None, "  ")
+    lines = [f"/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `{child.name}`.",
+             "   Block i belongs to the parent p whose inclusive scan of block counts is the first above i",
+             "   (binary search); the block takes that parent's arguments and launch configuration. */",
+             f"__global__ void {name}(const {rec} *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {{",
+             *disaggregate(child, rec, "ww_recs[ww_lo]", [
+                 "  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;",
+                 "  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||",
+                 "      threadIdx.z >= ww_agg_blockDim.z) return; "
+                 "/* the aggregated block is the largest parent block */"]),
+             "  " + body, "}"]
     return "\n".join(lines)
 
 

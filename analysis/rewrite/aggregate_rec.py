@@ -25,11 +25,11 @@ before each host launch, and concurrent host launches would share it).
 
 from __future__ import annotations
 
-from .aggregate import _agg_stream, _load, _record, fill_record
+from .aggregate import _agg_stream, _load, _record, agg_mapping, disaggregate, fill_record
 from .common import args_text, body_text, statement_extent
 from .cursors import K
 from .edits import fresh, header_offset, indent_of, macro_block, make_edit, prelude
-from .kernel import BuiltinUse, Child
+from .kernel import Child
 from .launches import Site, find_sites
 from .model import RewriteError, TextEdit
 from .parse import Parsed
@@ -161,35 +161,15 @@ def recursive_aggregate_edits(p: Parsed, site: Site, ch: Child, granularity: str
     epi = epilogue if returns else epilogue[1:]
 
     # the aggregated copy: disaggregation (Fig. 7 lines 01-11), then K's body with the same recording
-    def mapping(u: BuiltinUse) -> str | None:
-        base = {"blockIdx": "ww_agg_blockIdx", "gridDim": "ww_agg_gridDim", "blockDim": "ww_agg_blockDim"}.get(u.var)
-        if base is None:
-            return None
-        return f"{base}.{u.member}" if u.member else base
-
-    used = {u.var for u in ch.builtins}
-    copy_body = body_text(p, ch, mapping, f"goto {label}", "  ", extra=[(s, e, record_site(ind))])
+    copy_body = body_text(p, ch, agg_mapping, f"goto {label}", "  ", extra=[(s, e, record_site(ind))])
     agg = [f"/* warpwise aggregate (block granularity, recursive launch; CGO'22 Fig. 7 lines 01-11): aggregated copy "
            f"of `{ch.name}`.",
            "   Block i belongs to the record whose inclusive scan of block counts is the first above i; it runs that",
            f"   launch of `{ch.name}` and aggregates its own launches the same way. */",
            f"__global__ void {B}(const unsigned int *ww_idx, const unsigned int *ww_scan, unsigned int ww_n) {{",
-           "  unsigned int ww_lo = 0, ww_hi = ww_n - 1;",
-           "  while (ww_lo < ww_hi) {",
-           "    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;",
-           "    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;",
-           "  }",
-           f"  const {rec} &ww_r = {recs}[ww_idx[ww_lo]];",
-           "  [[maybe_unused]] const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim; /* a constant: every record has it */"]
-    if "gridDim" in used or "blockIdx" in used:
-        agg.append("  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;")
-    if "blockIdx" in used:
-        agg += ["  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);",
-                "  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,",
-                "      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,",
-                "      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));"]
-    for prm in ch.params:
-        agg.append(f"  [[maybe_unused]] {prm.local_decl} = {_load(prm, 'ww_r')};")
+           *disaggregate(ch, rec, f"{recs}[ww_idx[ww_lo]]", [
+               "  [[maybe_unused]] const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim; "
+               "/* a constant: every record has it */"])]
     agg += ["  " + ln if ln else ln for ln in prologue]
     agg += ["  {", "  " + copy_body, "  }"]
     agg += ["  " + ln if ln else ln for ln in epi]
