@@ -27,10 +27,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--granularity", choices=["warp", "block", "multiblock", "grid"], default="block",
                    help="aggregation granularity (aggregate only; default block)")
     p.add_argument("--threshold", type=int, default=None, metavar="N",
-                   help="default of _THRESHOLD (threshold) or _AGG_THRESHOLD (aggregate, warp/block)")
-    p.add_argument("--factor", type=int, default=None, metavar="N", help="default of _CFACTOR (coarsen)")
+                   help="default of WARPWISE_THRESHOLD (threshold) or WARPWISE_AGG_THRESHOLD (aggregate, warp/block)")
+    p.add_argument("--factor", type=int, default=None, metavar="N", help="default of WARPWISE_CFACTOR (coarsen)")
     p.add_argument("--group-blocks", type=int, default=None, metavar="N",
-                   help="default of _AGG_GRANULARITY, parent blocks per group (aggregate --granularity multiblock)")
+                   help="default of WARPWISE_AGG_GRANULARITY, parent blocks per group "
+                   "(aggregate --granularity multiblock)")
     p.add_argument("-o", "--output", default=None, metavar="OUT.cu", help="write here instead of stdout")
     p.add_argument("--profile", action="append", default=[], metavar="REPORT.ncu-rep",
                    help="plan: Nsight Compute report(s) of the CDP program (its parent kernel's launches)")

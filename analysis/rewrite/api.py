@@ -16,10 +16,10 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
             group_blocks: int | None = None) -> list[TextEdit]:
     """Text edits applying ``transform`` to the device-side launch on 1-based ``launch_line``.
 
-    transform: "threshold" (CGO'22 Fig. 3; ``threshold`` = default _THRESHOLD, child threads),
-    "coarsen" (Fig. 6; ``factor`` = default _CFACTOR, original blocks per block) or "aggregate"
+    transform: "threshold" (CGO'22 Fig. 3; ``threshold`` = default WARPWISE_THRESHOLD, child threads),
+    "coarsen" (Fig. 6; ``factor`` = default WARPWISE_CFACTOR, original blocks per block) or "aggregate"
     (Fig. 7 / KLAP; ``granularity`` warp | block | multiblock | grid, ``threshold`` = default
-    _AGG_THRESHOLD parents for warp/block, ``group_blocks`` = default _AGG_GRANULARITY for multiblock).
+    WARPWISE_AGG_THRESHOLD parents for warp/block, ``group_blocks`` = default WARPWISE_AGG_GRANULARITY for multiblock).
     Apply the result with apply_edits(); edits never overlap. Raises RewriteError naming the file and
     line when the file has a parse error (``file:line:col`` and clang's message; parse.blocking_errors),
     no launch starts on that line, or the transform does not apply (with the reason).
@@ -43,10 +43,10 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
 def pipeline(source: str, path: str, launch_line: int, steps: list[tuple[str, str | None]], *,
              threshold: int | None = None, factor: int | None = None) -> str:
     """The source after applying ``steps`` [(transform, granularity)] in order to the launch on
-    ``launch_line`` and then to the launch that replaces it (after coarsening: of ``_ww_<child>_coarse``;
+    ``launch_line`` and then to the launch that replaces it (after coarsening: of ``ww_<child>_coarse``;
     a recursive child's copies hold launches too, the one in the original parent is followed).
 
-    ``threshold``/``factor``: defaults of _THRESHOLD / _CFACTOR. Raises RewriteError with the refusal of
+    ``threshold``/``factor``: defaults of WARPWISE_THRESHOLD / WARPWISE_CFACTOR. Raises RewriteError with the refusal of
     the first step that does not apply.
     """
     from .edits import apply_edits
@@ -64,7 +64,7 @@ def pipeline(source: str, path: str, launch_line: int, steps: list[tuple[str, st
                         factor=factor if transform == "coarsen" else None)
         source = apply_edits(source, edits)
         if transform == "coarsen":
-            child = f"_ww_{child.removeprefix('_ww_')}_coarse"
+            child = f"ww_{child.removeprefix('ww_')}_coarse"
         nxt = [la for la in find_launches(source, path) if la.child == child and la.parent == parent]
         if len(nxt) != 1 and (transform, granularity) != steps[-1]:
             raise RewriteError(f"{path}: after {transform}, expected one launch of `{child}` in `{parent}`, "

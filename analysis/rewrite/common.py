@@ -10,7 +10,7 @@ from .launches import Site
 from .model import RewriteError
 from .parse import Parsed
 
-_PEEK_CHECK = re.compile(rb"\s*_WW_COUNT_LAUNCH_ERROR\(cudaPeekAtLastError\(\)\);")
+_PEEK_CHECK = re.compile(rb"\s*WARPWISE_COUNT_LAUNCH_ERROR\(cudaPeekAtLastError\(\)\);")
 
 
 def check_applies(p: Parsed, site: Site, child: Child | None, transform: str, refusals: dict[str, str]) -> Child:

@@ -9,22 +9,22 @@ from warpwise.analysis.eol import eol_at, with_eol
 from .model import RewriteError, TextEdit
 from .parse import Parsed
 
-# [[maybe_unused]]: a program that never calls _ww_launch_error_count() gets no nvcc warning #177
+# [[maybe_unused]]: a program that never calls ww_launch_error_count() gets no nvcc warning #177
 # ("declared but never referenced"); nvcc 13 accepts it silently with -std=c++11 to c++20.
 PRELUDE = """\
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \\
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \\
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
 """
@@ -109,7 +109,7 @@ def macro_block(p: Parsed, name: str, value: str, comment: str) -> str:
 
 def prelude(p: Parsed) -> str:
     """The error-counter prelude unless the file already has it."""
-    return "" if re.search(rb"#\s*define\s+_WW_PRELUDE\b", p.data) else PRELUDE
+    return "" if re.search(rb"#\s*define\s+WARPWISE_PRELUDE\b", p.data) else PRELUDE
 
 
 def fresh(p: Parsed, base: str, extra: str = "") -> str:

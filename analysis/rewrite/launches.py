@@ -18,7 +18,7 @@ from .parse import Parsed, parse, require_parses, walk, walk_with_parents
 from .threads import ThreadCount, recover_thread_count
 
 _LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
-_AGG_STREAMS = {"", "0", "NULL", "nullptr", "cudaStreamFireAndForget", "cudaStreamTailLaunch"}
+WARPWISE_AGG_STREAMS = {"", "0", "NULL", "nullptr", "cudaStreamFireAndForget", "cudaStreamTailLaunch"}
 
 
 @dataclass
@@ -176,16 +176,14 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
                           "blockIdx, gridDim, blockDim, kernel arguments and constants is accepted: the whole "
                           "block returns together)")
     if site.child_name == site.func.spelling:
-        out["aggregate"] = ("recursive launch (the child is the parent kernel itself): the aggregated grid of one "
-                            "recursion level would record the next level's launches in the pool its own blocks are "
-                            "still reading; threshold and coarsen follow the recursion instead")
+        pass  # recursive: aggregate_rec.py (block granularity; it refuses the shapes it cannot aggregate)
     elif not has_attr(site.func, K.CUDAGLOBAL_ATTR):
         out["aggregate"] = "the launch is in a __device__ function; aggregation needs it in the __global__ parent"
     elif any(prm.copy_problem for prm in child.params):
         prm = next(prm for prm in child.params if prm.copy_problem)
         out["aggregate"] = (f"parameter `{prm.name}` of child kernel `{child.name}`: {prm.copy_problem}, so its "
                             "value cannot be stored bitwise in a launch record (the copy would skip it)")
-    elif site.stream is not None and site.stream.text.strip() not in _AGG_STREAMS:
+    elif site.stream is not None and site.stream.text.strip() not in WARPWISE_AGG_STREAMS:
         out["aggregate"] = (f"the launch uses stream `{site.stream.text}`: an aggregated launch cannot "
                             "keep per-thread stream order")
     return out

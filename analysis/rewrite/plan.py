@@ -17,22 +17,31 @@ counts executions (``inst_executed`` warps, ``thread_inst_executed`` threads), s
 - mean child grid m = C / L threads; samples in the device runtime (its sub-functions and unattributed
   samples) over all samples = the launch overhead's share of the time.
 
-The choice (reasons are returned with it), calibrated on the DP benchmark's H200 sweep
-(docs/benchmarks.md "Dynamic parallelism"):
+The rule (reasons are returned with it; its constants, ``Rule``, come from the hardware and the paper's
+arguments, not from a fit: bench/dp/plan_loo.py measures how much a fit on the sweep would gain, in
+sample and leave-one-program-out, docs/benchmarks.md "Dynamic parallelism"):
 
-- threshold: child grids of at most ``SERIAL_BELOW`` useful threads on average (half a warp: most of each
-  child warp would idle, and a launch costs microseconds, CGO'22 §III) get the largest threshold of the
-  space, so nearly every child runs in its parent thread, and so does a recursive launch (a child run
-  serially runs its whole subtree serially, saving all the launches below it); larger grids the smallest
-  one, so only the smallest grids run serially;
-- coarsening factor: when the child grids have more than one block on average (launched threads), the
-  larger factor (fewer, fuller blocks, CGO'22 §IV); one-block grids are not coarsened (factor 1);
-- granularity: with mostly-serial children (the largest threshold) the few launches left are aggregated
-  per block, so they still overlap the parent; otherwise per grid when the host launch is in the file and
-  the parent is a small part of the time (its own samples under ``PARENT_SHARE_GRID``: waiting for the
-  whole parent grid before one launch costs little), else per group of blocks when the parent grid has
-  more blocks than the GPU holds at once, else per block. Launches by fewer than
-  ``AGG_MIN_LAUNCH_SHARE`` of the parent threads are not aggregated.
+- threshold (CGO'22 §III: a launch costs microseconds, and a child grid that cannot fill a warp leaves
+  most of its lanes idle): child grids of at most half a warp of useful threads on average
+  (``Rule.serial_below`` = 16) get the largest threshold of the space, so nearly every child runs in its
+  parent thread, and so does a recursive launch (a child run serially runs its whole subtree serially,
+  saving all the launches below it); larger grids get one warp (32, the smallest threshold), so only
+  grids that cannot fill one warp run serially;
+- serial execution in the parent: when every child grid has a single block (launched threads per launch
+  equal the child's block) and that block is smaller than the largest threshold, the largest threshold
+  runs every child of the profile in its parent thread: no launch is left, so neither coarsening nor
+  aggregation is applied (their bookkeeping would be pure overhead; the no-CDP program, CGO'22 §VIII,
+  plus the threshold test);
+- coarsening factor (CGO'22 §IV: fewer, fuller blocks): when the child grids have more than one block on
+  average (``Rule.coarsen_blocks`` = 1.05: one block plus rounding), the larger factor; one-block grids
+  are not coarsened (factor 1);
+- granularity (CGO'22 §V: a coarser unit makes fewer, larger launches but starts them later): with
+  mostly-serial children the few launches left are aggregated per block, so they still overlap the
+  parent; otherwise per grid when the host launch is in the file and the parent is a small part of the
+  time (its own samples under ``Rule.parent_share_grid`` = 1/2: waiting for the whole parent grid before
+  one launch costs little), else per group of blocks when the parent grid has more blocks than the GPU
+  holds at once (SMs x blocks per SM), else per block. Launches by fewer than
+  ``Rule.agg_min_launch_share`` (1 in 20) of the parent threads are not aggregated.
 The space is the benchmark's sweep (bench/dp/sweep.py), so every choice is measured there.
 """
 
@@ -46,11 +55,21 @@ from .model import TextEdit
 
 THRESHOLDS = (32, 256)  # child threads; bench/dp/sweep.py THRESHOLDS
 FACTORS = (1, 4)  # blocks per coarsened block; bench/dp/sweep.py FACTORS
-SERIAL_BELOW = 16  # mean useful child threads at or below which serial execution in the parent wins
-COARSEN_BLOCKS = 1.05  # mean launched child blocks above which coarsening pays
-AGG_MIN_LAUNCH_SHARE = 0.05  # launches per parent thread below which aggregation is not worth it
-PARENT_SHARE_GRID = 0.5  # parent's share of samples below which grid granularity is chosen
+WARP_SIZE = 32  # threads; CUDA C++ Programming Guide, "SIMT Architecture"
 _ENTRY = "LDC R1, c[0x0][0x28]"
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The constants of the plan's rule (module docstring): where each one comes from is stated there."""
+
+    serial_below: float = WARP_SIZE / 2  # mean useful child threads at or below which children run serially
+    coarsen_blocks: float = 1.05  # mean launched child blocks above which coarsening pays
+    agg_min_launch_share: float = 0.05  # launches per parent thread below which aggregation is not worth it
+    parent_share_grid: float = 0.5  # parent's share of samples below which grid granularity is chosen
+
+
+RULE = Rule()
 
 
 @dataclass
@@ -158,7 +177,8 @@ def _past_bounds_check(rows: list[tuple[int, PCSample]]) -> int:
 
 @dataclass(frozen=True)
 class Choice:
-    """One point of the rewrite space: granularity None = no aggregation."""
+    """One point of the rewrite space: granularity None = no aggregation; threshold 0 = aggregation
+    only (no threshold, no coarsening: the recursive-launch choice)."""
 
     threshold: int
     factor: int
@@ -167,11 +187,13 @@ class Choice:
     @property
     def label(self) -> str:
         agg = f"aggregate per {self.granularity}" if self.granularity else "no aggregation"
+        if self.threshold == 0:
+            return f"no threshold, no coarsening, {agg}"
         return f"threshold {self.threshold}, coarsen x{self.factor}, {agg}"
 
     def steps(self) -> list[tuple[str, str | None]]:
         """The transforms in CGO'22 pass order (threshold -> coarsen -> aggregate)."""
-        out: list[tuple[str, str | None]] = [("threshold", None), ("coarsen", None)]
+        out: list[tuple[str, str | None]] = [("threshold", None), ("coarsen", None)] if self.threshold else []
         return out + ([("aggregate", self.granularity)] if self.granularity else [])
 
 
@@ -183,18 +205,20 @@ class Plan:
     reasons: list[str]
     alternatives: list[Choice] = field(default_factory=list)
     facts: DpFacts | None = None
+    all_serial: bool = False  # every profiled child grid runs in its parent thread under the choice
 
     @property
     def summary(self) -> str:
         return f"{self.choice.label}: " + "; ".join(self.reasons)
 
 
-def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: bool) -> Plan:
+def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: bool, rule: Rule = RULE) -> Plan:
     """The profile-guided choice for one launch.
 
     ``child_block``: threads per child block (None when not a constant); ``allowed``: the transforms that
     apply to the launch (threshold / coarsen / aggregate); ``grid_ok``: grid granularity possible (the
-    host launch of the parent is in the file).
+    host launch of the parent is in the file); ``rule``: the rule's constants (the default is the stated
+    rule; bench/dp/plan_loo.py passes others).
     """
     m = facts.mean_child_threads
     reasons = [f"{facts.child_launches} child launches of {m:.0f} threads on average "
@@ -203,7 +227,15 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     if facts.samples:
         reasons.append(f"{100 * facts.runtime_share:.0f}% of samples in the device runtime, "
                        f"{100 * facts.parent_share:.0f}% in the parent")
-    serial = m <= SERIAL_BELOW or facts.recursive
+    if facts.recursive and "aggregate" in allowed:
+        reasons.append(f"recursive launch, {100 * facts.runtime_share:.0f}% of the samples in the device runtime: "
+                       "aggregate every level per block (KLAP): one launch per parent block instead of one per "
+                       "parent thread; no threshold (a child run serially would run its whole subtree in one "
+                       "thread) and no coarsening (the launch would go to the coarsened copy, which aggregation "
+                       "does not follow)")
+        only = Choice(0, 1, "block")
+        return Plan(only, reasons, alternatives(only, allowed, grid_ok, recursive=True), facts)
+    serial = m <= rule.serial_below or facts.recursive
     t = THRESHOLDS[-1] if serial else THRESHOLDS[0]
     if "threshold" in allowed:
         if facts.recursive:
@@ -218,21 +250,32 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     bs = child_block or 128
     launched = facts.child_threads_launched or facts.child_threads
     blocks = launched / facts.child_launches / bs if facts.child_launches and bs else 0.0
-    c = FACTORS[-1] if blocks > COARSEN_BLOCKS else FACTORS[0]
+    c = FACTORS[-1] if blocks > rule.coarsen_blocks else FACTORS[0]
+    # every child grid one block (launches >= 1 block each, so a mean of 1 block is all of them) below the
+    # largest threshold: the threshold runs all of them in the parent, no launch is left to coarsen or aggregate
+    all_serial = (serial and not facts.recursive and "threshold" in allowed and child_block is not None
+                  and 0 < facts.child_threads_launched <= facts.child_launches * child_block
+                  and child_block < THRESHOLDS[-1])
+    if all_serial:
+        c = FACTORS[0]
     if "coarsen" in allowed:
         reasons.append(f"coarsen x{c}: child grids of {blocks:.2f} blocks of {bs} threads on average"
                        + ("" if c > 1 else " (nothing to merge)"))
     g: str | None
-    if "aggregate" not in allowed:
+    if all_serial:
+        g = None
+        reasons.append(f"no aggregation: every child grid is one block of {child_block} threads, under the threshold "
+                       f"{t}, so all of them run in the parent thread (serial execution, as without CDP)")
+    elif "aggregate" not in allowed:
         g = None
         reasons.append("no aggregation (refused for this launch)")
-    elif facts.launches_per_parent_thread < AGG_MIN_LAUNCH_SHARE and not serial:
+    elif facts.launches_per_parent_thread < rule.agg_min_launch_share and not serial:
         g = None
         reasons.append(f"no aggregation: {facts.launches_per_parent_thread:.2f} launches per parent thread")
     elif serial:
         g = "block"
         reasons.append("aggregate per block: the few child grids left above the threshold still overlap the parent")
-    elif grid_ok and facts.parent_share < PARENT_SHARE_GRID:
+    elif grid_ok and facts.parent_share < rule.parent_share_grid:
         g = "grid"
         reasons.append(f"aggregate per grid: the parent is {100 * facts.parent_share:.0f}% of the samples, so "
                        "waiting for the whole parent grid before one launch costs little")
@@ -248,19 +291,23 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
             reasons.append("aggregate per block: the parent is a large part of the time, its children should "
                            "overlap it")
     choice = Choice(t if "threshold" in allowed else THRESHOLDS[0], c if "coarsen" in allowed else 1, g)
-    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok), facts)
+    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok, facts.recursive), facts, all_serial)
 
 
-def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choice]:
-    """The rest of the space, nearest to ``choice`` first (fewest differing knobs)."""
+def alternatives(choice: Choice, allowed: set[str], grid_ok: bool, recursive: bool = False) -> list[Choice]:
+    """The rest of the space, nearest to ``choice`` first (fewest differing knobs). A recursive launch:
+    threshold+coarsen without aggregation, or aggregation per block alone (aggregate_rec.py)."""
     grans: list[str | None] = [None]
-    if "aggregate" in allowed:
+    if "aggregate" in allowed and not recursive:
         grans += ["block", "multiblock"] + (["grid"] if grid_ok else [])
     space = [Choice(t, c, g) for t in THRESHOLDS for c in FACTORS for g in grans]
+    if recursive and "aggregate" in allowed:
+        space.append(Choice(0, 1, "block"))
+        grans.append("block")
 
     def dist(x: Choice) -> tuple[int, int, int, int]:
         return ((x.threshold != choice.threshold) + (x.factor != choice.factor) + (x.granularity != choice.granularity),
-                THRESHOLDS.index(x.threshold), FACTORS.index(x.factor), grans.index(x.granularity))
+                x.threshold, x.factor, grans.index(x.granularity))
 
     return sorted((x for x in space if x != choice), key=dist)
 
@@ -269,12 +316,23 @@ def alternatives(choice: Choice, allowed: set[str], grid_ok: bool) -> list[Choic
 # docs/benchmarks.md): 1.35x the per-program best; it needs no host launch in the file
 DEFAULT = Choice(THRESHOLDS[-1], FACTORS[-1], "multiblock")
 DEFAULT_REASON = ("no profile of the CDP program: the measured default (bench/dp, docs/benchmarks.md) — "
-                  "threshold 256, coarsen x4, aggregate per group of blocks")
+                  "threshold 256, coarsen x4, aggregate per group of blocks (a recursive launch: aggregation per "
+                  "block only)")
 
 
-def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[KernelProfile] | None) -> Plan:
-    """The plan for the device-side launch on ``launch_line`` of ``source``: profile-guided when
-    ``profiles`` hold its parent kernel, else the measured default. Raises RewriteError (parse error, no
+@dataclass(frozen=True)
+class LaunchContext:
+    """What the rule needs from the source about one device-side launch."""
+
+    parent: str  # parent kernel
+    recursive: bool  # the child is the parent kernel itself
+    allowed: frozenset[str]  # transforms that apply (threshold / coarsen / aggregate)
+    grid_ok: bool  # the host launch of the parent is in the file (grid granularity possible)
+    child_block: int | None  # threads per child block when it is a constant
+
+
+def launch_context(source: str, path: str, launch_line: int) -> LaunchContext:
+    """LaunchContext of the device-side launch on ``launch_line``. Raises RewriteError (parse error, no
     launch on the line, or no transform applies, with the reasons)."""
     from .launches import find_launches, find_sites
     from .model import RewriteError
@@ -285,23 +343,47 @@ def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[Ker
     if len(hits) != 1:
         raise RewriteError(f"{path}:{launch_line}: no single device-side launch starts on this line")
     la = hits[0]
-    allowed = set(la.transforms)
-    if not allowed:
+    if not la.transforms:
         raise RewriteError(f"{path}:{launch_line}: no rewrite applies: "
                            + "; ".join(f"{t}: {r}" for t, r in la.refusals.items()))
     p = parse(source, path)
     grid_ok = any(not s.device_side and s.child_name == la.parent for s in find_sites(p))
-    block = eval_int(la.block.text, constants(source))
-    facts = dp_facts(profiles or [], la.parent, recursive=la.child == la.parent) if profiles else None
-    if facts is None or facts.child_launches == 0:
+    return LaunchContext(la.parent, la.child == la.parent, frozenset(la.transforms), grid_ok,
+                         eval_int(la.block.text, constants(source)))
+
+
+def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[KernelProfile] | None) -> Plan:
+    """The plan for the device-side launch on ``launch_line`` of ``source``: profile-guided when
+    ``profiles`` hold its parent kernel, else the measured default. Raises RewriteError (parse error, no
+    launch on the line, or no transform applies, with the reasons)."""
+    ctx = launch_context(source, path, launch_line)
+    facts = dp_facts(profiles or [], ctx.parent, recursive=ctx.recursive) if profiles else None
+    return plan_for(ctx, facts)
+
+
+def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE) -> Plan:
+    """The plan for a launch from its context and the profile's facts (None: no profile): the rule
+    (``choose``) when the profile holds enough child launches, else the measured default."""
+    allowed, grid_ok, block, la = set(ctx.allowed), ctx.grid_ok, ctx.child_block, ctx
+    # evidence: fewer child launches than the GPU has SMs say little about the program's child grids (an
+    # early round of a frontier algorithm, say); the profile is then not used
+    few = facts is not None and 0 < facts.child_launches < max(facts.sm_count, 1)
+    if facts is None or facts.child_launches == 0 or few:
         g = DEFAULT.granularity if "aggregate" in allowed else None
         if g == "grid" and not grid_ok:
             g = "multiblock"
         choice = Choice(DEFAULT.threshold, DEFAULT.factor, g)
-        why = DEFAULT_REASON if facts is None else (
-            f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): " + DEFAULT_REASON)
-        return Plan(choice, [why], alternatives(choice, allowed, grid_ok), facts)
-    return choose(facts, block, allowed, grid_ok)
+        if ctx.recursive and "aggregate" in allowed:  # threshold+coarsen cannot be aggregated: aggregation only
+            choice = Choice(0, 1, "block")
+        why = DEFAULT_REASON
+        if facts is not None and facts.child_launches == 0:
+            why = f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): " + why
+        elif facts is not None:
+            why = (f"the profile of `{la.parent}` holds {facts.child_launches} child launches, fewer than the GPU's "
+                   f"{facts.sm_count} SMs: too few to tell the program's child grids (profile more parent launches, "
+                   "ncu --launch-count): " + why)
+        return Plan(choice, [why], alternatives(choice, allowed, grid_ok, ctx.recursive), None if few else facts)
+    return choose(facts, block, allowed, grid_ok, rule)
 
 
 def plan_edits(source: str, path: str, launch_line: int, choice: Choice) -> list[TextEdit]:
@@ -309,10 +391,10 @@ def plan_edits(source: str, path: str, launch_line: int, choice: Choice) -> list
     None) to the launch on ``launch_line``, with the macros' defaults set to the choice."""
     from .api import one_edit, pipeline
 
-    steps: list[tuple[str, str | None]] = [("threshold", None)]
+    steps: list[tuple[str, str | None]] = [("threshold", None)] if choice.threshold else []
     if choice.factor > 1:
         steps.append(("coarsen", None))
     if choice.granularity:
         steps.append(("aggregate", choice.granularity))
-    out = pipeline(source, path, launch_line, steps, threshold=choice.threshold, factor=choice.factor)
+    out = pipeline(source, path, launch_line, steps, threshold=choice.threshold or None, factor=choice.factor)
     return one_edit(source, out)

@@ -1,4 +1,4 @@
-"""Thresholding (CGO'22 §III, Fig. 3): launch the child only when it has at least _THRESHOLD threads;
+"""Thresholding (CGO'22 §III, Fig. 3): launch the child only when it has at least WARPWISE_THRESHOLD threads;
 otherwise the parent thread runs a serial copy of the child (loops over blocks and threads with the
 builtin index variables replaced by the loop indices and bounds)."""
 
@@ -35,7 +35,7 @@ def _serial_mapping(child: Child, dims: str, bv: dict[str, str],
 
     def mapping(u: BuiltinUse) -> str | None:
         if u.var in ("blockDim", "gridDim"):
-            base = "_ww_sbDim" if u.var == "blockDim" else "_ww_sgDim"
+            base = "ww_sbDim" if u.var == "blockDim" else "ww_sgDim"
             return f"{base}.{u.member}" if u.member else base
         v = tv if u.var == "threadIdx" else bv
         if u.member is None:
@@ -47,30 +47,30 @@ def _serial_mapping(child: Child, dims: str, bv: dict[str, str],
 
 def _serial_function(p: Parsed, child: Child, name: str, dims: str, site: Site, tc: ThreadCount | None) -> str:
     """Fig. 3 lines 09-15: the serial device-function copy of the child. A recursive launch inside the
-    child becomes, in the copy, the same thresholded launch (serial below _THRESHOLD, recursively)."""
+    child becomes, in the copy, the same thresholded launch (serial below WARPWISE_THRESHOLD, recursively)."""
     own = p.text(child.start, child.end)
-    # loop indices _ww_bx, _ww_tx, ... (renamed if the file already uses them, e.g. a coarsened child)
-    bv = {d: fresh_in(own, f"_ww_b{d}") for d in "xyz"}
-    tv = {d: fresh_in(own, f"_ww_t{d}") for d in "xyz"}
+    # loop indices ww_bx, ww_tx, ... (renamed if the file already uses them, e.g. a coarsened child)
+    bv = {d: fresh_in(own, f"ww_b{d}") for d in "xyz"}
+    tv = {d: fresh_in(own, f"ww_t{d}") for d in "xyz"}
     mapping = _serial_mapping(child, dims, bv, tv)
     depth = 2 * len(dims)
     ind = "  " * (depth + 1)
-    label = fresh_in(own, "_ww_next_thread")
+    label = fresh_in(own, "ww_next_thread")
     extra = []
     if is_recursive(site, child):
         s, e = statement_extent(p, site)
         code = _launch_lines(p, site, child, tc, name, lambda a, b: mapped_text(p, child, a, b, mapping), copy=True)
         extra.append((s, e, ("\n" + indent_of(p, s)).join(code)))
     body = body_text(p, child, mapping, f"goto {label}" if child.returns else None, ind, extra)
-    lines = [f"/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `{child.name}`, run by one",
-             "   parent thread when the child grid would have fewer than _THRESHOLD threads */",
-             f"__device__ void {name}({with_extra(params_text(child), 'dim3 _ww_sgDim, dim3 _ww_sbDim')}) {{"]
+    lines = [f"/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `{child.name}`, run by one",
+             "   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */",
+             f"__device__ void {name}({with_extra(params_text(child), 'dim3 ww_sgDim, dim3 ww_sbDim')}) {{"]
     level = 1
     for d in reversed(dims):  # blocks, outermost dimension first
-        lines.append("  " * level + f"for (unsigned int {bv[d]} = 0; {bv[d]} < _ww_sgDim.{d}; ++{bv[d]}) {{")
+        lines.append("  " * level + f"for (unsigned int {bv[d]} = 0; {bv[d]} < ww_sgDim.{d}; ++{bv[d]}) {{")
         level += 1
     for d in reversed(dims):
-        lines.append("  " * level + f"for (unsigned int {tv[d]} = 0; {tv[d]} < _ww_sbDim.{d}; ++{tv[d]}) {{")
+        lines.append("  " * level + f"for (unsigned int {tv[d]} = 0; {tv[d]} < ww_sbDim.{d}; ++{tv[d]}) {{")
         level += 1
     lines.append(ind + body)
     if child.returns:
@@ -89,28 +89,28 @@ def _launch_lines(p: Parsed, site: Site, ch: Child, tc: ThreadCount | None, seri
     if copy and tc is not None and any(b in tc.text for b in ("threadIdx", "blockIdx", "blockDim", "gridDim")):
         tc = None  # its text would need the copy's builtin mapping: count grid x block threads instead
     if tc is not None and tc.span is not None:
-        grid = txt(g0, tc.span[0]) + "_ww_threads" + txt(tc.span[1], g1)
+        grid = txt(g0, tc.span[0]) + "ww_threads" + txt(tc.span[1], g1)
     else:
         grid = txt(g0, g1)
     sh = txt(site.shared.start, site.shared.end) if site.shared else None
     st = txt(site.stream.start, site.stream.end) if site.stream else None
-    launch_cfg = config_text(site, "_ww_thr_gDim", "_ww_thr_bDim", sh, st)
+    launch_cfg = config_text(site, "ww_thr_gDim", "ww_thr_bDim", sh, st)
     args = ", ".join(txt(a.start, a.end) for a in site.args)
-    out = [f"{{ /* _ww_ threshold (CGO'22 Fig. 3): launch child `{ch.name}` only when it has at least "
-           "_THRESHOLD threads; otherwise this thread runs it serially */"]
+    out = [f"{{ /* warpwise threshold (CGO'22 Fig. 3): launch child `{ch.name}` only when it has at least "
+           "WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */"]
     if tc is not None:
-        out.append(f"  const auto _ww_threads = ({tc.text}); /* child threads, Fig. 4 pattern {tc.pattern} */")
-    out.append(f"  const dim3 _ww_thr_gDim = {grid};")
-    out.append(f"  const dim3 _ww_thr_bDim = {txt(site.block.start, site.block.end)};")
+        out.append(f"  const auto ww_threads = ({tc.text}); /* child threads, Fig. 4 pattern {tc.pattern} */")
+    out.append(f"  const dim3 ww_thr_gDim = {grid};")
+    out.append(f"  const dim3 ww_thr_bDim = {txt(site.block.start, site.block.end)};")
     if tc is None:
         out.append("  /* no Fig. 4 ceil-division pattern found in the grid expression: count grid x block threads */")
-        out.append("  const unsigned long long _ww_threads = (unsigned long long)_ww_thr_gDim.x * _ww_thr_gDim.y * "
-                   "_ww_thr_gDim.z * _ww_thr_bDim.x * _ww_thr_bDim.y * _ww_thr_bDim.z;")
-    out += ["  if (_ww_threads >= _THRESHOLD) {",
+        out.append("  const unsigned long long ww_threads = (unsigned long long)ww_thr_gDim.x * ww_thr_gDim.y * "
+                   "ww_thr_gDim.z * ww_thr_bDim.x * ww_thr_bDim.y * ww_thr_bDim.z;")
+    out += ["  if (ww_threads >= WARPWISE_THRESHOLD) {",
             f"    {site.child_name}<<<{launch_cfg}>>>({args});",
-            "    _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
+            "    WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
             "  } else {",
-            f"    {serial}({with_extra(args, '_ww_thr_gDim, _ww_thr_bDim')});",
+            f"    {serial}({with_extra(args, 'ww_thr_gDim, ww_thr_bDim')});",
             "  }",
             "}"]
     return out
@@ -119,29 +119,30 @@ def _launch_lines(p: Parsed, site: Site, ch: Child, tc: ThreadCount | None, seri
 def threshold_edits(p: Parsed, site: Site, child: Child | None, threshold: int | None) -> list[TextEdit]:
     """Edits that apply thresholding to ``site``.
 
-    ``threshold``: default value of the ``_THRESHOLD`` macro (child threads; overridable with
-    -D_THRESHOLD=N). Raises RewriteError (see refusals()) when the child synchronises, uses warp
+    ``threshold``: default value of the ``WARPWISE_THRESHOLD`` macro (child threads; overridable with
+    -DWARPWISE_THRESHOLD=N). Raises RewriteError (see refusals()) when the child synchronises, uses warp
     primitives or shared memory.
     """
     ch = check_applies(p, site, child, "threshold", refusals(p, site, child))
     child_before_parent(p, site, ch)
     dims = "xyz" if needs_3d(p, site, ch) else "x"
-    serial = fresh(p, f"_ww_{ch.name.removeprefix('_ww_')}_serial")
+    serial = fresh(p, f"ww_{ch.name.removeprefix('ww_')}_serial")
     tc = thread_count(p, site)
     s, e = statement_extent(p, site)
     ind = indent_of(p, s)
     out = _launch_lines(p, site, ch, tc, serial, p.text)
     launch_text = ("\n" + ind).join(out)
-    head = prelude(p) + macro_block(p, "_THRESHOLD", str(threshold if threshold is not None else DEFAULT_THRESHOLD),
+    default = str(threshold if threshold is not None else DEFAULT_THRESHOLD)
+    head = prelude(p) + macro_block(p, "WARPWISE_THRESHOLD", default,
                                     "threshold: minimum child threads for a launch (CGO'22 Fig. 3)")
     edits = []
     edits.append(make_edit(p, ch.end, ch.end, "\n\n" + _serial_function(p, ch, serial, dims, site, tc)))
     if is_recursive(site, ch):  # the child (its own parent) calls the serial copy defined after it
-        decl = with_extra(params_text(ch), "dim3 _ww_sgDim, dim3 _ww_sbDim")
-        edits.append(make_edit(p, ch.start, ch.start, f"/* _ww_ threshold: serial copy of `{ch.name}`, defined "
+        decl = with_extra(params_text(ch), "dim3 ww_sgDim, dim3 ww_sbDim")
+        edits.append(make_edit(p, ch.start, ch.start, f"/* warpwise threshold: serial copy of `{ch.name}`, defined "
                                f"below */\n__device__ void {serial}({decl});\n"))
         edits += _stack_edits(p, site, ch, serial)
-        head += macro_block(p, "_WW_SERIAL_STACK", "8192",
+        head += macro_block(p, "WARPWISE_SERIAL_STACK", "8192",
                             "threshold of a recursive launch: thread stack bytes for the recursive serial copy")
     edits.append(make_edit(p, s, e, launch_text))
     if head:
@@ -157,7 +158,7 @@ def _stack_edits(p: Parsed, site: Site, ch: Child, serial: str) -> list[TextEdit
     for hs in find_sites(p):
         if hs.device_side or hs.child_name != ch.name or hs.stmt_end is None:
             continue
-        call = f"{fn}(); /* _ww_ threshold: stack for the recursive serial copy */"
+        call = f"{fn}(); /* warpwise threshold: stack for the recursive serial copy */"
         if hs.ancestors and hs.ancestors[-1].kind == K.COMPOUND_STMT:
             out.append(make_edit(p, hs.stmt_start, hs.stmt_start, call + "\n" + indent_of(p, hs.stmt_start)))
         else:
@@ -167,12 +168,12 @@ def _stack_edits(p: Parsed, site: Site, ch: Child, serial: str) -> list[TextEdit
         raise RewriteError(f"{p.path}:{p.line_col(site.stmt_start)[0]}: cannot apply threshold: the recursive serial "
                            f"copy of `{ch.name}` needs a larger thread stack, set before the host launches of "
                            f"`{ch.name}`, and none is in this file")
-    text = (f"\n\n/* _ww_ threshold: the recursive serial copy of `{ch.name}` needs _WW_SERIAL_STACK bytes of "
+    text = (f"\n\n/* warpwise threshold: the recursive serial copy of `{ch.name}` needs WARPWISE_SERIAL_STACK bytes of "
             "stack per thread */\n"
             f"static void {fn}(void) {{\n"
-            "  size_t _ww_s = 0;\n"
-            "  if (cudaDeviceGetLimit(&_ww_s, cudaLimitStackSize) == cudaSuccess && _ww_s < _WW_SERIAL_STACK)\n"
-            "    cudaDeviceSetLimit(cudaLimitStackSize, _WW_SERIAL_STACK);\n"
+            "  size_t ww_s = 0;\n"
+            "  if (cudaDeviceGetLimit(&ww_s, cudaLimitStackSize) == cudaSuccess && ww_s < WARPWISE_SERIAL_STACK)\n"
+            "    cudaDeviceSetLimit(cudaLimitStackSize, WARPWISE_SERIAL_STACK);\n"
             "}")
     out.append(make_edit(p, ch.end, ch.end, text))
     return out

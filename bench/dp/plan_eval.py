@@ -1,16 +1,21 @@
 """The profile-guided choice on the DP benchmark, computed here from the ncu reports that bench/dp/gpu.sh
-took of every CDP original, and looked up in the sweep that the same run timed.
+took of the CDP originals, and looked up in the sweep that the same run timed.
 
-  python bench/dp/plan_eval.py RESULTS_DIR        # RESULTS_DIR: unpacked dp.tar.gz (results.json, profiles/)
+  python bench/dp/plan_eval.py RESULTS_DIR [--profiles DIR ...]
 
-Writes RESULTS_DIR/plans.json: per benchmark@input the plan (choice, reasons), the build that holds it,
-its time, the default choice (no profile) and its time; report.py markdown reads it. Needs warpwise
+RESULTS_DIR: an unpacked dp.tar.gz (results.json, profiles/). A report example@input.ncu-rep is taken
+from RESULTS_DIR/profiles, else from the --profiles folders in order (gpu.sh profiles the xl inputs;
+the large/small reports of the same kernels are committed under bench/dp/results_h200/profiles, the
+default). Writes RESULTS_DIR/plans.json: per benchmark@input the plan (choice, reasons), the build that
+holds it, its time, the default choice (no profile) and its time, the profile facts (all DpFacts fields)
+and the launch context, so bench/dp/plan_loo.py can re-run the rule without the reports. Needs warpwise
 (libclang, the ncu report reader).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -18,42 +23,78 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from sweep import EXAMPLES, build_name  # noqa: E402
+from sweep import EXAMPLES, INPUTS, NO_LAUNCH, build_name  # noqa: E402
 from warpwise.analysis.rewrite import find_launches  # noqa: E402
-from warpwise.analysis.rewrite.plan import Choice, plan_launch  # noqa: E402
+from warpwise.analysis.rewrite.plan import Choice, Plan, dp_facts, launch_context, plan_launch  # noqa: E402
+
+COMMITTED_PROFILES = ROOT / "bench" / "dp" / "results_h200" / "profiles"
 
 
 def build_of(choice: Choice) -> str:
-    """The sweep build holding ``choice`` (factor 1 is the coarsened copy with _CFACTOR=1 there)."""
+    """The sweep build holding ``choice`` (factor 1 is the coarsened copy with WARPWISE_CFACTOR=1 there;
+    the threshold 2^31 - 1 is the no-CDP build; threshold 0 is aggregation only)."""
+    if choice.threshold >= NO_LAUNCH:
+        return "nocdp"
+    if choice.threshold == 0:
+        return build_name("agg", choice.granularity, None, None)
     if choice.granularity is None:
         return build_name("tc", None, choice.threshold, choice.factor)
     return build_name("tca", choice.granularity, choice.threshold, choice.factor)
 
 
-def evaluate(results_dir: Path) -> dict[str, dict[str, object]]:
+def lookup(plan: Plan, times: dict[tuple[str, str], float], key: str) -> tuple[str, float | None, str | None]:
+    """(build, time, note) of ``plan`` on ``key`` (example@input). When the choice runs every profiled child
+    grid in its parent thread (Plan.all_serial) and its own build has no time (skipped at the deadline),
+    the no-CDP build's time stands in, with a note: on that input both take the serial branch for every
+    child (the child grids are all below the threshold; the two builds' SASS differ only in the
+    threshold constant)."""
+    b = build_of(plan.choice)
+    t = times.get((key, b))
+    if t is None and plan.all_serial and (key, "nocdp") in times:
+        return b, times[(key, "nocdp")], f"{b} not timed in this run: the no-CDP time stands in (same serial path)"
+    return b, t, None
+
+
+def report_for(results_dir: Path, extra: list[Path], key: str) -> Path | None:
+    """The ncu report of ``key`` (example@input): the run's own, else the first of ``extra`` holding it."""
+    for d in [results_dir / "profiles", *extra]:
+        rep = d / f"{key}.ncu-rep"
+        if rep.exists():
+            return rep
+    return None
+
+
+def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object]]:
     """Plans and their sweep times per ``example@input``."""
     from warpwise.analysis.profile.ncu import load_profiles
 
     data = json.loads((results_dir / "results.json").read_text())
-    times = {(r["example"], r["input"], r["variant"]): r["time_ms"] for r in data["rows"] if r["ok"]}
+    times = {(f"{r['example']}@{r['input']}", str(r["variant"])): float(r["time_ms"]) for r in data["rows"]
+             if r["ok"] and r["time_ms"] is not None}
     out: dict[str, dict[str, object]] = {}
     for ex, child in EXAMPLES.items():
         path = ROOT / "examples" / "dp" / ex / f"{ex}.cu"
         rel = f"examples/dp/{ex}/{ex}.cu"
         source = path.read_text()
         (la,) = [x for x in find_launches(source, rel) if x.child == child]
-        for inp in ("large", "small"):
-            rep = results_dir / "profiles" / f"{ex}@{inp}.ncu-rep"
-            entry: dict[str, object] = {"report": rep.name if rep.exists() else None}
-            profiles = load_profiles(rep) if rep.exists() else None
+        ctx = launch_context(source, rel, la.line)
+        for inp in INPUTS:
+            rep = report_for(results_dir, extra, f"{ex}@{inp}")
+            entry: dict[str, object] = {"report": str(rep.relative_to(ROOT) if rep.is_relative_to(ROOT) else rep)
+                                        if rep else None,
+                                        "context": {"parent": ctx.parent, "recursive": ctx.recursive,
+                                                    "allowed": sorted(ctx.allowed), "grid_ok": ctx.grid_ok,
+                                                    "child_block": ctx.child_block}}
+            profiles = load_profiles(rep) if rep else None
             plan = plan_launch(source, rel, la.line, profiles)
             default = plan_launch(source, rel, la.line, None)
             for key, p in (("plan", plan), ("default", default)):
-                b = build_of(p.choice)
-                entry[key] = {"choice": p.choice.label, "build": b, "time_ms": times.get((ex, inp, b)),
+                b, t, note = lookup(p, times, f"{ex}@{inp}")
+                entry[key] = {"choice": p.choice.label, "build": b, "time_ms": t, "note": note,
                               "reasons": p.reasons, "profile_guided": p.facts is not None}
-            if plan.facts is not None:
-                f = plan.facts
+            f = dp_facts(profiles, ctx.parent, recursive=ctx.recursive) if profiles else None
+            if f is not None:
+                entry["dp_facts"] = dataclasses.asdict(f)
                 entry["facts"] = {"child_launches": f.child_launches, "child_threads": f.child_threads,
                                   "mean_child_threads": round(f.mean_child_threads, 1),
                                   "mean_launched_threads": round(f.child_threads_launched / f.child_launches, 1)
@@ -67,8 +108,10 @@ def evaluate(results_dir: Path) -> dict[str, dict[str, object]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("results", type=Path, help="unpacked dp.tar.gz of bench/dp/gpu.sh")
+    ap.add_argument("--profiles", type=Path, action="append", default=None,
+                    help=f"more folders of example@input.ncu-rep (default: {COMMITTED_PROFILES.relative_to(ROOT)})")
     a = ap.parse_args(argv)
-    plans = evaluate(a.results)
+    plans = evaluate(a.results, a.profiles if a.profiles is not None else [COMMITTED_PROFILES])
     (a.results / "plans.json").write_text(json.dumps(plans, indent=1) + "\n")
     print("| benchmark | child launches (profiled parent launches) | mean useful / launched child threads | "
           "device-runtime share of samples | profile-guided choice |")

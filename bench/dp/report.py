@@ -76,7 +76,8 @@ def summarise(rows: list[dict[str, object]]) -> dict[str, object]:
     for ex in dict.fromkeys(f"{r['example']}@{r['input']}" for r in rows):
         rs = [r for r in rows if f"{r['example']}@{r['input']}" == ex]
         cdp, nocdp = _best(rs, ("original",)), _best(rs, ("nocdp",))
-        agg, best = _best(rs, ("agg",)), _best(rs, ("tc", "agg", "tca"))
+        # the sweep's best: the serial point (no-CDP: threshold 2^31 - 1) belongs to the threshold sweep too
+        agg, best = _best(rs, ("agg",)), _best(rs, ("nocdp", "tc", "agg", "tca"))
         e: dict[str, object] = {"failed": [str(r["variant"]) for r in rs if not r["ok"]]}
         for key, r in (("cdp", cdp), ("nocdp", nocdp), ("agg", agg), ("best", best)):
             e[f"{key}_ms"] = r["time_ms"] if r else None
@@ -160,15 +161,15 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
              "guided / best | guided × over CDP | × over no-CDP | × over agg. only | default ms (build) |",
              "|---|---:|---:|---:|---|---|---:|---:|---:|---:|---|"]
     keys = ("g_cdp", "g_nocdp", "g_agg", "b_cdp", "b_nocdp", "b_agg", "g_best", "d_best")
-    subsets: dict[str, dict[str, list[float]]] = {"all inputs": {k: [] for k in keys},
-                                                  "large inputs": {k: [] for k in keys}}
+    subsets: dict[str, dict[str, list[float]]] = {n: {k: [] for k in keys} for n in
+                                                  ("all inputs", "xl inputs", "large inputs", "small inputs")}
     for ex, e in per.items():
         pl = plans.get(ex, {})
         g = pl.get("plan", {}) if isinstance(pl.get("plan"), dict) else {}
         d = pl.get("default", {}) if isinstance(pl.get("default"), dict) else {}
         gt, dt, bt = g.get("time_ms"), d.get("time_ms"), e["best_ms"]  # type: ignore[union-attr]
         for name, ratios in subsets.items():
-            if name == "large inputs" and not ex.endswith("@large"):
+            if name != "all inputs" and not ex.endswith("@" + name.split()[0]):
                 continue
             for key, t in (("g", gt), ("b", bt)):
                 for base in ("cdp", "nocdp", "agg"):
@@ -184,7 +185,8 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
             return _f(float(b) / float(t) if b and t else None, "{:.2f}×")  # type: ignore[arg-type]
 
         lines.append(f"| {ex} | {_f(e['cdp_ms'])} | {_f(e['nocdp_ms'])} | {_f(e['agg_ms'])} ({e['agg_variant']}) | "
-                     f"{_f(gt)} ({g.get('build')}) | {_f(bt)} ({e['best_variant']}) | "  # type: ignore[union-attr]
+                     f"{_f(gt)} ({g.get('build')}{' †' if g.get('note') else ''}) | "  # type: ignore[union-attr]
+                     f"{_f(bt)} ({e['best_variant']}) | "
                      f"{_f(float(gt) / float(bt) if gt and bt else None, '{:.2f}')} | "  # type: ignore[arg-type]
                      f"{x('cdp')} | {x('nocdp')} | {x('agg')} | {_f(dt)} ({d.get('build')}) |")  # type: ignore[union-attr]
     for name, ratios in subsets.items():
@@ -196,7 +198,38 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
                      f"{_f(geo['b_nocdp'], '{:.2f}×')} | {_f(geo['b_agg'], '{:.2f}×')} | |")
     lines.append(f"| CGO'22 paper (geomean, best of its sweep) | | | | | | | {PAPER['cdp']}× | {PAPER['nocdp']}× | "
                  f"{PAPER['agg']}× | |")
+    lines.append("")
+    if any(isinstance(p.get("plan"), dict) and p["plan"].get("note") for p in plans.values()):  # type: ignore[union-attr]
+        lines.append("† the choice's build was not timed in this run; every profiled child grid runs serially under "
+                     "it, so the no-CDP time (the same serial path) stands in")
+        lines.append("")
+    lines.append(goals(per, plans))
     return "\n".join(lines)
+
+
+def goals(per: dict[str, dict[str, object]], plans: dict[str, dict[str, object]]) -> str:
+    """The issue's per-input goals for the profile-guided choice, counted: within 10% of the sweep's best,
+    faster than CDP, faster than no-CDP (a ratio of 1.00 is not faster), and the worst of each."""
+    within, over_cdp, over_nocdp, n = [], [], [], 0
+    for ex, e in per.items():
+        g = plans.get(ex, {}).get("plan")
+        t = g.get("time_ms") if isinstance(g, dict) else None
+        if not t or not e["best_ms"]:
+            continue
+        n += 1
+        within.append((float(t) / float(e["best_ms"]), ex))  # type: ignore[arg-type]
+        if e["cdp_ms"]:
+            over_cdp.append((float(e["cdp_ms"]) / float(t), ex))  # type: ignore[arg-type]
+        if e["nocdp_ms"]:
+            over_nocdp.append((float(e["nocdp_ms"]) / float(t), ex))  # type: ignore[arg-type]
+    if not n:
+        return "no profile-guided times"
+    return (f"profile-guided choice on {n} inputs: within 10% of the sweep's best on "
+            f"{sum(x <= 1.10 for x, _ in within)} (worst {max(within)[0]:.2f}× the best, {max(within)[1]}); "
+            f"faster than CDP on {sum(x > 1 for x, _ in over_cdp)} of {len(over_cdp)} "
+            f"(lowest {min(over_cdp)[0]:.2f}×, {min(over_cdp)[1]}); faster than no-CDP on "
+            f"{sum(x > 1 for x, _ in over_nocdp)} of {len(over_nocdp)} (lowest {min(over_nocdp)[0]:.2f}×, "
+            f"{min(over_nocdp)[1]})")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -231,10 +264,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     data = json.loads(a.results.read_text())
     print(f"GPU: {data.get('gpu') or 'unknown'}\n")
+    summary = summarise(data["rows"])  # recomputed: results.json of an older report.py may differ
     if a.plans is not None:
-        print(plan_table(data["summary"], json.loads(a.plans.read_text())))
+        print(plan_table(summary, json.loads(a.plans.read_text())))
     else:
-        print(table(data["summary"]))
+        print(table(summary))
     return 0
 
 

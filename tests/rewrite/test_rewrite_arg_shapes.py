@@ -86,7 +86,7 @@ def _apply(source: str, path: str, child: str, steps: list[tuple[str, str | None
         (la,) = [x for x in find_launches(source, path) if x.child == current and x.parent == "parent"]
         source = apply_edits(source, rewrite(source, path, transform, la.line, granularity=g or "block"))
         if transform == "coarsen":
-            current = f"_ww_{current}_coarse"
+            current = f"ww_{current}_coarse"
     return source
 
 
@@ -108,11 +108,11 @@ def test_every_shape_is_accepted_and_stored_bytewise() -> None:
     assert "alignas(View) unsigned char v[sizeof(View)];" in out
     assert "alignas(Pair<float>) unsigned char p[sizeof(Pair<float>)];" in out
     assert "alignas(int *) unsigned char c[sizeof(int *)];" in out  # the array parameter decays
-    assert "memcpy(_ww_agg_r.g, &_ww_agg_a0, sizeof _ww_agg_a0);" in out
-    assert "[[maybe_unused]] Graph g = *reinterpret_cast<Graph const *>(_ww_r.g);" in out
-    assert "int * c = *reinterpret_cast<int * const *>(_ww_r.c);" in out
-    assert "const float *__restrict__ x = *reinterpret_cast<const float * const *>(_ww_r.x);" in out
-    assert "const int *const y = *reinterpret_cast<const int * const *>(_ww_r.y);" in out
+    assert "memcpy(ww_agg_r.g, &ww_agg_a0, sizeof ww_agg_a0);" in out
+    assert "[[maybe_unused]] Graph g = *reinterpret_cast<Graph const *>(ww_r.g);" in out
+    assert "int * c = *reinterpret_cast<int * const *>(ww_r.c);" in out
+    assert "const float *__restrict__ x = *reinterpret_cast<const float * const *>(ww_r.x);" in out
+    assert "const int *const y = *reinterpret_cast<const int * const *>(ww_r.y);" in out
     assert "Graph g;" not in out and "View v;" not in out
 
 

@@ -23,13 +23,13 @@ def test_writes_the_rewritten_file(tmp_path: Path) -> None:
                            "-o", str(out)))
     assert rc == 0
     text = out.read_text()
-    assert "/* _ww_ aggregate (multi-block granularity" in text
+    assert "/* warpwise aggregate (multi-block granularity" in text
     assert parse(text, str(out)).errors == []
 
 
 def test_prints_to_stdout(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_rewrite(_args("coarsen", str(example_path("spmv")), "--launch", "47", "--factor", "8")) == 0
-    assert "#define _CFACTOR 8" in capsys.readouterr().out
+    assert "#define WARPWISE_CFACTOR 8" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -49,7 +49,7 @@ def test_group_blocks_sets_the_multiblock_group(capsys: pytest.CaptureFixture[st
     argv = ("aggregate", str(example_path("tree")), "--launch", "51", "--granularity", "multiblock",
             "--group-blocks", "4")
     assert run_rewrite(_args(*argv)) == 0
-    assert "#define _AGG_GRANULARITY 4 " in capsys.readouterr().out
+    assert "#define WARPWISE_AGG_GRANULARITY 4 " in capsys.readouterr().out
     assert run_rewrite(_args("aggregate", str(example_path("tree")), "--launch", "51", "--group-blocks", "4")) == 2
 
 

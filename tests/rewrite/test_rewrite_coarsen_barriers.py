@@ -61,9 +61,9 @@ def test_coarsen_keeps_a_return_after_the_last_barrier() -> None:
     (la,) = find_launches(RETURN_AFTER_LAST_BARRIER, "b.cu")
     assert "coarsen" in la.transforms
     out = apply_edits(RETURN_AFTER_LAST_BARRIER, rewrite(RETURN_AFTER_LAST_BARRIER, "b.cu", "coarsen", LAUNCH_LINE))
-    coarse = out[out.index("__global__ void _ww_child_coarse("):]
+    coarse = out[out.index("__global__ void ww_child_coarse("):]
     # the early thread jumps to the one barrier that all threads reach next
-    assert "if (t >= n) goto _ww_next_block;" in coarse
-    tail = coarse[coarse.index("_ww_next_block:;"):]
+    assert "if (t >= n) goto ww_next_block;" in coarse
+    tail = coarse[coarse.index("ww_next_block:;"):]
     assert tail.index("__syncthreads();") < tail.index("}")
     assert coarse.count("__syncthreads()") == 2

@@ -46,7 +46,7 @@ def test_originals_compile(nvcc: str, tmp_path: Path, name: str) -> None:
 
 
 def test_unused_prelude_helper_does_not_warn(nvcc: str, tmp_path: Path) -> None:
-    """A program that never calls _ww_launch_error_count() compiles without nvcc warning #177."""
+    """A program that never calls ww_launch_error_count() compiles without nvcc warning #177."""
     from warpwise.analysis.rewrite import apply_edits, rewrite
 
     src = ("__global__ void child(int *a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x;"
@@ -56,7 +56,7 @@ def test_unused_prelude_helper_does_not_warn(nvcc: str, tmp_path: Path) -> None:
            "int main() { parent<<<1, 32>>>(nullptr, nullptr); return cudaDeviceSynchronize() != cudaSuccess; }\n")
     f = tmp_path / "unused.cu"
     f.write_text(apply_edits(src, rewrite(src, str(f), "coarsen", 3)))
-    assert "_ww_launch_error_count(void)" in f.read_text()
+    assert "ww_launch_error_count(void)" in f.read_text()
     r = subprocess.run([nvcc, "-rdc=true", "-arch=sm_90", "-c", str(f), "-o", str(tmp_path / "unused.o")],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr

@@ -66,14 +66,17 @@ def test_threshold_refuses_sync_shared_and_warp_children(case: str) -> None:
         rewrite(src, "r.cu", transform, 3)
 
 
-def test_aggregate_accepts_loops_refuses_recursion_and_streams() -> None:
+def test_aggregate_accepts_loops_and_recursion_refuses_streams() -> None:
     child = "__global__ void child(int *a) { a[threadIdx.x] = 1; }\n"
     loop = child + "__global__ void parent(int *a) {\n  for (int i = 0; i < 4; ++i)\n    child<<<1, 32>>>(a + i);\n}\n"
     (la,) = find_launches(loop, "l.cu")
     assert la.in_loop and "aggregate" in la.transforms  # flattened: several records per parent thread
     rec = "__global__ void rec(int *a, int d) {\n  if (d > 0) rec<<<1, 1>>>(a, d - 1);\n}\n"
     (la,) = find_launches(rec, "rec.cu")
-    assert "recursive" in la.refusals["aggregate"]
+    assert "aggregate" in la.transforms  # block granularity: analysis/rewrite/aggregate_rec.py
+    # ... but this file has no host launch of `rec`, which resets the record pool
+    with pytest.raises(RewriteError, match="the host launch of `rec` is not in this file"):
+        rewrite(rec, "rec.cu", "aggregate", 2)
     st = child + ("__global__ void parent(int *a) {\n  cudaStream_t s;\n  cudaStreamCreateWithFlags(&s, "
                   "cudaStreamNonBlocking);\n  child<<<1, 32, 0, s>>>(a);\n}\n")
     (la,) = find_launches(st, "s.cu")

@@ -48,7 +48,14 @@ def _facts(**kw: float) -> DpFacts:
 
 def test_small_child_grids_run_serially_and_are_not_coarsened() -> None:
     plan = choose(_facts(child_threads_launched=8192 * 128), 128, ALL, grid_ok=True)
-    assert plan.choice == Choice(256, 1, "block")
+    # every child grid is one block of 128 < 256 threads: all of them run in the parent, nothing is aggregated
+    assert plan.choice == Choice(256, 1, None)
+    assert ("no aggregation: every child grid is one block of 128 threads, under the threshold 256, so all of them "
+            "run in the parent thread (serial execution, as without CDP)") in plan.reasons
+    # some grids have a second block: those few launches are aggregated per block
+    assert choose(_facts(child_threads_launched=8192 * 130), 128, ALL, grid_ok=True).choice == Choice(256, 1, "block")
+    # launched threads not measured (0): no claim that all grids are one block
+    assert choose(_facts(), 128, ALL, grid_ok=True).choice.granularity == "block"
     assert "8192 child launches of 16 threads on average" in plan.reasons[0]
     assert "threshold 256: child grids of 16 useful threads on average run faster in the parent thread than " \
            "launched" in plan.reasons
@@ -98,12 +105,12 @@ def test_plan_edits_apply_the_choice_as_one_edit() -> None:
     edits = plan_edits(src, str(CDP / "cdp.cu"), LAUNCH, Choice(32, 4, "grid"))
     assert len(edits) == 1
     out = apply_edits(src, edits)
-    assert "#define _THRESHOLD 32" in out and "#define _CFACTOR 4" in out
-    assert "_ww_scale_segment_coarse_agg_host_launch" in out
+    assert "#define WARPWISE_THRESHOLD 32" in out and "#define WARPWISE_CFACTOR 4" in out
+    assert "ww_scale_segment_coarse_agg_host_launch" in out
     assert parse(out, str(CDP / "cdp.cu")).errors == []
     # factor 1: no coarsened copy at all
     out1 = apply_edits(src, plan_edits(src, str(CDP / "cdp.cu"), LAUNCH, Choice(256, 1, None)))
-    assert "_coarse" not in out1 and "#define _THRESHOLD 256" in out1 and "_ww_ aggregate" not in out1
+    assert "_coarse" not in out1 and "#define WARPWISE_THRESHOLD 256" in out1 and "warpwise aggregate" not in out1
 
 
 def _args(*argv: str) -> argparse.Namespace:
@@ -125,7 +132,7 @@ def test_cli_plan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert "profile-guided: threshold 32, coarsen x4, aggregate per grid" in text
     assert "  - 2000 child launches of 1774 threads on average" in text
     assert "    1. threshold 32, coarsen x1, aggregate per grid" in text
-    assert "#define _CFACTOR 4" in out.read_text()
+    assert "#define WARPWISE_CFACTOR 4" in out.read_text()
     rc = run_rewrite(_args("plan", str(CDP / "cdp.cu"), "--launch", str(LAUNCH), "--profile",
                            str(tmp_path / "missing.ncu-rep")))
     assert rc == 2 and "cannot read profile" in capsys.readouterr().err
@@ -153,7 +160,7 @@ def test_code_actions_put_the_profile_guided_choice_first() -> None:
 H200 = ROOT / "bench" / "dp" / "results_h200" / "profiles"
 
 
-@pytest.mark.parametrize(("inp", "mean", "choice"), [("small", 6.9, Choice(256, 1, "block")),
+@pytest.mark.parametrize(("inp", "mean", "choice"), [("small", 6.9, Choice(256, 1, None)),
                                                       ("large", 119.9, Choice(32, 4, "grid"))])
 def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice) -> None:
     """btree's CDP original profiled on the H200 (bench/dp/gpu.sh): 32768 queries, one launch each."""
@@ -168,8 +175,9 @@ def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice) 
     assert plan.choice == choice
 
 
-def test_recursive_launch_takes_the_largest_threshold() -> None:
-    """The quadtree's recursive node kernel, profiled on the H200: a serial child runs its subtree serially."""
+def test_recursive_launch_is_aggregated_per_block() -> None:
+    """The quadtree's recursive node kernel, profiled on the H200: every level aggregated per block (no
+    threshold: a serial child would run its whole subtree in one thread)."""
     from warpwise.analysis.profile.ncu import load_profiles
 
     path = ROOT / "examples" / "dp" / "quadtree" / "quadtree.cu"
@@ -178,5 +186,25 @@ def test_recursive_launch_takes_the_largest_threshold() -> None:
     plan = plan_launch(src, "examples/dp/quadtree/quadtree.cu", line,
                        load_profiles(H200 / "quadtree@large.ncu-rep"))
     assert plan.facts is not None and plan.facts.recursive and plan.facts.child_launches == 11752
-    assert plan.choice == Choice(256, 4, None)  # aggregation is refused for the recursive launch
-    assert any(r.startswith("threshold 256: the launch is recursive") for r in plan.reasons)
+    assert plan.choice == Choice(0, 1, "block") and plan.choice.steps() == [("aggregate", "block")]
+    assert plan.choice.label == "no threshold, no coarsening, aggregate per block"
+    # the alternatives are the ones that build: threshold+coarsen without aggregation
+    assert len(plan.alternatives) == 4 and all(a.granularity is None for a in plan.alternatives)
+    assert any(r.startswith("recursive launch, 89% of the samples in the device runtime: aggregate every level per "
+                            "block") for r in plan.reasons)
+    out = apply_edits(src, plan_edits(src, "examples/dp/quadtree/quadtree.cu", line, plan.choice))
+    assert "ww_qt_node_ragg<<<" in out and "ww_qt_node_serial" not in out
+
+
+def test_too_few_child_launches_fall_back_to_the_default() -> None:
+    """sssp's first rounds profiled on the H200 (xl input): 12 child launches, fewer than the 132 SMs."""
+    from warpwise.analysis.profile.ncu import load_profiles
+
+    path = ROOT / "examples" / "dp" / "sssp" / "sssp.cu"
+    src = path.read_text()
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "relax_edges<<<" in t)
+    rep = ROOT / "bench" / "dp" / "results_h200_xl" / "profiles" / "sssp@xl.ncu-rep"
+    plan = plan_launch(src, "examples/dp/sssp/sssp.cu", line, load_profiles(rep))
+    assert plan.facts is None and plan.choice == Choice(256, 4, "multiblock")
+    assert plan.reasons[0].startswith("the profile of `relax_frontier` holds 12 child launches, fewer than the GPU's "
+                                      "132 SMs")

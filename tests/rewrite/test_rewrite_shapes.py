@@ -10,6 +10,7 @@ import pytest
 from rewrite_helpers import ROOT
 from warpwise.analysis.rewrite import apply_edits, find_launches, rewrite
 from warpwise.analysis.rewrite.api import pipeline
+from warpwise.analysis.rewrite.model import RewriteError
 from warpwise.analysis.rewrite.parse import parse
 
 BARRIER_CHILD = """__global__ void child(int *a, int n, const int *m) {
@@ -111,8 +112,8 @@ def test_launch_in_a_loop_is_aggregated_flattened(g: str) -> None:
     out = apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", la.line, granularity=g))
     assert parse(out, "l.cu").errors == []
     if g != "grid":  # several records per parent thread; more launches of a unit go out directly
-        assert "#define _WW_AGG_PER_THREAD 8" in out
-    assert "if ((_ww_agg_old >> 32) < " in out and "/* no record: launch as the original did */" in out
+        assert "#define WARPWISE_AGG_PER_THREAD 8" in out
+    assert "if ((ww_agg_old >> 32) < " in out and "/* no record: launch as the original did */" in out
 
 
 QUADTREE = ROOT / "examples" / "dp" / "quadtree" / "quadtree.cu"
@@ -122,21 +123,65 @@ def test_recursive_launch_threshold_and_coarsen_follow_the_recursion() -> None:
     src = QUADTREE.read_text()
     (la,) = find_launches(src, str(QUADTREE))
     assert la.child == la.parent == "qt_node"
-    assert la.transforms == ["threshold", "coarsen"]
-    assert "recursive launch" in la.refusals["aggregate"]
+    assert la.transforms == ["threshold", "coarsen", "aggregate"]
     thr = pipeline(src, str(QUADTREE), la.line, [("threshold", None)])
-    # the serial copy recurses serially below _THRESHOLD and launches above it; the stack is raised first
-    serial = thr.split("__device__ void _ww_qt_node_serial(", 2)[2]
-    assert "_ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_thr_gDim, _ww_thr_bDim);" \
+    # the serial copy recurses serially below WARPWISE_THRESHOLD and launches above it; the stack is raised first
+    serial = thr.split("__device__ void ww_qt_node_serial(", 2)[2]
+    assert "ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, ww_thr_gDim, ww_thr_bDim);" \
         in serial
-    assert "qt_node<<<_ww_thr_gDim, _ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum);" in serial
-    assert "unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + _ww_tx;" in serial  # builtins mapped
-    assert "_ww_qt_node_serial_stack(); /* _ww_ threshold: stack for the recursive serial copy */" in thr
+    assert "qt_node<<<ww_thr_gDim, ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum);" in serial
+    assert "unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + ww_tx;" in serial  # builtins mapped
+    assert "ww_qt_node_serial_stack(); /* warpwise threshold: stack for the recursive serial copy */" in thr
     coarse = pipeline(src, str(QUADTREE), la.line, [("coarsen", None)])
-    body = coarse.split("__global__ void _ww_qt_node_coarse(", 2)[2]
-    assert "_ww_qt_node_coarse<<<_ww_cf_cgDim, 128>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, " \
-           "_ww_cf_gDim);" in body
-    assert "if (_ww_bx == 0 && threadIdx.x < 4" in body
+    body = coarse.split("__global__ void ww_qt_node_coarse(", 2)[2]
+    assert "ww_qt_node_coarse<<<ww_cf_cgDim, 128>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, " \
+           "ww_cf_gDim);" in body
+    assert "if (ww_bx == 0 && threadIdx.x < 4" in body
+
+
+def test_recursive_launch_is_aggregated_per_block_with_fresh_records() -> None:
+    src = QUADTREE.read_text()
+    (la,) = find_launches(src, str(QUADTREE))
+    out = pipeline(src, str(QUADTREE), la.line, [("aggregate", "block")])
+    assert parse(out, "q.cu").errors == []
+    # records come from a bump counter (never reused within a host launch), reset before each host launch
+    assert "const unsigned int ww_agg_ri = atomicAdd(&ww_qt_node_ragg_top[0], 1u);" in out
+    assert "ww_qt_node_ragg_reset(0); /* warpwise aggregate: empty the record pool */ qt_node<<<(N + 127) / 128" \
+        in out
+    # the aggregated copy records and launches its own children the same way: every level aggregates
+    copy = out.split("__global__ void ww_qt_node_ragg(const unsigned int *ww_idx", 2)[2]
+    assert copy.count("ww_qt_node_ragg<<<ww_agg_blocks,") == 1
+    assert "const ww_qt_node_ragg_rec &ww_r = ww_qt_node_ragg_recs[ww_idx[ww_lo]];" in copy
+    assert "if (ww_agg_blockIdx.x == 0 && threadIdx.x < 4" in copy  # builtins mapped to the original launch's
+    for g in ("warp", "multiblock", "grid"):
+        with pytest.raises(RewriteError, match=f"recursive launch .*: {g} granularity is not implemented"):
+            pipeline(src, str(QUADTREE), la.line, [("aggregate", g)])
+
+
+RECURSIVE = """__global__ void walk(int *a, int n, int d) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  a[i] += d;
+  if (i == 0 && d < 4) walk<<<(n + 63) / 64, BLOCK>>>(a, n / 2, d + 1);
+}
+int main() {
+  int *a = 0;
+  cudaMalloc((void **)&a, 1024 * sizeof(int));
+  HOST
+  cudaDeviceSynchronize();
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize(("block", "host", "why"), [
+    ("blockDim.x", "walk<<<16, 64>>>(a, 1024, 0);", "the child block `blockDim.x` is not a constant"),
+    ("64", "cudaStream_t s; cudaStreamCreate(&s); walk<<<16, 64, 0, s>>>(a, 1024, 0);",
+     "uses stream `s`: concurrent host launches would share the record pool")])
+def test_recursive_aggregation_refusals(block: str, host: str, why: str) -> None:
+    src = RECURSIVE.replace("BLOCK", block).replace("HOST", host)
+    with pytest.raises(RewriteError, match=why):
+        pipeline(src, "w.cu", 5, [("aggregate", "block")])
 
 
 def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
@@ -145,7 +190,11 @@ def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
     (la,) = find_launches(src, "u.cu")
     files = {"uniform.cu": apply_edits(src, rewrite(src, "u.cu", "coarsen", la.line)),
              "warp.cu": pipeline(WARP_CHILD, "w.cu", 13, [("coarsen", None), ("aggregate", "block")]),
-             "loop.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", 9, granularity="multiblock"))}
+             "loop.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", 9, granularity="multiblock")),
+             # a recursive launch with an early return in the child, aggregated per block
+             "recursive.cu": pipeline(RECURSIVE.replace("BLOCK", "64").replace("HOST", "walk<<<16, 64>>>(a, 1024, 0);"),
+                                      "w.cu", 5, [("aggregate", "block")]),
+             "quadtree.cu": pipeline(QUADTREE.read_text(), str(QUADTREE), 53, [("aggregate", "block")])}
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     r = subprocess.run([nvcc, "-rdc=true", "-arch=sm_90", "-c", *[str(tmp_path / n) for n in files],

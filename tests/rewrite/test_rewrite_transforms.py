@@ -38,74 +38,74 @@ def test_result_parses_without_errors(name: str, steps: tuple[tuple[str, str | N
     assert p.errors == []
     # every inserted block says which transform made it; no device-side cudaDeviceSynchronize (CDP2)
     for t, _g in steps:
-        assert f"/* _ww_ {t}" in out
+        assert f"/* warpwise {t}" in out
     assert "cudaDeviceSynchronize" not in out.split("int main")[0]
-    assert "_WW_COUNT_LAUNCH_ERROR(" in out
+    assert "WARPWISE_COUNT_LAUNCH_ERROR(" in out
 
 
 def test_threshold_matches_fig3() -> None:
     out = transformed("spmv", (("threshold", None),))
-    assert "#define _THRESHOLD 128" in out and "#ifndef _THRESHOLD" in out
-    assert ("__device__ void _ww_spmv_row_serial(int row, int start, int len, const int *col, const float *val, "
-            "const float *x, float *y, dim3 _ww_sgDim, dim3 _ww_sbDim) {") in out
-    assert "for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {" in out
-    assert "int j = _ww_bx * _ww_sbDim.x + _ww_tx;" in out
-    assert "const auto _ww_threads = (len);" in out
-    assert "const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;" in out  # N evaluated once
-    assert "if (_ww_threads >= _THRESHOLD) {" in out
-    assert "_ww_spmv_row_serial(row, start, len, col, val, x, y, _ww_thr_gDim, _ww_thr_bDim);" in out
+    assert "#define WARPWISE_THRESHOLD 128" in out and "#ifndef WARPWISE_THRESHOLD" in out
+    assert ("__device__ void ww_spmv_row_serial(int row, int start, int len, const int *col, const float *val, "
+            "const float *x, float *y, dim3 ww_sgDim, dim3 ww_sbDim) {") in out
+    assert "for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {" in out
+    assert "int j = ww_bx * ww_sbDim.x + ww_tx;" in out
+    assert "const auto ww_threads = (len);" in out
+    assert "const dim3 ww_thr_gDim = (ww_threads + 127) / 128;" in out  # N evaluated once
+    assert "if (ww_threads >= WARPWISE_THRESHOLD) {" in out
+    assert "ww_spmv_row_serial(row, start, len, col, val, x, y, ww_thr_gDim, ww_thr_bDim);" in out
 
 
 def test_threshold_turns_child_returns_into_jumps() -> None:
     out = transformed("bfs", (("threshold", None),))
-    serial = out[out.index("__device__ void _ww_bfs_edges_serial"):]
+    serial = out[out.index("__device__ void ww_bfs_edges_serial"):]
     serial = serial[:serial.index("\n}\n")]
     assert "return" not in serial
-    assert "goto _ww_next_thread;" in serial and "_ww_next_thread:;" in serial
+    assert "goto ww_next_thread;" in serial and "ww_next_thread:;" in serial
 
 
 def test_coarsen_matches_fig6() -> None:
     out = transformed("tree", (("coarsen", None),))
-    assert "#define _CFACTOR 4" in out
-    assert "for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {" in out
-    assert "int k = _ww_bx * blockDim.x + threadIdx.x;" in out
-    assert "_ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;" in out
-    assert re.search(r"_ww_descend_children_coarse<<<_ww_cf_cgDim, 128>>>\(first_child\[node\], count, "
-                     r"value\[node\], weight, value, _ww_cf_gDim\);", out)
+    assert "#define WARPWISE_CFACTOR 4" in out
+    assert "for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {" in out
+    assert "int k = ww_bx * blockDim.x + threadIdx.x;" in out
+    assert "ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;" in out
+    assert re.search(r"ww_descend_children_coarse<<<ww_cf_cgDim, 128>>>\(first_child\[node\], count, "
+                     r"value\[node\], weight, value, ww_cf_gDim\);", out)
 
 
 def test_aggregate_multiblock_matches_fig7() -> None:
     out = transformed("mandelbrot", (("aggregate", "multiblock"),))
-    assert "#define _AGG_GRANULARITY 8" in out
-    for piece in ("atomicAdd(&_ww_tile_pixels_agg_gcnt[_ww_tile_pixels_agg_g], (1ull << 32) | _ww_agg_nb)",
-                  "__threadfence();", "atomicAdd(&_ww_tile_pixels_agg_gdone[_ww_tile_pixels_agg_g], 1u) + 1u == "
-                  "_ww_agg_members", "if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1;",
-                  "cudaStreamFireAndForget", "atomicMax(&_ww_tile_pixels_agg_gmax[_ww_tile_pixels_agg_g][0]"):
+    assert "#define WARPWISE_AGG_GRANULARITY 8" in out
+    for piece in ("atomicAdd(&ww_tile_pixels_agg_gcnt[ww_tile_pixels_agg_g], (1ull << 32) | ww_agg_nb)",
+                  "__threadfence();", "atomicAdd(&ww_tile_pixels_agg_gdone[ww_tile_pixels_agg_g], 1u) + 1u == "
+                  "ww_agg_members", "if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1;",
+                  "cudaStreamFireAndForget", "atomicMax(&ww_tile_pixels_agg_gmax[ww_tile_pixels_agg_g][0]"):
         assert piece in out
     # the parent's `return`s jump to the aggregation point at its end
     parent = out[out.index("__global__ void mariani_silver"):out.index("static int cmp_float")]
-    assert "return" not in parent and parent.count("goto _ww_tile_pixels_agg_end;") == 2
+    assert "return" not in parent and parent.count("goto ww_tile_pixels_agg_end;") == 2
 
 
 def test_aggregate_grid_launches_from_host_after_parent() -> None:
     out = transformed("bfs", (("aggregate", "grid"),))
     main = out[out.index("int main"):]
     launch = main.index("bfs_frontier<<<")
-    assert main.index("_ww_bfs_edges_agg_host_launch(0);", launch) > launch
-    assert "cudaStreamSynchronize(_ww_s);" in out
+    assert main.index("ww_bfs_edges_agg_host_launch(0);", launch) > launch
+    assert "cudaStreamSynchronize(ww_s);" in out
 
 
 def test_aggregate_threshold_for_warp_and_block_only() -> None:
     for g in ("warp", "block"):
-        assert "_ww_agg_n >= _AGG_THRESHOLD" in transformed("spmv", (("aggregate", g),))
+        assert "ww_agg_n >= WARPWISE_AGG_THRESHOLD" in transformed("spmv", (("aggregate", g),))
     for g in ("multiblock", "grid"):
-        assert "_AGG_THRESHOLD" not in transformed("spmv", (("aggregate", g),))
+        assert "WARPWISE_AGG_THRESHOLD" not in transformed("spmv", (("aggregate", g),))
 
 
 def test_pipeline_keeps_disaggregation_outside_the_coarsening_loop() -> None:
     out = transformed("spmv", COMBOS[-3])  # threshold + coarsen + aggregate:block
-    agg = out[out.index("__global__ void _ww_spmv_row_coarse_agg("):]
-    assert agg.index("_ww_lo = _ww_mid + 1") < agg.index("for (unsigned int _ww_bx = _ww_agg_blockIdx.x;")
+    agg = out[out.index("__global__ void ww_spmv_row_coarse_agg("):]
+    assert agg.index("ww_lo = ww_mid + 1") < agg.index("for (unsigned int ww_bx = ww_agg_blockIdx.x;")
 
 
 def test_edits_do_not_overlap_and_carry_positions() -> None:
@@ -128,8 +128,8 @@ def test_rewrite_is_idempotent_in_its_header() -> None:
     once = transformed("spmv", (("threshold", None),))
     (la,) = [x for x in find_launches(once, "s.cu") if x.child == "spmv_row"]
     twice = apply_edits(once, rewrite(once, "s.cu", "threshold", la.line))
-    assert twice.count("#define _WW_PRELUDE") == 1 and twice.count("#define _THRESHOLD") == 1
-    assert "_ww_spmv_row_serial_2" in twice
+    assert twice.count("#define WARPWISE_PRELUDE") == 1 and twice.count("#define WARPWISE_THRESHOLD") == 1
+    assert "ww_spmv_row_serial_2" in twice
 
 
 def test_committed_generated_variants_are_current() -> None:
@@ -168,11 +168,11 @@ def test_unknown_granularity_and_transform() -> None:
 
 # other orders (CGO'22 §VI: the passes are independent and compose in any order)
 ORDERS = {
-    "coarsen+threshold": (("coarsen", None, "spmv_row"), ("threshold", None, "_ww_spmv_row_coarse")),
-    "coarsen+coarsen": (("coarsen", None, "spmv_row"), ("coarsen", None, "_ww_spmv_row_coarse")),
-    "aggregate:multiblock+coarsen": (("aggregate", "multiblock", "spmv_row"), ("coarsen", None, "_ww_spmv_row_agg")),
+    "coarsen+threshold": (("coarsen", None, "spmv_row"), ("threshold", None, "ww_spmv_row_coarse")),
+    "coarsen+coarsen": (("coarsen", None, "spmv_row"), ("coarsen", None, "ww_spmv_row_coarse")),
+    "aggregate:multiblock+coarsen": (("aggregate", "multiblock", "spmv_row"), ("coarsen", None, "ww_spmv_row_agg")),
     "threshold+aggregate:warp+coarsen": (("threshold", None, "spmv_row"), ("aggregate", "warp", "spmv_row"),
-                                         ("coarsen", None, "_ww_spmv_row_agg")),
+                                         ("coarsen", None, "ww_spmv_row_agg")),
 }
 
 
@@ -191,12 +191,12 @@ def test_other_orders_compose(order: str) -> None:
     out = reordered(order)
     assert parse(out, str(example_path("spmv"))).errors == []
     if order == "coarsen+coarsen":  # the second copy renames its loop index and grid parameter
-        assert "for (unsigned int _ww_bx_2 = blockIdx.x; _ww_bx_2 < _ww_gDim_2.x; _ww_bx_2 += gridDim.x) {" in out
-        assert "for (unsigned int _ww_bx = _ww_bx_2; _ww_bx < _ww_gDim.x; _ww_bx += _ww_gDim_2.x) {" in out
+        assert "for (unsigned int ww_bx_2 = blockIdx.x; ww_bx_2 < ww_gDim_2.x; ww_bx_2 += gridDim.x) {" in out
+        assert "for (unsigned int ww_bx = ww_bx_2; ww_bx < ww_gDim.x; ww_bx += ww_gDim_2.x) {" in out
 
 
 def test_threshold_after_aggregation_is_refused() -> None:
     path = str(example_path("spmv"))
     src = transformed("spmv", (("aggregate", "block"),))
-    (la,) = [x for x in find_launches(src, path) if x.child == "_ww_spmv_row_agg"]
+    (la,) = [x for x in find_launches(src, path) if x.child == "ww_spmv_row_agg"]
     assert "shared memory" in la.refusals["threshold"]

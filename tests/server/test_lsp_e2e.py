@@ -191,7 +191,7 @@ async def test_dp_rewrite_actions_on_device_launch(client: LanguageClient) -> No
     resolved = await client.code_action_resolve_async(thr)
     assert resolved.edit is not None and resolved.edit.document_changes
     new_text = "".join(e.new_text for dc in resolved.edit.document_changes for e in dc.edits)
-    assert "_THRESHOLD" in new_text
+    assert "WARPWISE_THRESHOLD" in new_text
 
 
 @pytest.mark.asyncio(loop_scope="module")

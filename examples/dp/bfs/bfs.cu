@@ -64,17 +64,21 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large | small
+  const char *input = argc > 1 ? argv[1] : "large"; // large | small | xl
+  double DEG_EPS = 0.00005; // xl: 16x smaller, hubs up to 40000 out-edges
   if (strcmp(input, "small") == 0) {
     MAX_DEG = 32;
     DEG_DIV = 2;
+  } else if (strcmp(input, "xl") == 0) {
+    MAX_DEG = 1 << 16;
+    DEG_EPS = 0.00005 / 16;
   }
   unsigned long long seed = 777;
   int *offs = (int *)malloc((V + 1) * sizeof(int));
   offs[0] = 0;
   for (int u = 0; u < V; ++u) { // power-law out-degrees
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / DEG_DIV; // large: 1 .. 2500, mean about 28
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - DEG_EPS) + DEG_EPS)) / DEG_DIV; // large: 1 .. 2500, mean about 28; xl: 1 .. 40000, mean about 110
     if (deg > MAX_DEG) deg = MAX_DEG;
     offs[u + 1] = offs[u] + deg;
   }
@@ -147,8 +151,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(level, d_level, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

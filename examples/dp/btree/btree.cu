@@ -73,8 +73,10 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: ranges up to 8192 keys; small: up to 24
-  const int max_range = strcmp(input, "small") == 0 ? 24 : 8192;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: ranges up to 8192 keys; small: up to 24; xl: up to 131072
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_range = strcmp(input, "small") == 0 ? 24 : xl ? 1 << 17 : 8192;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
   unsigned long long seed = 99;
   int *keys = (int *)malloc(KEYS * sizeof(int));
   int *vals = (int *)malloc(KEYS * sizeof(int));
@@ -107,7 +109,7 @@ int main(int argc, char **argv) {
   int *qhi = (int *)malloc(QUERIES * sizeof(int));
   for (int q = 0; q < QUERIES; ++q) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int len = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) % max_range; // heavy-tailed range lengths (keys)
+    int len = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) % max_range; // heavy-tailed range lengths (keys)
     int i = (int)(lcg(&seed) % (KEYS - len));
     qlo[q] = keys[i] - (int)(lcg(&seed) % 2);
     qhi[q] = keys[i + len - 1];
@@ -154,8 +156,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(sums, d_sums, QUERIES * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

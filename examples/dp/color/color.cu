@@ -75,8 +75,10 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 256; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 24 : 512;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 256; small: up to 12; xl: up to 2048
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 24 : xl ? 4096 : 512;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
   if (strcmp(input, "small") != 0) V = 16384;
   unsigned long long seed = 31337;
   // power-law out-degrees, then symmetrised (Jones-Plassmann needs both directions of every edge)
@@ -84,7 +86,7 @@ int main(int argc, char **argv) {
   int half = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 8;
     if (deg > max_deg / 2) deg = max_deg / 2;
     deg0[u] = deg;
     half += deg;
@@ -165,8 +167,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(color, d_color, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0, conflicts = 0;
   unsigned int hash = 2166136261u;

@@ -19,7 +19,7 @@
     }                                                                                 \
   } while (0)
 
-static const int DOCS = 65536;
+static int DOCS = 65536; // HISTO_DOCS in the environment overrides it (bench/dp/gpu.sh diagnostics)
 static const int BUCKETS = 16;
 static const int RUNS = 5;
 
@@ -61,20 +61,24 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: documents up to 16384 tokens; small: up to 32
-  const int max_len = strcmp(input, "small") == 0 ? 32 : 16384;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: documents up to 2500 tokens; small: up to 32; xl: 40000
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_len = strcmp(input, "small") == 0 ? 32 : xl ? 1 << 16 : 16384;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
+  const int docs_env = getenv("HISTO_DOCS") ? atoi(getenv("HISTO_DOCS")) : 0;
+  if (docs_env > 0 && docs_env < DOCS) DOCS = docs_env;
   unsigned long long seed = 12345;
   int *doc_off = (int *)malloc((DOCS + 1) * sizeof(int));
   doc_off[0] = 0;
   for (int d = 0; d < DOCS; ++d) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int len = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 4;
+    int len = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 4;
     doc_off[d + 1] = doc_off[d] + (len > max_len ? max_len : len);
   }
   int T = doc_off[DOCS];
   unsigned int *tokens = (unsigned int *)malloc(T * sizeof(unsigned int));
   for (int t = 0; t < T; ++t) tokens[t] = lcg(&seed) % 50000;
-  unsigned int *ref = (unsigned int *)calloc(DOCS * BUCKETS, sizeof(unsigned int));
+  unsigned int *ref = (unsigned int *)calloc((size_t)DOCS * BUCKETS, sizeof(unsigned int));
   for (int d = 0; d < DOCS; ++d)
     for (int t = doc_off[d]; t < doc_off[d + 1]; ++t) ++ref[d * BUCKETS + token_bucket(tokens[t])];
 
@@ -105,8 +109,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(hist, d_hist, DOCS * BUCKETS * sizeof(unsigned int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

@@ -113,14 +113,17 @@ static int find(int *uf, int x) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 2048; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 12 : 2048;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 1251; small: up to 12; xl: 5001
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 12 : xl ? 1 << 15 : 2048;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail, degrees / 32 (not / 8): hubs of
+  const int deg_div = xl ? 32 : 8;                 // up to 5000 edges while the edge count fits 21 bits
   unsigned long long seed = 2024;
   int *deg0 = (int *)malloc(V * sizeof(int));
   int M = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / deg_div;
     deg0[u] = deg > max_deg ? max_deg : deg;
     M += deg0[u];
   }
@@ -226,8 +229,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(chosen, d_chosen, M * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   unsigned long long weight = 0;
   int edges = 0;

@@ -94,9 +94,9 @@ static unsigned int spread(unsigned int x) { // BITS bits -> every other bit
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: 256K points, leaves of 64; small: 64K, leaves of 8
-  const int small = strcmp(input, "small") == 0;
-  const int N = small ? 1 << 16 : 1 << 18;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: 256K points, leaves of 64; small: 64K, leaves of 8;
+  const int small = strcmp(input, "small") == 0;     // xl: 1M points, leaves of 64
+  const int N = small ? 1 << 16 : strcmp(input, "xl") == 0 ? 1 << 20 : 1 << 18;
   const int leaf = small ? 8 : 64;
   unsigned long long seed = 8086;
   unsigned int *codes = (unsigned int *)malloc(N * sizeof(unsigned int));
@@ -145,8 +145,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

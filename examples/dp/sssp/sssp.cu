@@ -105,14 +105,16 @@ static long long heap_pop(long long *h, int *n) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16
-  const int max_deg = strcmp(input, "small") == 0 ? 16 : 4096;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16; xl: 65536
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 16 : xl ? 1 << 16 : 4096;
+  const double eps = xl ? 0.00005 / 16 : 0.00005; // xl: a 16x heavier tail
   unsigned long long seed = 555;
   int *offs = (int *)malloc((V + 1) * sizeof(int));
   offs[0] = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 8;
     offs[u + 1] = offs[u] + (deg > max_deg ? max_deg : deg);
   }
   int E = offs[V];
@@ -189,8 +191,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(dist, d_dist, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

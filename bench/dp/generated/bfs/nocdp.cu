@@ -18,23 +18,23 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int V = 131072;
@@ -56,20 +56,20 @@ __global__ void bfs_edges(int first, int deg, int next_level, const int *adj, in
   }
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `bfs_edges`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_bfs_edges_serial(int first, int deg, int next_level, const int *adj, int *level, int *next, int *next_size, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `bfs_edges`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_bfs_edges_serial(int first, int deg, int next_level, const int *adj, int *level, int *next, int *next_size, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int e = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (e >= deg) goto _ww_next_thread;
+        int e = ww_bx * ww_sbDim.x + ww_tx;
+        if (e >= deg) goto ww_next_thread;
         int v = adj[first + e];
         if (atomicCAS(&level[v], UNSEEN, next_level) == UNSEEN) {
           next[atomicAdd(next_size, 1)] = v;
         }
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -84,15 +84,15 @@ __global__ void bfs_frontier(const int *frontier, int size, int cur_level, const
     int deg = offs[u + 1] - first;
     if (deg > 0) {
       int blocks = (deg - 1) / 64 + 1;
-      { /* _ww_ threshold (CGO'22 Fig. 3): launch child `bfs_edges` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-        const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N-1)/b+1 (split across statements) */
-        const dim3 _ww_thr_gDim = blocks;
-        const dim3 _ww_thr_bDim = 64;
-        if (_ww_threads >= _THRESHOLD) {
-          bfs_edges<<<_ww_thr_gDim, _ww_thr_bDim>>>(first, deg, cur_level + 1, adj, level, next, next_size);
-          _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+      { /* warpwise threshold (CGO'22 Fig. 3): launch child `bfs_edges` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+        const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N-1)/b+1 (split across statements) */
+        const dim3 ww_thr_gDim = blocks;
+        const dim3 ww_thr_bDim = 64;
+        if (ww_threads >= WARPWISE_THRESHOLD) {
+          bfs_edges<<<ww_thr_gDim, ww_thr_bDim>>>(first, deg, cur_level + 1, adj, level, next, next_size);
+          WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
         } else {
-          _ww_bfs_edges_serial(first, deg, cur_level + 1, adj, level, next, next_size, _ww_thr_gDim, _ww_thr_bDim);
+          ww_bfs_edges_serial(first, deg, cur_level + 1, adj, level, next, next_size, ww_thr_gDim, ww_thr_bDim);
         }
       }
       if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -111,17 +111,21 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large | small
+  const char *input = argc > 1 ? argv[1] : "large"; // large | small | xl
+  double DEG_EPS = 0.00005; // xl: 16x smaller, hubs up to 40000 out-edges
   if (strcmp(input, "small") == 0) {
     MAX_DEG = 32;
     DEG_DIV = 2;
+  } else if (strcmp(input, "xl") == 0) {
+    MAX_DEG = 1 << 16;
+    DEG_EPS = 0.00005 / 16;
   }
   unsigned long long seed = 777;
   int *offs = (int *)malloc((V + 1) * sizeof(int));
   offs[0] = 0;
   for (int u = 0; u < V; ++u) { // power-law out-degrees
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / DEG_DIV; // large: 1 .. 2500, mean about 28
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - DEG_EPS) + DEG_EPS)) / DEG_DIV; // large: 1 .. 2500, mean about 28; xl: 1 .. 40000, mean about 110
     if (deg > MAX_DEG) deg = MAX_DEG;
     offs[u + 1] = offs[u] + deg;
   }
@@ -194,8 +198,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(level, d_level, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

@@ -19,23 +19,23 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int KEYS = 1 << 20;  // keys in the leaves (sorted)
@@ -54,18 +54,18 @@ __global__ void scan_range(int first, int count, int hi, const int *keys, const 
   if (key <= hi) atomicAdd(&sums[q], (unsigned long long)vals[first + k]);
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `scan_range`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_scan_range_serial(int first, int count, int hi, const int *keys, const int *vals, int q, unsigned long long *sums, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `scan_range`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_scan_range_serial(int first, int count, int hi, const int *keys, const int *vals, int q, unsigned long long *sums, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (k >= count) goto _ww_next_thread;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
+        if (k >= count) goto ww_next_thread;
         int key = keys[first + k];
         if (key <= hi) atomicAdd(&sums[q], (unsigned long long)vals[first + k]);
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -92,15 +92,15 @@ __global__ void search(const int *inner, const int *level_off, int levels, const
   while (step > 0) { if (last + step <= KEYS && keys[last + step - 1] <= hi) last += step; step /= 2; }
   int count = last - first;
   if (count > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `scan_range` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (count); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        scan_range<<<_ww_thr_gDim, _ww_thr_bDim>>>(first, count, hi, keys, vals, q, sums);
-        _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `scan_range` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (count); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        scan_range<<<ww_thr_gDim, ww_thr_bDim>>>(first, count, hi, keys, vals, q, sums);
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
       } else {
-        _ww_scan_range_serial(first, count, hi, keys, vals, q, sums, _ww_thr_gDim, _ww_thr_bDim);
+        ww_scan_range_serial(first, count, hi, keys, vals, q, sums, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -118,8 +118,10 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: ranges up to 8192 keys; small: up to 24
-  const int max_range = strcmp(input, "small") == 0 ? 24 : 8192;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: ranges up to 8192 keys; small: up to 24; xl: up to 131072
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_range = strcmp(input, "small") == 0 ? 24 : xl ? 1 << 17 : 8192;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
   unsigned long long seed = 99;
   int *keys = (int *)malloc(KEYS * sizeof(int));
   int *vals = (int *)malloc(KEYS * sizeof(int));
@@ -152,7 +154,7 @@ int main(int argc, char **argv) {
   int *qhi = (int *)malloc(QUERIES * sizeof(int));
   for (int q = 0; q < QUERIES; ++q) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int len = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) % max_range; // heavy-tailed range lengths (keys)
+    int len = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) % max_range; // heavy-tailed range lengths (keys)
     int i = (int)(lcg(&seed) % (KEYS - len));
     qlo[q] = keys[i] - (int)(lcg(&seed) % 2);
     qhi[q] = keys[i + len - 1];
@@ -199,8 +201,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(sums, d_sums, QUERIES * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

@@ -19,35 +19,35 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-#ifndef _CFACTOR
-#define _CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+#ifndef WARPWISE_CFACTOR
+#define WARPWISE_CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
 #endif
-#ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
+#ifndef WARPWISE_AGG_CAPACITY
+#define WARPWISE_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
-#ifndef _WW_AGG_PER_THREAD
-#define _WW_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
+#ifndef WARPWISE_AGG_PER_THREAD
+#define WARPWISE_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
 #endif
-#ifndef _AGG_THRESHOLD
-#define _AGG_THRESHOLD 2 /* aggregation threshold: minimum parents per aggregated launch (CGO'22 §V-B) */
+#ifndef WARPWISE_AGG_THRESHOLD
+#define WARPWISE_AGG_THRESHOLD 2 /* aggregation threshold: minimum parents per aggregated launch (CGO'22 §V-B) */
 #endif
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int KEYS = 1 << 20;  // keys in the leaves (sorted)
@@ -66,22 +66,22 @@ __global__ void scan_range(int first, int count, int hi, const int *keys, const 
   if (key <= hi) atomicAdd(&sums[q], (unsigned long long)vals[first + k]);
 }
 
-/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `scan_range`; block b runs the
-   original blocks b, b + gridDim.x, ... of the uncoarsened grid _ww_gDim */
-__global__ void _ww_scan_range_coarse(int first, int count, int hi, const int *keys, const int *vals, int q, unsigned long long *sums, dim3 _ww_gDim) {
-  for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {
+/* warpwise coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `scan_range`; block b runs the
+   original blocks b, b + gridDim.x, ... of the uncoarsened grid ww_gDim */
+__global__ void ww_scan_range_coarse(int first, int count, int hi, const int *keys, const int *vals, int q, unsigned long long *sums, dim3 ww_gDim) {
+  for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {
     {
-      int k = _ww_bx * blockDim.x + threadIdx.x;
-      if (k >= count) goto _ww_next_block;
+      int k = ww_bx * blockDim.x + threadIdx.x;
+      if (k >= count) goto ww_next_block;
       int key = keys[first + k];
       if (key <= hi) atomicAdd(&sums[q], (unsigned long long)vals[first + k]);
     }
-    _ww_next_block:;
+    ww_next_block:;
   }
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `_ww_scan_range_coarse` (arguments as bytes, copied with memcpy, and configuration) */
-struct _ww_scan_range_coarse_agg_rec {
+/* warpwise aggregate: one parent thread's launch of child kernel `ww_scan_range_coarse` (arguments as bytes, copied with memcpy, and configuration) */
+struct ww_scan_range_coarse_agg_rec {
   alignas(int) unsigned char first[sizeof(int)];
   alignas(int) unsigned char count[sizeof(int)];
   alignas(int) unsigned char hi[sizeof(int)];
@@ -89,66 +89,66 @@ struct _ww_scan_range_coarse_agg_rec {
   alignas(const int *) unsigned char vals[sizeof(const int *)];
   alignas(int) unsigned char q[sizeof(int)];
   alignas(unsigned long long *) unsigned char sums[sizeof(unsigned long long *)];
-  alignas(dim3) unsigned char _ww_gDim[sizeof(dim3)];
-  uint3 _ww_cfg_gDim;
-  uint3 _ww_cfg_bDim;
-  unsigned int _ww_cfg_shm;
+  alignas(dim3) unsigned char ww_gDim[sizeof(dim3)];
+  uint3 ww_cfg_gDim;
+  uint3 ww_cfg_bDim;
+  unsigned int ww_cfg_shm;
 };
 
-static __device__ _ww_scan_range_coarse_agg_rec _ww_scan_range_coarse_agg_recs[_WW_AGG_CAPACITY]; /* _ww_ aggregate: launch records */
-static __device__ unsigned int _ww_scan_range_coarse_agg_scan[_WW_AGG_CAPACITY]; /* _ww_ aggregate: inclusive scan of block counts */
+static __device__ ww_scan_range_coarse_agg_rec ww_scan_range_coarse_agg_recs[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: launch records */
+static __device__ unsigned int ww_scan_range_coarse_agg_scan[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: inclusive scan of block counts */
 
-/* _ww_ aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `_ww_scan_range_coarse`.
+/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `ww_scan_range_coarse`.
    Block i belongs to the parent p whose inclusive scan of block counts is the first above i
    (binary search); the block takes that parent's arguments and launch configuration. */
-__global__ void _ww_scan_range_coarse_agg(const _ww_scan_range_coarse_agg_rec *_ww_recs, const unsigned int *_ww_scan, unsigned int _ww_n) {
-  unsigned int _ww_lo = 0, _ww_hi = _ww_n - 1;
-  while (_ww_lo < _ww_hi) {
-    const unsigned int _ww_mid = (_ww_lo + _ww_hi) / 2;
-    if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1; else _ww_hi = _ww_mid;
+__global__ void ww_scan_range_coarse_agg(const ww_scan_range_coarse_agg_rec *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {
+  unsigned int ww_lo = 0, ww_hi = ww_n - 1;
+  while (ww_lo < ww_hi) {
+    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;
+    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;
   }
-  const _ww_scan_range_coarse_agg_rec &_ww_r = _ww_recs[_ww_lo];
-  const dim3 _ww_agg_blockDim = _ww_r._ww_cfg_bDim;
-  if (threadIdx.x >= _ww_agg_blockDim.x || threadIdx.y >= _ww_agg_blockDim.y ||
-      threadIdx.z >= _ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
-  const dim3 _ww_agg_gridDim = _ww_r._ww_cfg_gDim;
-  const unsigned int _ww_b = blockIdx.x - (_ww_lo > 0 ? _ww_scan[_ww_lo - 1] : 0u);
-  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
-      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
-      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  [[maybe_unused]] int first = *reinterpret_cast<int const *>(_ww_r.first);
-  [[maybe_unused]] int count = *reinterpret_cast<int const *>(_ww_r.count);
-  [[maybe_unused]] int hi = *reinterpret_cast<int const *>(_ww_r.hi);
-  [[maybe_unused]] const int *keys = *reinterpret_cast<const int * const *>(_ww_r.keys);
-  [[maybe_unused]] const int *vals = *reinterpret_cast<const int * const *>(_ww_r.vals);
-  [[maybe_unused]] int q = *reinterpret_cast<int const *>(_ww_r.q);
-  [[maybe_unused]] unsigned long long *sums = *reinterpret_cast<unsigned long long * const *>(_ww_r.sums);
-  [[maybe_unused]] dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
+  const ww_scan_range_coarse_agg_rec &ww_r = ww_recs[ww_lo];
+  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;
+  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||
+      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
+  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;
+  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);
+  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,
+      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,
+      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));
+  [[maybe_unused]] int first = *reinterpret_cast<int const *>(ww_r.first);
+  [[maybe_unused]] int count = *reinterpret_cast<int const *>(ww_r.count);
+  [[maybe_unused]] int hi = *reinterpret_cast<int const *>(ww_r.hi);
+  [[maybe_unused]] const int *keys = *reinterpret_cast<const int * const *>(ww_r.keys);
+  [[maybe_unused]] const int *vals = *reinterpret_cast<const int * const *>(ww_r.vals);
+  [[maybe_unused]] int q = *reinterpret_cast<int const *>(ww_r.q);
+  [[maybe_unused]] unsigned long long *sums = *reinterpret_cast<unsigned long long * const *>(ww_r.sums);
+  [[maybe_unused]] dim3 ww_gDim = *reinterpret_cast<dim3 const *>(ww_r.ww_gDim);
   {
-    for (unsigned int _ww_bx = _ww_agg_blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += _ww_agg_gridDim.x) {
+    for (unsigned int ww_bx = ww_agg_blockIdx.x; ww_bx < ww_gDim.x; ww_bx += ww_agg_gridDim.x) {
       {
-        int k = _ww_bx * _ww_agg_blockDim.x + threadIdx.x;
-        if (k >= count) goto _ww_next_block;
+        int k = ww_bx * ww_agg_blockDim.x + threadIdx.x;
+        if (k >= count) goto ww_next_block;
         int key = keys[first + k];
         if (key <= hi) atomicAdd(&sums[q], (unsigned long long)vals[first + k]);
       }
-      _ww_next_block:;
+      ww_next_block:;
     }
   }
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `scan_range`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_scan_range_serial(int first, int count, int hi, const int *keys, const int *vals, int q, unsigned long long *sums, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `scan_range`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_scan_range_serial(int first, int count, int hi, const int *keys, const int *vals, int q, unsigned long long *sums, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (k >= count) goto _ww_next_thread;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
+        if (k >= count) goto ww_next_thread;
         int key = keys[first + k];
         if (key <= hi) atomicAdd(&sums[q], (unsigned long long)vals[first + k]);
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -157,21 +157,21 @@ __device__ void _ww_scan_range_serial(int first, int count, int hi, const int *k
 // first key >= lo, then launches the child over the keys that can be <= hi.
 __global__ void search(const int *inner, const int *level_off, int levels, const int *keys, const int *vals,
                        const int *qlo, const int *qhi, int nq, unsigned long long *sums) {
-  /* _ww_ aggregate (block granularity, KLAP / CGO'22 §II-B): this block's launches of the child are
-     recorded and launched as one aggregated grid when the block ends */
-  __shared__ unsigned long long _ww_scan_range_coarse_agg_cnt; /* (parents << 32) | child blocks */
-  __shared__ unsigned int _ww_scan_range_coarse_agg_max[4]; /* max block x, y, z, shared bytes */
-  const unsigned int _ww_scan_range_coarse_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned long long _ww_scan_range_coarse_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-  const unsigned int _ww_scan_range_coarse_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
-  const unsigned long long _ww_scan_range_coarse_agg_cap = (unsigned long long)_ww_scan_range_coarse_agg_nthr * _WW_AGG_PER_THREAD; /* records of this block */
-  const unsigned long long _ww_scan_range_coarse_agg_base = _ww_scan_range_coarse_agg_blk * _ww_scan_range_coarse_agg_cap; /* first record of this block */
-  const bool _ww_scan_range_coarse_agg_ok = _ww_scan_range_coarse_agg_base + _ww_scan_range_coarse_agg_cap <= _WW_AGG_CAPACITY;
-  if (_ww_scan_range_coarse_agg_tid == 0) { _ww_scan_range_coarse_agg_cnt = 0; _ww_scan_range_coarse_agg_max[0] = _ww_scan_range_coarse_agg_max[1] = _ww_scan_range_coarse_agg_max[2] = _ww_scan_range_coarse_agg_max[3] = 0; }
+  /* warpwise aggregate (block granularity, KLAP / CGO'22 §II-B): this block's launches of the child
+     are recorded and launched as one aggregated grid when the block ends */
+  __shared__ unsigned long long ww_scan_range_coarse_agg_cnt; /* (parents << 32) | child blocks */
+  __shared__ unsigned int ww_scan_range_coarse_agg_max[4]; /* max block x, y, z, shared bytes */
+  const unsigned int ww_scan_range_coarse_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned long long ww_scan_range_coarse_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+  const unsigned int ww_scan_range_coarse_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned long long ww_scan_range_coarse_agg_cap = (unsigned long long)ww_scan_range_coarse_agg_nthr * WARPWISE_AGG_PER_THREAD; /* records of this block */
+  const unsigned long long ww_scan_range_coarse_agg_base = ww_scan_range_coarse_agg_blk * ww_scan_range_coarse_agg_cap; /* first record of this block */
+  const bool ww_scan_range_coarse_agg_ok = ww_scan_range_coarse_agg_base + ww_scan_range_coarse_agg_cap <= WARPWISE_AGG_CAPACITY;
+  if (ww_scan_range_coarse_agg_tid == 0) { ww_scan_range_coarse_agg_cnt = 0; ww_scan_range_coarse_agg_max[0] = ww_scan_range_coarse_agg_max[1] = ww_scan_range_coarse_agg_max[2] = ww_scan_range_coarse_agg_max[3] = 0; }
   __syncthreads();
   {
   int q = blockIdx.x * blockDim.x + threadIdx.x;
-  if (q >= nq) goto _ww_scan_range_coarse_agg_end;
+  if (q >= nq) goto ww_scan_range_coarse_agg_end;
   int lo = qlo[q], hi = qhi[q];
   int node = 0; // index within the level
   for (int l = 0; l < levels; ++l) { // inner node `node` of level l holds FAN separators (min key of each child)
@@ -188,76 +188,77 @@ __global__ void search(const int *inner, const int *level_off, int levels, const
   while (step > 0) { if (last + step <= KEYS && keys[last + step - 1] <= hi) last += step; step /= 2; }
   int count = last - first;
   if (count > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `scan_range` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (count); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_scan_range_coarse` runs _CFACTOR blocks of child `scan_range` */
-          const dim3 _ww_cf_gDim = _ww_thr_gDim;
-          dim3 _ww_cf_cgDim = _ww_cf_gDim;
-          _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-          { /* _ww_ aggregate (block granularity, CGO'22 §V): record this launch of child `_ww_scan_range_coarse` for the aggregated grid */
-            const dim3 _ww_agg_gDim = _ww_cf_cgDim;
-            const dim3 _ww_agg_bDim = _ww_thr_bDim;
-            const unsigned int _ww_agg_shm = 0;
-            const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-            bool _ww_agg_done = false;
-            if (_ww_scan_range_coarse_agg_ok && _ww_agg_nb > 0) {
-              const unsigned long long _ww_agg_old = atomicAdd(&_ww_scan_range_coarse_agg_cnt, (1ull << 32) | _ww_agg_nb);
-              if ((_ww_agg_old >> 32) < _ww_scan_range_coarse_agg_cap) { /* else: the unit's records are full */
-                const unsigned long long _ww_agg_i = _ww_scan_range_coarse_agg_base + (_ww_agg_old >> 32);
-                _ww_scan_range_coarse_agg_rec &_ww_agg_r = _ww_scan_range_coarse_agg_recs[_ww_agg_i];
-                { int const _ww_agg_a0 = (first); memcpy(_ww_agg_r.first, &_ww_agg_a0, sizeof _ww_agg_a0); }
-                { int const _ww_agg_a1 = (count); memcpy(_ww_agg_r.count, &_ww_agg_a1, sizeof _ww_agg_a1); }
-                { int const _ww_agg_a2 = (hi); memcpy(_ww_agg_r.hi, &_ww_agg_a2, sizeof _ww_agg_a2); }
-                { const int * const _ww_agg_a3 = (keys); memcpy(_ww_agg_r.keys, &_ww_agg_a3, sizeof _ww_agg_a3); }
-                { const int * const _ww_agg_a4 = (vals); memcpy(_ww_agg_r.vals, &_ww_agg_a4, sizeof _ww_agg_a4); }
-                { int const _ww_agg_a5 = (q); memcpy(_ww_agg_r.q, &_ww_agg_a5, sizeof _ww_agg_a5); }
-                { unsigned long long * const _ww_agg_a6 = (sums); memcpy(_ww_agg_r.sums, &_ww_agg_a6, sizeof _ww_agg_a6); }
-                { dim3 const _ww_agg_a7 = (_ww_cf_gDim); memcpy(_ww_agg_r._ww_gDim, &_ww_agg_a7, sizeof _ww_agg_a7); }
-                _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-                _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-                _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-                _ww_scan_range_coarse_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-                atomicMax(&_ww_scan_range_coarse_agg_max[0], _ww_agg_bDim.x);
-                atomicMax(&_ww_scan_range_coarse_agg_max[1], _ww_agg_bDim.y);
-                atomicMax(&_ww_scan_range_coarse_agg_max[2], _ww_agg_bDim.z);
-                atomicMax(&_ww_scan_range_coarse_agg_max[3], _ww_agg_shm);
-                _ww_agg_done = true;
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `scan_range` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (count); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_scan_range_coarse` runs WARPWISE_CFACTOR blocks of child `scan_range` */
+          const dim3 ww_cf_gDim = ww_thr_gDim;
+          dim3 ww_cf_cgDim = ww_cf_gDim;
+          ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+          { /* warpwise aggregate (block granularity, CGO'22 §V): record this launch of child `ww_scan_range_coarse` for the aggregated grid */
+            const dim3 ww_agg_gDim = ww_cf_cgDim;
+            const dim3 ww_agg_bDim = ww_thr_bDim;
+            const unsigned int ww_agg_shm = 0;
+            const unsigned int ww_agg_nb = ww_agg_gDim.x * ww_agg_gDim.y * ww_agg_gDim.z;
+            bool ww_agg_done = false;
+            if (ww_scan_range_coarse_agg_ok && ww_agg_nb > 0) {
+              const unsigned long long ww_agg_old = atomicAdd(&ww_scan_range_coarse_agg_cnt, (1ull << 32) | ww_agg_nb);
+              if ((ww_agg_old >> 32) < ww_scan_range_coarse_agg_cap) { /* else: the unit's records are full */
+                const unsigned long long ww_agg_i = ww_scan_range_coarse_agg_base + (ww_agg_old >> 32);
+                ww_scan_range_coarse_agg_rec &ww_agg_r = ww_scan_range_coarse_agg_recs[ww_agg_i];
+                { int const ww_agg_a0 = (first); memcpy(ww_agg_r.first, &ww_agg_a0, sizeof ww_agg_a0); }
+                { int const ww_agg_a1 = (count); memcpy(ww_agg_r.count, &ww_agg_a1, sizeof ww_agg_a1); }
+                { int const ww_agg_a2 = (hi); memcpy(ww_agg_r.hi, &ww_agg_a2, sizeof ww_agg_a2); }
+                { const int * const ww_agg_a3 = (keys); memcpy(ww_agg_r.keys, &ww_agg_a3, sizeof ww_agg_a3); }
+                { const int * const ww_agg_a4 = (vals); memcpy(ww_agg_r.vals, &ww_agg_a4, sizeof ww_agg_a4); }
+                { int const ww_agg_a5 = (q); memcpy(ww_agg_r.q, &ww_agg_a5, sizeof ww_agg_a5); }
+                { unsigned long long * const ww_agg_a6 = (sums); memcpy(ww_agg_r.sums, &ww_agg_a6, sizeof ww_agg_a6); }
+                { dim3 const ww_agg_a7 = (ww_cf_gDim); memcpy(ww_agg_r.ww_gDim, &ww_agg_a7, sizeof ww_agg_a7); }
+                ww_agg_r.ww_cfg_gDim = ww_agg_gDim;
+                ww_agg_r.ww_cfg_bDim = ww_agg_bDim;
+                ww_agg_r.ww_cfg_shm = ww_agg_shm;
+                ww_scan_range_coarse_agg_scan[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;
+                atomicMax(&ww_scan_range_coarse_agg_max[0], ww_agg_bDim.x);
+                atomicMax(&ww_scan_range_coarse_agg_max[1], ww_agg_bDim.y);
+                atomicMax(&ww_scan_range_coarse_agg_max[2], ww_agg_bDim.z);
+                atomicMax(&ww_scan_range_coarse_agg_max[3], ww_agg_shm);
+                ww_agg_done = true;
               }
             }
-            if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
-              _ww_scan_range_coarse<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(first, count, hi, keys, vals, q, sums, _ww_cf_gDim);
-              _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+            if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */
+              ww_scan_range_coarse<<<ww_agg_gDim, ww_agg_bDim, ww_agg_shm, 0>>>(first, count, hi, keys, vals, q, sums, ww_cf_gDim);
+              WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
             }
           }
         }
       } else {
-        _ww_scan_range_serial(first, count, hi, keys, vals, q, sums, _ww_thr_gDim, _ww_thr_bDim);
+        ww_scan_range_serial(first, count, hi, keys, vals, q, sums, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
   }
   }
-  _ww_scan_range_coarse_agg_end:;
-  /* _ww_ aggregate (block granularity): one thread launches the aggregated grid */
+  ww_scan_range_coarse_agg_end:;
+  /* warpwise aggregate (block granularity): one thread launches the aggregated grid */
   __threadfence();
   __syncthreads();
-  if (_ww_scan_range_coarse_agg_ok && _ww_scan_range_coarse_agg_tid == 0) {
-    const unsigned long long _ww_agg_c = _ww_scan_range_coarse_agg_cnt;
-    const unsigned int _ww_agg_n = (unsigned int)((_ww_agg_c >> 32) < _ww_scan_range_coarse_agg_cap ? (_ww_agg_c >> 32) : _ww_scan_range_coarse_agg_cap);
-    const unsigned int _ww_agg_blocks = _ww_agg_n > 0 ? _ww_scan_range_coarse_agg_scan[_ww_scan_range_coarse_agg_base + _ww_agg_n - 1] : 0u;
-    if (_ww_agg_n > 0 && _ww_agg_n >= _AGG_THRESHOLD) {
-      const unsigned int _ww_agg_m[4] = {_ww_scan_range_coarse_agg_max[0], _ww_scan_range_coarse_agg_max[1], _ww_scan_range_coarse_agg_max[2], _ww_scan_range_coarse_agg_max[3]};
-      _ww_scan_range_coarse_agg<<<_ww_agg_blocks, dim3(_ww_agg_m[0], _ww_agg_m[1], _ww_agg_m[2]), _ww_agg_m[3], cudaStreamFireAndForget>>>(_ww_scan_range_coarse_agg_recs + _ww_scan_range_coarse_agg_base, _ww_scan_range_coarse_agg_scan + _ww_scan_range_coarse_agg_base, _ww_agg_n);
-      _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());
+  if (ww_scan_range_coarse_agg_ok && ww_scan_range_coarse_agg_tid == 0) {
+    const unsigned long long ww_agg_c = ww_scan_range_coarse_agg_cnt;
+    const unsigned int ww_agg_n = (unsigned int)((ww_agg_c >> 32) < ww_scan_range_coarse_agg_cap ? (ww_agg_c >> 32) : ww_scan_range_coarse_agg_cap);
+    const unsigned int ww_agg_blocks = ww_agg_n > 0 ? ww_scan_range_coarse_agg_scan[ww_scan_range_coarse_agg_base + ww_agg_n - 1] : 0u;
+    if (ww_agg_n > 0 && ww_agg_n >= WARPWISE_AGG_THRESHOLD) {
+      const unsigned int ww_agg_m[4] = {ww_scan_range_coarse_agg_max[0], ww_scan_range_coarse_agg_max[1], ww_scan_range_coarse_agg_max[2], ww_scan_range_coarse_agg_max[3]};
+      ww_scan_range_coarse_agg<<<ww_agg_blocks, dim3(ww_agg_m[0], ww_agg_m[1], ww_agg_m[2]), ww_agg_m[3], cudaStreamFireAndForget>>>(ww_scan_range_coarse_agg_recs + ww_scan_range_coarse_agg_base, ww_scan_range_coarse_agg_scan + ww_scan_range_coarse_agg_base, ww_agg_n);
+      WARPWISE_COUNT_LAUNCH_ERROR(cudaGetLastError());
     } else {
-      /* _ww_ aggregate: fewer parents than _AGG_THRESHOLD (CGO'22 §V-B): launch them one by one */
-      for (unsigned int _ww_agg_j = 0; _ww_agg_j < _ww_agg_n; ++_ww_agg_j) {
-        const _ww_scan_range_coarse_agg_rec &_ww_agg_r = _ww_scan_range_coarse_agg_recs[_ww_scan_range_coarse_agg_base + _ww_agg_j];
-        _ww_scan_range_coarse<<<dim3(_ww_agg_r._ww_cfg_gDim), dim3(_ww_agg_r._ww_cfg_bDim), _ww_agg_r._ww_cfg_shm, cudaStreamFireAndForget>>>(*reinterpret_cast<int const *>(_ww_agg_r.first), *reinterpret_cast<int const *>(_ww_agg_r.count), *reinterpret_cast<int const *>(_ww_agg_r.hi), *reinterpret_cast<const int * const *>(_ww_agg_r.keys), *reinterpret_cast<const int * const *>(_ww_agg_r.vals), *reinterpret_cast<int const *>(_ww_agg_r.q), *reinterpret_cast<unsigned long long * const *>(_ww_agg_r.sums), *reinterpret_cast<dim3 const *>(_ww_agg_r._ww_gDim));
-        _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());
+      /* warpwise aggregate: fewer parents than WARPWISE_AGG_THRESHOLD (CGO'22 §V-B): launch them one
+         by one */
+      for (unsigned int ww_agg_j = 0; ww_agg_j < ww_agg_n; ++ww_agg_j) {
+        const ww_scan_range_coarse_agg_rec &ww_agg_r = ww_scan_range_coarse_agg_recs[ww_scan_range_coarse_agg_base + ww_agg_j];
+        ww_scan_range_coarse<<<dim3(ww_agg_r.ww_cfg_gDim), dim3(ww_agg_r.ww_cfg_bDim), ww_agg_r.ww_cfg_shm, cudaStreamFireAndForget>>>(*reinterpret_cast<int const *>(ww_agg_r.first), *reinterpret_cast<int const *>(ww_agg_r.count), *reinterpret_cast<int const *>(ww_agg_r.hi), *reinterpret_cast<const int * const *>(ww_agg_r.keys), *reinterpret_cast<const int * const *>(ww_agg_r.vals), *reinterpret_cast<int const *>(ww_agg_r.q), *reinterpret_cast<unsigned long long * const *>(ww_agg_r.sums), *reinterpret_cast<dim3 const *>(ww_agg_r.ww_gDim));
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaGetLastError());
       }
     }
   }
@@ -274,8 +275,10 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: ranges up to 8192 keys; small: up to 24
-  const int max_range = strcmp(input, "small") == 0 ? 24 : 8192;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: ranges up to 8192 keys; small: up to 24; xl: up to 131072
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_range = strcmp(input, "small") == 0 ? 24 : xl ? 1 << 17 : 8192;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
   unsigned long long seed = 99;
   int *keys = (int *)malloc(KEYS * sizeof(int));
   int *vals = (int *)malloc(KEYS * sizeof(int));
@@ -308,7 +311,7 @@ int main(int argc, char **argv) {
   int *qhi = (int *)malloc(QUERIES * sizeof(int));
   for (int q = 0; q < QUERIES; ++q) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int len = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) % max_range; // heavy-tailed range lengths (keys)
+    int len = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) % max_range; // heavy-tailed range lengths (keys)
     int i = (int)(lcg(&seed) % (KEYS - len));
     qlo[q] = keys[i] - (int)(lcg(&seed) % 2);
     qhi[q] = keys[i + len - 1];
@@ -355,8 +358,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(sums, d_sums, QUERIES * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

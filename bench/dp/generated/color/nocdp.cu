@@ -19,23 +19,23 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static int V = 65536; // large input: 16384 (hubs make Jones-Plassmann take many rounds)
@@ -62,18 +62,18 @@ __global__ void check_neighbours(int v, int first, int deg, const int *adj, cons
   if (w != v && color[w] < 0 && beats(w, v)) blocked[v] = 1;
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `check_neighbours`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_check_neighbours_serial(int v, int first, int deg, const int *adj, const int *color, int *blocked, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `check_neighbours`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_check_neighbours_serial(int v, int first, int deg, const int *adj, const int *color, int *blocked, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int e = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (e >= deg) goto _ww_next_thread;
+        int e = ww_bx * ww_sbDim.x + ww_tx;
+        if (e >= deg) goto ww_next_thread;
         int w = adj[first + e];
         if (w != v && color[w] < 0 && beats(w, v)) blocked[v] = 1;
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -85,15 +85,15 @@ __global__ void colour_round(const int *offs, const int *adj, const int *color, 
   int first = offs[v];
   int deg = offs[v + 1] - first;
   if (deg > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `check_neighbours` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        check_neighbours<<<_ww_thr_gDim, _ww_thr_bDim>>>(v, first, deg, adj, color, blocked);
-        _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `check_neighbours` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        check_neighbours<<<ww_thr_gDim, ww_thr_bDim>>>(v, first, deg, adj, color, blocked);
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
       } else {
-        _ww_check_neighbours_serial(v, first, deg, adj, color, blocked, _ww_thr_gDim, _ww_thr_bDim);
+        ww_check_neighbours_serial(v, first, deg, adj, color, blocked, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -120,8 +120,10 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 256; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 24 : 512;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 256; small: up to 12; xl: up to 2048
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 24 : xl ? 4096 : 512;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
   if (strcmp(input, "small") != 0) V = 16384;
   unsigned long long seed = 31337;
   // power-law out-degrees, then symmetrised (Jones-Plassmann needs both directions of every edge)
@@ -129,7 +131,7 @@ int main(int argc, char **argv) {
   int half = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 8;
     if (deg > max_deg / 2) deg = max_deg / 2;
     deg0[u] = deg;
     half += deg;
@@ -210,8 +212,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(color, d_color, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0, conflicts = 0;
   unsigned int hash = 2166136261u;

@@ -19,35 +19,35 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-#ifndef _CFACTOR
-#define _CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+#ifndef WARPWISE_CFACTOR
+#define WARPWISE_CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
 #endif
-#ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
+#ifndef WARPWISE_AGG_CAPACITY
+#define WARPWISE_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
-#ifndef _WW_AGG_PER_THREAD
-#define _WW_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
+#ifndef WARPWISE_AGG_PER_THREAD
+#define WARPWISE_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
 #endif
-#ifndef _AGG_THRESHOLD
-#define _AGG_THRESHOLD 2 /* aggregation threshold: minimum parents per aggregated launch (CGO'22 §V-B) */
+#ifndef WARPWISE_AGG_THRESHOLD
+#define WARPWISE_AGG_THRESHOLD 2 /* aggregation threshold: minimum parents per aggregated launch (CGO'22 §V-B) */
 #endif
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static int V = 65536; // large input: 16384 (hubs make Jones-Plassmann take many rounds)
@@ -74,180 +74,181 @@ __global__ void check_neighbours(int v, int first, int deg, const int *adj, cons
   if (w != v && color[w] < 0 && beats(w, v)) blocked[v] = 1;
 }
 
-/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `check_neighbours`; block b runs the
-   original blocks b, b + gridDim.x, ... of the uncoarsened grid _ww_gDim */
-__global__ void _ww_check_neighbours_coarse(int v, int first, int deg, const int *adj, const int *color, int *blocked, dim3 _ww_gDim) {
-  for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {
+/* warpwise coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `check_neighbours`; block b runs the
+   original blocks b, b + gridDim.x, ... of the uncoarsened grid ww_gDim */
+__global__ void ww_check_neighbours_coarse(int v, int first, int deg, const int *adj, const int *color, int *blocked, dim3 ww_gDim) {
+  for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {
     {
-      int e = _ww_bx * blockDim.x + threadIdx.x;
-      if (e >= deg) goto _ww_next_block;
+      int e = ww_bx * blockDim.x + threadIdx.x;
+      if (e >= deg) goto ww_next_block;
       int w = adj[first + e];
       if (w != v && color[w] < 0 && beats(w, v)) blocked[v] = 1;
     }
-    _ww_next_block:;
+    ww_next_block:;
   }
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `_ww_check_neighbours_coarse` (arguments as bytes, copied with memcpy, and configuration) */
-struct _ww_check_neighbours_coarse_agg_rec {
+/* warpwise aggregate: one parent thread's launch of child kernel `ww_check_neighbours_coarse` (arguments as bytes, copied with memcpy, and configuration) */
+struct ww_check_neighbours_coarse_agg_rec {
   alignas(int) unsigned char v[sizeof(int)];
   alignas(int) unsigned char first[sizeof(int)];
   alignas(int) unsigned char deg[sizeof(int)];
   alignas(const int *) unsigned char adj[sizeof(const int *)];
   alignas(const int *) unsigned char color[sizeof(const int *)];
   alignas(int *) unsigned char blocked[sizeof(int *)];
-  alignas(dim3) unsigned char _ww_gDim[sizeof(dim3)];
-  uint3 _ww_cfg_gDim;
-  uint3 _ww_cfg_bDim;
-  unsigned int _ww_cfg_shm;
+  alignas(dim3) unsigned char ww_gDim[sizeof(dim3)];
+  uint3 ww_cfg_gDim;
+  uint3 ww_cfg_bDim;
+  unsigned int ww_cfg_shm;
 };
 
-static __device__ _ww_check_neighbours_coarse_agg_rec _ww_check_neighbours_coarse_agg_recs[_WW_AGG_CAPACITY]; /* _ww_ aggregate: launch records */
-static __device__ unsigned int _ww_check_neighbours_coarse_agg_scan[_WW_AGG_CAPACITY]; /* _ww_ aggregate: inclusive scan of block counts */
+static __device__ ww_check_neighbours_coarse_agg_rec ww_check_neighbours_coarse_agg_recs[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: launch records */
+static __device__ unsigned int ww_check_neighbours_coarse_agg_scan[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: inclusive scan of block counts */
 
-/* _ww_ aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `_ww_check_neighbours_coarse`.
+/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `ww_check_neighbours_coarse`.
    Block i belongs to the parent p whose inclusive scan of block counts is the first above i
    (binary search); the block takes that parent's arguments and launch configuration. */
-__global__ void _ww_check_neighbours_coarse_agg(const _ww_check_neighbours_coarse_agg_rec *_ww_recs, const unsigned int *_ww_scan, unsigned int _ww_n) {
-  unsigned int _ww_lo = 0, _ww_hi = _ww_n - 1;
-  while (_ww_lo < _ww_hi) {
-    const unsigned int _ww_mid = (_ww_lo + _ww_hi) / 2;
-    if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1; else _ww_hi = _ww_mid;
+__global__ void ww_check_neighbours_coarse_agg(const ww_check_neighbours_coarse_agg_rec *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {
+  unsigned int ww_lo = 0, ww_hi = ww_n - 1;
+  while (ww_lo < ww_hi) {
+    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;
+    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;
   }
-  const _ww_check_neighbours_coarse_agg_rec &_ww_r = _ww_recs[_ww_lo];
-  const dim3 _ww_agg_blockDim = _ww_r._ww_cfg_bDim;
-  if (threadIdx.x >= _ww_agg_blockDim.x || threadIdx.y >= _ww_agg_blockDim.y ||
-      threadIdx.z >= _ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
-  const dim3 _ww_agg_gridDim = _ww_r._ww_cfg_gDim;
-  const unsigned int _ww_b = blockIdx.x - (_ww_lo > 0 ? _ww_scan[_ww_lo - 1] : 0u);
-  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
-      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
-      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  [[maybe_unused]] int v = *reinterpret_cast<int const *>(_ww_r.v);
-  [[maybe_unused]] int first = *reinterpret_cast<int const *>(_ww_r.first);
-  [[maybe_unused]] int deg = *reinterpret_cast<int const *>(_ww_r.deg);
-  [[maybe_unused]] const int *adj = *reinterpret_cast<const int * const *>(_ww_r.adj);
-  [[maybe_unused]] const int *color = *reinterpret_cast<const int * const *>(_ww_r.color);
-  [[maybe_unused]] int *blocked = *reinterpret_cast<int * const *>(_ww_r.blocked);
-  [[maybe_unused]] dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
+  const ww_check_neighbours_coarse_agg_rec &ww_r = ww_recs[ww_lo];
+  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;
+  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||
+      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
+  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;
+  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);
+  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,
+      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,
+      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));
+  [[maybe_unused]] int v = *reinterpret_cast<int const *>(ww_r.v);
+  [[maybe_unused]] int first = *reinterpret_cast<int const *>(ww_r.first);
+  [[maybe_unused]] int deg = *reinterpret_cast<int const *>(ww_r.deg);
+  [[maybe_unused]] const int *adj = *reinterpret_cast<const int * const *>(ww_r.adj);
+  [[maybe_unused]] const int *color = *reinterpret_cast<const int * const *>(ww_r.color);
+  [[maybe_unused]] int *blocked = *reinterpret_cast<int * const *>(ww_r.blocked);
+  [[maybe_unused]] dim3 ww_gDim = *reinterpret_cast<dim3 const *>(ww_r.ww_gDim);
   {
-    for (unsigned int _ww_bx = _ww_agg_blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += _ww_agg_gridDim.x) {
+    for (unsigned int ww_bx = ww_agg_blockIdx.x; ww_bx < ww_gDim.x; ww_bx += ww_agg_gridDim.x) {
       {
-        int e = _ww_bx * _ww_agg_blockDim.x + threadIdx.x;
-        if (e >= deg) goto _ww_next_block;
+        int e = ww_bx * ww_agg_blockDim.x + threadIdx.x;
+        if (e >= deg) goto ww_next_block;
         int w = adj[first + e];
         if (w != v && color[w] < 0 && beats(w, v)) blocked[v] = 1;
       }
-      _ww_next_block:;
+      ww_next_block:;
     }
   }
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `check_neighbours`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_check_neighbours_serial(int v, int first, int deg, const int *adj, const int *color, int *blocked, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `check_neighbours`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_check_neighbours_serial(int v, int first, int deg, const int *adj, const int *color, int *blocked, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int e = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (e >= deg) goto _ww_next_thread;
+        int e = ww_bx * ww_sbDim.x + ww_tx;
+        if (e >= deg) goto ww_next_thread;
         int w = adj[first + e];
         if (w != v && color[w] < 0 && beats(w, v)) blocked[v] = 1;
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
 
 // Parent: one thread per vertex; uncoloured vertices check their neighbours.
 __global__ void colour_round(const int *offs, const int *adj, const int *color, int *blocked, int n) {
-  /* _ww_ aggregate (block granularity, KLAP / CGO'22 §II-B): this block's launches of the child are
-     recorded and launched as one aggregated grid when the block ends */
-  __shared__ unsigned long long _ww_check_neighbours_coarse_agg_cnt; /* (parents << 32) | child blocks */
-  __shared__ unsigned int _ww_check_neighbours_coarse_agg_max[4]; /* max block x, y, z, shared bytes */
-  const unsigned int _ww_check_neighbours_coarse_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned long long _ww_check_neighbours_coarse_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-  const unsigned int _ww_check_neighbours_coarse_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
-  const unsigned long long _ww_check_neighbours_coarse_agg_cap = (unsigned long long)_ww_check_neighbours_coarse_agg_nthr * _WW_AGG_PER_THREAD; /* records of this block */
-  const unsigned long long _ww_check_neighbours_coarse_agg_base = _ww_check_neighbours_coarse_agg_blk * _ww_check_neighbours_coarse_agg_cap; /* first record of this block */
-  const bool _ww_check_neighbours_coarse_agg_ok = _ww_check_neighbours_coarse_agg_base + _ww_check_neighbours_coarse_agg_cap <= _WW_AGG_CAPACITY;
-  if (_ww_check_neighbours_coarse_agg_tid == 0) { _ww_check_neighbours_coarse_agg_cnt = 0; _ww_check_neighbours_coarse_agg_max[0] = _ww_check_neighbours_coarse_agg_max[1] = _ww_check_neighbours_coarse_agg_max[2] = _ww_check_neighbours_coarse_agg_max[3] = 0; }
+  /* warpwise aggregate (block granularity, KLAP / CGO'22 §II-B): this block's launches of the child
+     are recorded and launched as one aggregated grid when the block ends */
+  __shared__ unsigned long long ww_check_neighbours_coarse_agg_cnt; /* (parents << 32) | child blocks */
+  __shared__ unsigned int ww_check_neighbours_coarse_agg_max[4]; /* max block x, y, z, shared bytes */
+  const unsigned int ww_check_neighbours_coarse_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned long long ww_check_neighbours_coarse_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+  const unsigned int ww_check_neighbours_coarse_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned long long ww_check_neighbours_coarse_agg_cap = (unsigned long long)ww_check_neighbours_coarse_agg_nthr * WARPWISE_AGG_PER_THREAD; /* records of this block */
+  const unsigned long long ww_check_neighbours_coarse_agg_base = ww_check_neighbours_coarse_agg_blk * ww_check_neighbours_coarse_agg_cap; /* first record of this block */
+  const bool ww_check_neighbours_coarse_agg_ok = ww_check_neighbours_coarse_agg_base + ww_check_neighbours_coarse_agg_cap <= WARPWISE_AGG_CAPACITY;
+  if (ww_check_neighbours_coarse_agg_tid == 0) { ww_check_neighbours_coarse_agg_cnt = 0; ww_check_neighbours_coarse_agg_max[0] = ww_check_neighbours_coarse_agg_max[1] = ww_check_neighbours_coarse_agg_max[2] = ww_check_neighbours_coarse_agg_max[3] = 0; }
   __syncthreads();
   {
   int v = blockIdx.x * blockDim.x + threadIdx.x;
-  if (v >= n || color[v] >= 0) goto _ww_check_neighbours_coarse_agg_end;
+  if (v >= n || color[v] >= 0) goto ww_check_neighbours_coarse_agg_end;
   int first = offs[v];
   int deg = offs[v + 1] - first;
   if (deg > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `check_neighbours` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_check_neighbours_coarse` runs _CFACTOR blocks of child `check_neighbours` */
-          const dim3 _ww_cf_gDim = _ww_thr_gDim;
-          dim3 _ww_cf_cgDim = _ww_cf_gDim;
-          _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-          { /* _ww_ aggregate (block granularity, CGO'22 §V): record this launch of child `_ww_check_neighbours_coarse` for the aggregated grid */
-            const dim3 _ww_agg_gDim = _ww_cf_cgDim;
-            const dim3 _ww_agg_bDim = _ww_thr_bDim;
-            const unsigned int _ww_agg_shm = 0;
-            const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-            bool _ww_agg_done = false;
-            if (_ww_check_neighbours_coarse_agg_ok && _ww_agg_nb > 0) {
-              const unsigned long long _ww_agg_old = atomicAdd(&_ww_check_neighbours_coarse_agg_cnt, (1ull << 32) | _ww_agg_nb);
-              if ((_ww_agg_old >> 32) < _ww_check_neighbours_coarse_agg_cap) { /* else: the unit's records are full */
-                const unsigned long long _ww_agg_i = _ww_check_neighbours_coarse_agg_base + (_ww_agg_old >> 32);
-                _ww_check_neighbours_coarse_agg_rec &_ww_agg_r = _ww_check_neighbours_coarse_agg_recs[_ww_agg_i];
-                { int const _ww_agg_a0 = (v); memcpy(_ww_agg_r.v, &_ww_agg_a0, sizeof _ww_agg_a0); }
-                { int const _ww_agg_a1 = (first); memcpy(_ww_agg_r.first, &_ww_agg_a1, sizeof _ww_agg_a1); }
-                { int const _ww_agg_a2 = (deg); memcpy(_ww_agg_r.deg, &_ww_agg_a2, sizeof _ww_agg_a2); }
-                { const int * const _ww_agg_a3 = (adj); memcpy(_ww_agg_r.adj, &_ww_agg_a3, sizeof _ww_agg_a3); }
-                { const int * const _ww_agg_a4 = (color); memcpy(_ww_agg_r.color, &_ww_agg_a4, sizeof _ww_agg_a4); }
-                { int * const _ww_agg_a5 = (blocked); memcpy(_ww_agg_r.blocked, &_ww_agg_a5, sizeof _ww_agg_a5); }
-                { dim3 const _ww_agg_a6 = (_ww_cf_gDim); memcpy(_ww_agg_r._ww_gDim, &_ww_agg_a6, sizeof _ww_agg_a6); }
-                _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-                _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-                _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-                _ww_check_neighbours_coarse_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-                atomicMax(&_ww_check_neighbours_coarse_agg_max[0], _ww_agg_bDim.x);
-                atomicMax(&_ww_check_neighbours_coarse_agg_max[1], _ww_agg_bDim.y);
-                atomicMax(&_ww_check_neighbours_coarse_agg_max[2], _ww_agg_bDim.z);
-                atomicMax(&_ww_check_neighbours_coarse_agg_max[3], _ww_agg_shm);
-                _ww_agg_done = true;
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `check_neighbours` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_check_neighbours_coarse` runs WARPWISE_CFACTOR blocks of child `check_neighbours` */
+          const dim3 ww_cf_gDim = ww_thr_gDim;
+          dim3 ww_cf_cgDim = ww_cf_gDim;
+          ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+          { /* warpwise aggregate (block granularity, CGO'22 §V): record this launch of child `ww_check_neighbours_coarse` for the aggregated grid */
+            const dim3 ww_agg_gDim = ww_cf_cgDim;
+            const dim3 ww_agg_bDim = ww_thr_bDim;
+            const unsigned int ww_agg_shm = 0;
+            const unsigned int ww_agg_nb = ww_agg_gDim.x * ww_agg_gDim.y * ww_agg_gDim.z;
+            bool ww_agg_done = false;
+            if (ww_check_neighbours_coarse_agg_ok && ww_agg_nb > 0) {
+              const unsigned long long ww_agg_old = atomicAdd(&ww_check_neighbours_coarse_agg_cnt, (1ull << 32) | ww_agg_nb);
+              if ((ww_agg_old >> 32) < ww_check_neighbours_coarse_agg_cap) { /* else: the unit's records are full */
+                const unsigned long long ww_agg_i = ww_check_neighbours_coarse_agg_base + (ww_agg_old >> 32);
+                ww_check_neighbours_coarse_agg_rec &ww_agg_r = ww_check_neighbours_coarse_agg_recs[ww_agg_i];
+                { int const ww_agg_a0 = (v); memcpy(ww_agg_r.v, &ww_agg_a0, sizeof ww_agg_a0); }
+                { int const ww_agg_a1 = (first); memcpy(ww_agg_r.first, &ww_agg_a1, sizeof ww_agg_a1); }
+                { int const ww_agg_a2 = (deg); memcpy(ww_agg_r.deg, &ww_agg_a2, sizeof ww_agg_a2); }
+                { const int * const ww_agg_a3 = (adj); memcpy(ww_agg_r.adj, &ww_agg_a3, sizeof ww_agg_a3); }
+                { const int * const ww_agg_a4 = (color); memcpy(ww_agg_r.color, &ww_agg_a4, sizeof ww_agg_a4); }
+                { int * const ww_agg_a5 = (blocked); memcpy(ww_agg_r.blocked, &ww_agg_a5, sizeof ww_agg_a5); }
+                { dim3 const ww_agg_a6 = (ww_cf_gDim); memcpy(ww_agg_r.ww_gDim, &ww_agg_a6, sizeof ww_agg_a6); }
+                ww_agg_r.ww_cfg_gDim = ww_agg_gDim;
+                ww_agg_r.ww_cfg_bDim = ww_agg_bDim;
+                ww_agg_r.ww_cfg_shm = ww_agg_shm;
+                ww_check_neighbours_coarse_agg_scan[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;
+                atomicMax(&ww_check_neighbours_coarse_agg_max[0], ww_agg_bDim.x);
+                atomicMax(&ww_check_neighbours_coarse_agg_max[1], ww_agg_bDim.y);
+                atomicMax(&ww_check_neighbours_coarse_agg_max[2], ww_agg_bDim.z);
+                atomicMax(&ww_check_neighbours_coarse_agg_max[3], ww_agg_shm);
+                ww_agg_done = true;
               }
             }
-            if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
-              _ww_check_neighbours_coarse<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(v, first, deg, adj, color, blocked, _ww_cf_gDim);
-              _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+            if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */
+              ww_check_neighbours_coarse<<<ww_agg_gDim, ww_agg_bDim, ww_agg_shm, 0>>>(v, first, deg, adj, color, blocked, ww_cf_gDim);
+              WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
             }
           }
         }
       } else {
-        _ww_check_neighbours_serial(v, first, deg, adj, color, blocked, _ww_thr_gDim, _ww_thr_bDim);
+        ww_check_neighbours_serial(v, first, deg, adj, color, blocked, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
   }
   }
-  _ww_check_neighbours_coarse_agg_end:;
-  /* _ww_ aggregate (block granularity): one thread launches the aggregated grid */
+  ww_check_neighbours_coarse_agg_end:;
+  /* warpwise aggregate (block granularity): one thread launches the aggregated grid */
   __threadfence();
   __syncthreads();
-  if (_ww_check_neighbours_coarse_agg_ok && _ww_check_neighbours_coarse_agg_tid == 0) {
-    const unsigned long long _ww_agg_c = _ww_check_neighbours_coarse_agg_cnt;
-    const unsigned int _ww_agg_n = (unsigned int)((_ww_agg_c >> 32) < _ww_check_neighbours_coarse_agg_cap ? (_ww_agg_c >> 32) : _ww_check_neighbours_coarse_agg_cap);
-    const unsigned int _ww_agg_blocks = _ww_agg_n > 0 ? _ww_check_neighbours_coarse_agg_scan[_ww_check_neighbours_coarse_agg_base + _ww_agg_n - 1] : 0u;
-    if (_ww_agg_n > 0 && _ww_agg_n >= _AGG_THRESHOLD) {
-      const unsigned int _ww_agg_m[4] = {_ww_check_neighbours_coarse_agg_max[0], _ww_check_neighbours_coarse_agg_max[1], _ww_check_neighbours_coarse_agg_max[2], _ww_check_neighbours_coarse_agg_max[3]};
-      _ww_check_neighbours_coarse_agg<<<_ww_agg_blocks, dim3(_ww_agg_m[0], _ww_agg_m[1], _ww_agg_m[2]), _ww_agg_m[3], cudaStreamFireAndForget>>>(_ww_check_neighbours_coarse_agg_recs + _ww_check_neighbours_coarse_agg_base, _ww_check_neighbours_coarse_agg_scan + _ww_check_neighbours_coarse_agg_base, _ww_agg_n);
-      _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());
+  if (ww_check_neighbours_coarse_agg_ok && ww_check_neighbours_coarse_agg_tid == 0) {
+    const unsigned long long ww_agg_c = ww_check_neighbours_coarse_agg_cnt;
+    const unsigned int ww_agg_n = (unsigned int)((ww_agg_c >> 32) < ww_check_neighbours_coarse_agg_cap ? (ww_agg_c >> 32) : ww_check_neighbours_coarse_agg_cap);
+    const unsigned int ww_agg_blocks = ww_agg_n > 0 ? ww_check_neighbours_coarse_agg_scan[ww_check_neighbours_coarse_agg_base + ww_agg_n - 1] : 0u;
+    if (ww_agg_n > 0 && ww_agg_n >= WARPWISE_AGG_THRESHOLD) {
+      const unsigned int ww_agg_m[4] = {ww_check_neighbours_coarse_agg_max[0], ww_check_neighbours_coarse_agg_max[1], ww_check_neighbours_coarse_agg_max[2], ww_check_neighbours_coarse_agg_max[3]};
+      ww_check_neighbours_coarse_agg<<<ww_agg_blocks, dim3(ww_agg_m[0], ww_agg_m[1], ww_agg_m[2]), ww_agg_m[3], cudaStreamFireAndForget>>>(ww_check_neighbours_coarse_agg_recs + ww_check_neighbours_coarse_agg_base, ww_check_neighbours_coarse_agg_scan + ww_check_neighbours_coarse_agg_base, ww_agg_n);
+      WARPWISE_COUNT_LAUNCH_ERROR(cudaGetLastError());
     } else {
-      /* _ww_ aggregate: fewer parents than _AGG_THRESHOLD (CGO'22 §V-B): launch them one by one */
-      for (unsigned int _ww_agg_j = 0; _ww_agg_j < _ww_agg_n; ++_ww_agg_j) {
-        const _ww_check_neighbours_coarse_agg_rec &_ww_agg_r = _ww_check_neighbours_coarse_agg_recs[_ww_check_neighbours_coarse_agg_base + _ww_agg_j];
-        _ww_check_neighbours_coarse<<<dim3(_ww_agg_r._ww_cfg_gDim), dim3(_ww_agg_r._ww_cfg_bDim), _ww_agg_r._ww_cfg_shm, cudaStreamFireAndForget>>>(*reinterpret_cast<int const *>(_ww_agg_r.v), *reinterpret_cast<int const *>(_ww_agg_r.first), *reinterpret_cast<int const *>(_ww_agg_r.deg), *reinterpret_cast<const int * const *>(_ww_agg_r.adj), *reinterpret_cast<const int * const *>(_ww_agg_r.color), *reinterpret_cast<int * const *>(_ww_agg_r.blocked), *reinterpret_cast<dim3 const *>(_ww_agg_r._ww_gDim));
-        _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());
+      /* warpwise aggregate: fewer parents than WARPWISE_AGG_THRESHOLD (CGO'22 §V-B): launch them one
+         by one */
+      for (unsigned int ww_agg_j = 0; ww_agg_j < ww_agg_n; ++ww_agg_j) {
+        const ww_check_neighbours_coarse_agg_rec &ww_agg_r = ww_check_neighbours_coarse_agg_recs[ww_check_neighbours_coarse_agg_base + ww_agg_j];
+        ww_check_neighbours_coarse<<<dim3(ww_agg_r.ww_cfg_gDim), dim3(ww_agg_r.ww_cfg_bDim), ww_agg_r.ww_cfg_shm, cudaStreamFireAndForget>>>(*reinterpret_cast<int const *>(ww_agg_r.v), *reinterpret_cast<int const *>(ww_agg_r.first), *reinterpret_cast<int const *>(ww_agg_r.deg), *reinterpret_cast<const int * const *>(ww_agg_r.adj), *reinterpret_cast<const int * const *>(ww_agg_r.color), *reinterpret_cast<int * const *>(ww_agg_r.blocked), *reinterpret_cast<dim3 const *>(ww_agg_r.ww_gDim));
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaGetLastError());
       }
     }
   }
@@ -273,8 +274,10 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 256; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 24 : 512;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 256; small: up to 12; xl: up to 2048
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 24 : xl ? 4096 : 512;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
   if (strcmp(input, "small") != 0) V = 16384;
   unsigned long long seed = 31337;
   // power-law out-degrees, then symmetrised (Jones-Plassmann needs both directions of every edge)
@@ -282,7 +285,7 @@ int main(int argc, char **argv) {
   int half = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 8;
     if (deg > max_deg / 2) deg = max_deg / 2;
     deg0[u] = deg;
     half += deg;
@@ -363,8 +366,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(color, d_color, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0, conflicts = 0;
   unsigned int hash = 2166136261u;

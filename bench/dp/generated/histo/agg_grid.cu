@@ -19,26 +19,26 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
+#ifndef WARPWISE_AGG_CAPACITY
+#define WARPWISE_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
 
-static const int DOCS = 65536;
+static int DOCS = 65536; // HISTO_DOCS in the environment overrides it (bench/dp/gpu.sh diagnostics)
 static const int BUCKETS = 16;
 static const int RUNS = 5;
 
@@ -57,74 +57,74 @@ __global__ void count_tokens(int d, int first, int len, const unsigned int *toke
   if (k < len) atomicAdd(&hist[d * BUCKETS + token_bucket(tokens[first + k])], 1u);
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `count_tokens` (arguments as bytes, copied with memcpy, and configuration) */
-struct _ww_count_tokens_agg_rec {
+/* warpwise aggregate: one parent thread's launch of child kernel `count_tokens` (arguments as bytes, copied with memcpy, and configuration) */
+struct ww_count_tokens_agg_rec {
   alignas(int) unsigned char d[sizeof(int)];
   alignas(int) unsigned char first[sizeof(int)];
   alignas(int) unsigned char len[sizeof(int)];
   alignas(const unsigned int *) unsigned char tokens[sizeof(const unsigned int *)];
   alignas(unsigned int *) unsigned char hist[sizeof(unsigned int *)];
-  uint3 _ww_cfg_gDim;
-  uint3 _ww_cfg_bDim;
-  unsigned int _ww_cfg_shm;
+  uint3 ww_cfg_gDim;
+  uint3 ww_cfg_bDim;
+  unsigned int ww_cfg_shm;
 };
 
-static __device__ _ww_count_tokens_agg_rec _ww_count_tokens_agg_recs[_WW_AGG_CAPACITY]; /* _ww_ aggregate: launch records */
-static __device__ unsigned int _ww_count_tokens_agg_scan[_WW_AGG_CAPACITY]; /* _ww_ aggregate: inclusive scan of block counts */
-static __device__ unsigned long long _ww_count_tokens_agg_gridcnt; /* (parents << 32) | blocks */
-static __device__ unsigned int _ww_count_tokens_agg_gridmax[4]; /* max block x, y, z, shared bytes */
+static __device__ ww_count_tokens_agg_rec ww_count_tokens_agg_recs[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: launch records */
+static __device__ unsigned int ww_count_tokens_agg_scan[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: inclusive scan of block counts */
+static __device__ unsigned long long ww_count_tokens_agg_gridcnt; /* (parents << 32) | blocks */
+static __device__ unsigned int ww_count_tokens_agg_gridmax[4]; /* max block x, y, z, shared bytes */
 
-/* _ww_ aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `count_tokens`.
+/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `count_tokens`.
    Block i belongs to the parent p whose inclusive scan of block counts is the first above i
    (binary search); the block takes that parent's arguments and launch configuration. */
-__global__ void _ww_count_tokens_agg(const _ww_count_tokens_agg_rec *_ww_recs, const unsigned int *_ww_scan, unsigned int _ww_n) {
-  unsigned int _ww_lo = 0, _ww_hi = _ww_n - 1;
-  while (_ww_lo < _ww_hi) {
-    const unsigned int _ww_mid = (_ww_lo + _ww_hi) / 2;
-    if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1; else _ww_hi = _ww_mid;
+__global__ void ww_count_tokens_agg(const ww_count_tokens_agg_rec *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {
+  unsigned int ww_lo = 0, ww_hi = ww_n - 1;
+  while (ww_lo < ww_hi) {
+    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;
+    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;
   }
-  const _ww_count_tokens_agg_rec &_ww_r = _ww_recs[_ww_lo];
-  const dim3 _ww_agg_blockDim = _ww_r._ww_cfg_bDim;
-  if (threadIdx.x >= _ww_agg_blockDim.x || threadIdx.y >= _ww_agg_blockDim.y ||
-      threadIdx.z >= _ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
-  const dim3 _ww_agg_gridDim = _ww_r._ww_cfg_gDim;
-  const unsigned int _ww_b = blockIdx.x - (_ww_lo > 0 ? _ww_scan[_ww_lo - 1] : 0u);
-  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
-      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
-      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  [[maybe_unused]] int d = *reinterpret_cast<int const *>(_ww_r.d);
-  [[maybe_unused]] int first = *reinterpret_cast<int const *>(_ww_r.first);
-  [[maybe_unused]] int len = *reinterpret_cast<int const *>(_ww_r.len);
-  [[maybe_unused]] const unsigned int *tokens = *reinterpret_cast<const unsigned int * const *>(_ww_r.tokens);
-  [[maybe_unused]] unsigned int *hist = *reinterpret_cast<unsigned int * const *>(_ww_r.hist);
+  const ww_count_tokens_agg_rec &ww_r = ww_recs[ww_lo];
+  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;
+  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||
+      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
+  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;
+  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);
+  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,
+      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,
+      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));
+  [[maybe_unused]] int d = *reinterpret_cast<int const *>(ww_r.d);
+  [[maybe_unused]] int first = *reinterpret_cast<int const *>(ww_r.first);
+  [[maybe_unused]] int len = *reinterpret_cast<int const *>(ww_r.len);
+  [[maybe_unused]] const unsigned int *tokens = *reinterpret_cast<const unsigned int * const *>(ww_r.tokens);
+  [[maybe_unused]] unsigned int *hist = *reinterpret_cast<unsigned int * const *>(ww_r.hist);
   {
-    int k = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
+    int k = ww_agg_blockIdx.x * ww_agg_blockDim.x + threadIdx.x;
     if (k < len) atomicAdd(&hist[d * BUCKETS + token_bucket(tokens[first + k])], 1u);
   }
 }
 
-/* _ww_ aggregate (grid granularity, KLAP): the host launches the aggregated grid of child kernel
+/* warpwise aggregate (grid granularity, KLAP): the host launches the aggregated grid of child kernel
    `count_tokens` after the parent kernel has finished, then resets the grid-wide counters */
-static void _ww_count_tokens_agg_host_launch(cudaStream_t _ww_s) {
-  unsigned long long _ww_c = 0;
-  unsigned int _ww_m[4] = {0, 0, 0, 0};
-  cudaMemcpyFromSymbolAsync(&_ww_c, _ww_count_tokens_agg_gridcnt, sizeof _ww_c, 0, cudaMemcpyDeviceToHost, _ww_s);
-  cudaMemcpyFromSymbolAsync(_ww_m, _ww_count_tokens_agg_gridmax, sizeof _ww_m, 0, cudaMemcpyDeviceToHost, _ww_s);
-  cudaStreamSynchronize(_ww_s); /* the aggregated grid's size is known once the parent has finished */
-  const unsigned long long _ww_zero = 0;
-  const unsigned int _ww_zeros[4] = {0, 0, 0, 0};
-  cudaMemcpyToSymbol(_ww_count_tokens_agg_gridcnt, &_ww_zero, sizeof _ww_zero);
-  cudaMemcpyToSymbol(_ww_count_tokens_agg_gridmax, _ww_zeros, sizeof _ww_zeros);
-  const unsigned int _ww_n = (unsigned int)((_ww_c >> 32) < _WW_AGG_CAPACITY ? (_ww_c >> 32) : _WW_AGG_CAPACITY);
-  if (_ww_n == 0) return;
-  unsigned int _ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
-  cudaMemcpyFromSymbol(&_ww_blocks, _ww_count_tokens_agg_scan, sizeof _ww_blocks, (_ww_n - 1) * sizeof(unsigned int));
-  _ww_count_tokens_agg_rec *_ww_recs = 0;
-  unsigned int *_ww_scan = 0;
-  cudaGetSymbolAddress((void **)&_ww_recs, _ww_count_tokens_agg_recs);
-  cudaGetSymbolAddress((void **)&_ww_scan, _ww_count_tokens_agg_scan);
-  _ww_count_tokens_agg<<<_ww_blocks, dim3(_ww_m[0], _ww_m[1], _ww_m[2]), _ww_m[3], _ww_s>>>(_ww_recs, _ww_scan, _ww_n);
-  if (cudaGetLastError() != cudaSuccess) ++_ww_host_launch_errors;
+static void ww_count_tokens_agg_host_launch(cudaStream_t ww_s) {
+  unsigned long long ww_c = 0;
+  unsigned int ww_m[4] = {0, 0, 0, 0};
+  cudaMemcpyFromSymbolAsync(&ww_c, ww_count_tokens_agg_gridcnt, sizeof ww_c, 0, cudaMemcpyDeviceToHost, ww_s);
+  cudaMemcpyFromSymbolAsync(ww_m, ww_count_tokens_agg_gridmax, sizeof ww_m, 0, cudaMemcpyDeviceToHost, ww_s);
+  cudaStreamSynchronize(ww_s); /* the aggregated grid's size is known once the parent has finished */
+  const unsigned long long ww_zero = 0;
+  const unsigned int ww_zeros[4] = {0, 0, 0, 0};
+  cudaMemcpyToSymbol(ww_count_tokens_agg_gridcnt, &ww_zero, sizeof ww_zero);
+  cudaMemcpyToSymbol(ww_count_tokens_agg_gridmax, ww_zeros, sizeof ww_zeros);
+  const unsigned int ww_n = (unsigned int)((ww_c >> 32) < WARPWISE_AGG_CAPACITY ? (ww_c >> 32) : WARPWISE_AGG_CAPACITY);
+  if (ww_n == 0) return;
+  unsigned int ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
+  cudaMemcpyFromSymbol(&ww_blocks, ww_count_tokens_agg_scan, sizeof ww_blocks, (ww_n - 1) * sizeof(unsigned int));
+  ww_count_tokens_agg_rec *ww_recs = 0;
+  unsigned int *ww_scan = 0;
+  cudaGetSymbolAddress((void **)&ww_recs, ww_count_tokens_agg_recs);
+  cudaGetSymbolAddress((void **)&ww_scan, ww_count_tokens_agg_scan);
+  ww_count_tokens_agg<<<ww_blocks, dim3(ww_m[0], ww_m[1], ww_m[2]), ww_m[3], ww_s>>>(ww_recs, ww_scan, ww_n);
+  if (cudaGetLastError() != cudaSuccess) ++ww_host_launch_errors;
 }
 
 // Parent: a grid-stride loop over the documents; one child launch per document.
@@ -133,36 +133,36 @@ __global__ void count_documents(const int *doc_off, int ndocs, const unsigned in
     int first = doc_off[d];
     int len = doc_off[d + 1] - first;
     if (len > 0) {
-      { /* _ww_ aggregate (grid granularity, CGO'22 §V): record this launch of child `count_tokens` for the aggregated grid */
-        const dim3 _ww_agg_gDim = (len + 127) / 128;
-        const dim3 _ww_agg_bDim = 128;
-        const unsigned int _ww_agg_shm = 0;
-        const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-        bool _ww_agg_done = false;
-        if (true && _ww_agg_nb > 0) {
-          const unsigned long long _ww_agg_old = atomicAdd(&_ww_count_tokens_agg_gridcnt, (1ull << 32) | _ww_agg_nb);
-          if ((_ww_agg_old >> 32) < (unsigned long long)_WW_AGG_CAPACITY) { /* else: the unit's records are full */
-            const unsigned long long _ww_agg_i = 0ull + (_ww_agg_old >> 32);
-            _ww_count_tokens_agg_rec &_ww_agg_r = _ww_count_tokens_agg_recs[_ww_agg_i];
-            { int const _ww_agg_a0 = (d); memcpy(_ww_agg_r.d, &_ww_agg_a0, sizeof _ww_agg_a0); }
-            { int const _ww_agg_a1 = (first); memcpy(_ww_agg_r.first, &_ww_agg_a1, sizeof _ww_agg_a1); }
-            { int const _ww_agg_a2 = (len); memcpy(_ww_agg_r.len, &_ww_agg_a2, sizeof _ww_agg_a2); }
-            { const unsigned int * const _ww_agg_a3 = (tokens); memcpy(_ww_agg_r.tokens, &_ww_agg_a3, sizeof _ww_agg_a3); }
-            { unsigned int * const _ww_agg_a4 = (hist); memcpy(_ww_agg_r.hist, &_ww_agg_a4, sizeof _ww_agg_a4); }
-            _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-            _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-            _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-            _ww_count_tokens_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-            atomicMax(&_ww_count_tokens_agg_gridmax[0], _ww_agg_bDim.x);
-            atomicMax(&_ww_count_tokens_agg_gridmax[1], _ww_agg_bDim.y);
-            atomicMax(&_ww_count_tokens_agg_gridmax[2], _ww_agg_bDim.z);
-            atomicMax(&_ww_count_tokens_agg_gridmax[3], _ww_agg_shm);
-            _ww_agg_done = true;
+      { /* warpwise aggregate (grid granularity, CGO'22 §V): record this launch of child `count_tokens` for the aggregated grid */
+        const dim3 ww_agg_gDim = (len + 127) / 128;
+        const dim3 ww_agg_bDim = 128;
+        const unsigned int ww_agg_shm = 0;
+        const unsigned int ww_agg_nb = ww_agg_gDim.x * ww_agg_gDim.y * ww_agg_gDim.z;
+        bool ww_agg_done = false;
+        if (true && ww_agg_nb > 0) {
+          const unsigned long long ww_agg_old = atomicAdd(&ww_count_tokens_agg_gridcnt, (1ull << 32) | ww_agg_nb);
+          if ((ww_agg_old >> 32) < (unsigned long long)WARPWISE_AGG_CAPACITY) { /* else: the unit's records are full */
+            const unsigned long long ww_agg_i = 0ull + (ww_agg_old >> 32);
+            ww_count_tokens_agg_rec &ww_agg_r = ww_count_tokens_agg_recs[ww_agg_i];
+            { int const ww_agg_a0 = (d); memcpy(ww_agg_r.d, &ww_agg_a0, sizeof ww_agg_a0); }
+            { int const ww_agg_a1 = (first); memcpy(ww_agg_r.first, &ww_agg_a1, sizeof ww_agg_a1); }
+            { int const ww_agg_a2 = (len); memcpy(ww_agg_r.len, &ww_agg_a2, sizeof ww_agg_a2); }
+            { const unsigned int * const ww_agg_a3 = (tokens); memcpy(ww_agg_r.tokens, &ww_agg_a3, sizeof ww_agg_a3); }
+            { unsigned int * const ww_agg_a4 = (hist); memcpy(ww_agg_r.hist, &ww_agg_a4, sizeof ww_agg_a4); }
+            ww_agg_r.ww_cfg_gDim = ww_agg_gDim;
+            ww_agg_r.ww_cfg_bDim = ww_agg_bDim;
+            ww_agg_r.ww_cfg_shm = ww_agg_shm;
+            ww_count_tokens_agg_scan[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;
+            atomicMax(&ww_count_tokens_agg_gridmax[0], ww_agg_bDim.x);
+            atomicMax(&ww_count_tokens_agg_gridmax[1], ww_agg_bDim.y);
+            atomicMax(&ww_count_tokens_agg_gridmax[2], ww_agg_bDim.z);
+            atomicMax(&ww_count_tokens_agg_gridmax[3], ww_agg_shm);
+            ww_agg_done = true;
           }
         }
-        if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
-          count_tokens<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(d, first, len, tokens, hist);
-          _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+        if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */
+          count_tokens<<<ww_agg_gDim, ww_agg_bDim, ww_agg_shm, 0>>>(d, first, len, tokens, hist);
+          WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
         }
       }
       if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -181,20 +181,24 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: documents up to 16384 tokens; small: up to 32
-  const int max_len = strcmp(input, "small") == 0 ? 32 : 16384;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: documents up to 2500 tokens; small: up to 32; xl: 40000
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_len = strcmp(input, "small") == 0 ? 32 : xl ? 1 << 16 : 16384;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
+  const int docs_env = getenv("HISTO_DOCS") ? atoi(getenv("HISTO_DOCS")) : 0;
+  if (docs_env > 0 && docs_env < DOCS) DOCS = docs_env;
   unsigned long long seed = 12345;
   int *doc_off = (int *)malloc((DOCS + 1) * sizeof(int));
   doc_off[0] = 0;
   for (int d = 0; d < DOCS; ++d) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int len = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 4;
+    int len = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 4;
     doc_off[d + 1] = doc_off[d] + (len > max_len ? max_len : len);
   }
   int T = doc_off[DOCS];
   unsigned int *tokens = (unsigned int *)malloc(T * sizeof(unsigned int));
   for (int t = 0; t < T; ++t) tokens[t] = lcg(&seed) % 50000;
-  unsigned int *ref = (unsigned int *)calloc(DOCS * BUCKETS, sizeof(unsigned int));
+  unsigned int *ref = (unsigned int *)calloc((size_t)DOCS * BUCKETS, sizeof(unsigned int));
   for (int d = 0; d < DOCS; ++d)
     for (int t = doc_off[d]; t < doc_off[d + 1]; ++t) ++ref[d * BUCKETS + token_bucket(tokens[t])];
 
@@ -215,7 +219,7 @@ int main(int argc, char **argv) {
     CHECK(cudaMemset(d_hist, 0, DOCS * BUCKETS * sizeof(unsigned int)));
     CHECK(cudaEventRecord(t0));
     count_documents<<<64, 128>>>(d_off, DOCS, d_tokens, d_hist);
-    _ww_count_tokens_agg_host_launch(0); /* _ww_ aggregate (grid granularity): the host launches the aggregated grid */ // 8192 parent threads, 8 documents each
+    ww_count_tokens_agg_host_launch(0); /* warpwise aggregate (grid granularity): the host launches the aggregated grid */ // 8192 parent threads, 8 documents each
     CHECK(cudaGetLastError());
     CHECK(cudaEventRecord(t1));
     CHECK(cudaEventSynchronize(t1));
@@ -226,8 +230,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(hist, d_hist, DOCS * BUCKETS * sizeof(unsigned int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

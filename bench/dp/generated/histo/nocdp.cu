@@ -19,26 +19,26 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
-static const int DOCS = 65536;
+static int DOCS = 65536; // HISTO_DOCS in the environment overrides it (bench/dp/gpu.sh diagnostics)
 static const int BUCKETS = 16;
 static const int RUNS = 5;
 
@@ -57,13 +57,13 @@ __global__ void count_tokens(int d, int first, int len, const unsigned int *toke
   if (k < len) atomicAdd(&hist[d * BUCKETS + token_bucket(tokens[first + k])], 1u);
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `count_tokens`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_count_tokens_serial(int d, int first, int len, const unsigned int *tokens, unsigned int *hist, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `count_tokens`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_count_tokens_serial(int d, int first, int len, const unsigned int *tokens, unsigned int *hist, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
         if (k < len) atomicAdd(&hist[d * BUCKETS + token_bucket(tokens[first + k])], 1u);
       }
     }
@@ -76,15 +76,15 @@ __global__ void count_documents(const int *doc_off, int ndocs, const unsigned in
     int first = doc_off[d];
     int len = doc_off[d + 1] - first;
     if (len > 0) {
-      { /* _ww_ threshold (CGO'22 Fig. 3): launch child `count_tokens` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-        const auto _ww_threads = (len); /* child threads, Fig. 4 pattern (N+b-1)/b */
-        const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-        const dim3 _ww_thr_bDim = 128;
-        if (_ww_threads >= _THRESHOLD) {
-          count_tokens<<<_ww_thr_gDim, _ww_thr_bDim>>>(d, first, len, tokens, hist);
-          _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+      { /* warpwise threshold (CGO'22 Fig. 3): launch child `count_tokens` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+        const auto ww_threads = (len); /* child threads, Fig. 4 pattern (N+b-1)/b */
+        const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+        const dim3 ww_thr_bDim = 128;
+        if (ww_threads >= WARPWISE_THRESHOLD) {
+          count_tokens<<<ww_thr_gDim, ww_thr_bDim>>>(d, first, len, tokens, hist);
+          WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
         } else {
-          _ww_count_tokens_serial(d, first, len, tokens, hist, _ww_thr_gDim, _ww_thr_bDim);
+          ww_count_tokens_serial(d, first, len, tokens, hist, ww_thr_gDim, ww_thr_bDim);
         }
       }
       if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -103,20 +103,24 @@ static int cmp_float(const void *a, const void *b) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: documents up to 16384 tokens; small: up to 32
-  const int max_len = strcmp(input, "small") == 0 ? 32 : 16384;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: documents up to 2500 tokens; small: up to 32; xl: 40000
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_len = strcmp(input, "small") == 0 ? 32 : xl ? 1 << 16 : 16384;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail
+  const int docs_env = getenv("HISTO_DOCS") ? atoi(getenv("HISTO_DOCS")) : 0;
+  if (docs_env > 0 && docs_env < DOCS) DOCS = docs_env;
   unsigned long long seed = 12345;
   int *doc_off = (int *)malloc((DOCS + 1) * sizeof(int));
   doc_off[0] = 0;
   for (int d = 0; d < DOCS; ++d) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int len = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 4;
+    int len = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 4;
     doc_off[d + 1] = doc_off[d] + (len > max_len ? max_len : len);
   }
   int T = doc_off[DOCS];
   unsigned int *tokens = (unsigned int *)malloc(T * sizeof(unsigned int));
   for (int t = 0; t < T; ++t) tokens[t] = lcg(&seed) % 50000;
-  unsigned int *ref = (unsigned int *)calloc(DOCS * BUCKETS, sizeof(unsigned int));
+  unsigned int *ref = (unsigned int *)calloc((size_t)DOCS * BUCKETS, sizeof(unsigned int));
   for (int d = 0; d < DOCS; ++d)
     for (int t = doc_off[d]; t < doc_off[d + 1]; ++t) ++ref[d * BUCKETS + token_bucket(tokens[t])];
 
@@ -147,8 +151,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(hist, d_hist, DOCS * BUCKETS * sizeof(unsigned int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

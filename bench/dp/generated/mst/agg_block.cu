@@ -21,29 +21,29 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
+#ifndef WARPWISE_AGG_CAPACITY
+#define WARPWISE_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
-#ifndef _WW_AGG_PER_THREAD
-#define _WW_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
+#ifndef WARPWISE_AGG_PER_THREAD
+#define WARPWISE_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
 #endif
-#ifndef _AGG_THRESHOLD
-#define _AGG_THRESHOLD 2 /* aggregation threshold: minimum parents per aggregated launch (CGO'22 §V-B) */
+#ifndef WARPWISE_AGG_THRESHOLD
+#define WARPWISE_AGG_THRESHOLD 2 /* aggregation threshold: minimum parents per aggregated launch (CGO'22 §V-B) */
 #endif
 
 static const int V = 65536;
@@ -73,44 +73,44 @@ __global__ void offer_edges(Graph g, int u, const int *comp, unsigned int *best)
   if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `offer_edges` (arguments as bytes, copied with memcpy, and configuration) */
-struct _ww_offer_edges_agg_rec {
+/* warpwise aggregate: one parent thread's launch of child kernel `offer_edges` (arguments as bytes, copied with memcpy, and configuration) */
+struct ww_offer_edges_agg_rec {
   alignas(Graph) unsigned char g[sizeof(Graph)];
   alignas(int) unsigned char u[sizeof(int)];
   alignas(const int *) unsigned char comp[sizeof(const int *)];
   alignas(unsigned int *) unsigned char best[sizeof(unsigned int *)];
-  uint3 _ww_cfg_gDim;
-  uint3 _ww_cfg_bDim;
-  unsigned int _ww_cfg_shm;
+  uint3 ww_cfg_gDim;
+  uint3 ww_cfg_bDim;
+  unsigned int ww_cfg_shm;
 };
 
-static __device__ _ww_offer_edges_agg_rec _ww_offer_edges_agg_recs[_WW_AGG_CAPACITY]; /* _ww_ aggregate: launch records */
-static __device__ unsigned int _ww_offer_edges_agg_scan[_WW_AGG_CAPACITY]; /* _ww_ aggregate: inclusive scan of block counts */
+static __device__ ww_offer_edges_agg_rec ww_offer_edges_agg_recs[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: launch records */
+static __device__ unsigned int ww_offer_edges_agg_scan[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: inclusive scan of block counts */
 
-/* _ww_ aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `offer_edges`.
+/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `offer_edges`.
    Block i belongs to the parent p whose inclusive scan of block counts is the first above i
    (binary search); the block takes that parent's arguments and launch configuration. */
-__global__ void _ww_offer_edges_agg(const _ww_offer_edges_agg_rec *_ww_recs, const unsigned int *_ww_scan, unsigned int _ww_n) {
-  unsigned int _ww_lo = 0, _ww_hi = _ww_n - 1;
-  while (_ww_lo < _ww_hi) {
-    const unsigned int _ww_mid = (_ww_lo + _ww_hi) / 2;
-    if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1; else _ww_hi = _ww_mid;
+__global__ void ww_offer_edges_agg(const ww_offer_edges_agg_rec *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {
+  unsigned int ww_lo = 0, ww_hi = ww_n - 1;
+  while (ww_lo < ww_hi) {
+    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;
+    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;
   }
-  const _ww_offer_edges_agg_rec &_ww_r = _ww_recs[_ww_lo];
-  const dim3 _ww_agg_blockDim = _ww_r._ww_cfg_bDim;
-  if (threadIdx.x >= _ww_agg_blockDim.x || threadIdx.y >= _ww_agg_blockDim.y ||
-      threadIdx.z >= _ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
-  const dim3 _ww_agg_gridDim = _ww_r._ww_cfg_gDim;
-  const unsigned int _ww_b = blockIdx.x - (_ww_lo > 0 ? _ww_scan[_ww_lo - 1] : 0u);
-  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
-      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
-      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  [[maybe_unused]] Graph g = *reinterpret_cast<Graph const *>(_ww_r.g);
-  [[maybe_unused]] int u = *reinterpret_cast<int const *>(_ww_r.u);
-  [[maybe_unused]] const int *comp = *reinterpret_cast<const int * const *>(_ww_r.comp);
-  [[maybe_unused]] unsigned int *best = *reinterpret_cast<unsigned int * const *>(_ww_r.best);
+  const ww_offer_edges_agg_rec &ww_r = ww_recs[ww_lo];
+  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;
+  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||
+      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
+  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;
+  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);
+  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,
+      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,
+      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));
+  [[maybe_unused]] Graph g = *reinterpret_cast<Graph const *>(ww_r.g);
+  [[maybe_unused]] int u = *reinterpret_cast<int const *>(ww_r.u);
+  [[maybe_unused]] const int *comp = *reinterpret_cast<const int * const *>(ww_r.comp);
+  [[maybe_unused]] unsigned int *best = *reinterpret_cast<unsigned int * const *>(ww_r.best);
   {
-    int k = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
+    int k = ww_agg_blockIdx.x * ww_agg_blockDim.x + threadIdx.x;
     if (k >= g.degree(u)) return;
     int e = g.offs[u] + k;
     int cu = comp[u], cv = comp[g.adj[e]];
@@ -120,75 +120,76 @@ __global__ void _ww_offer_edges_agg(const _ww_offer_edges_agg_rec *_ww_recs, con
 
 // Parent: one thread per vertex.
 __global__ void lightest_edges(Graph g, const int *comp, unsigned int *best) {
-  /* _ww_ aggregate (block granularity, KLAP / CGO'22 §II-B): this block's launches of the child are
-     recorded and launched as one aggregated grid when the block ends */
-  __shared__ unsigned long long _ww_offer_edges_agg_cnt; /* (parents << 32) | child blocks */
-  __shared__ unsigned int _ww_offer_edges_agg_max[4]; /* max block x, y, z, shared bytes */
-  const unsigned int _ww_offer_edges_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned long long _ww_offer_edges_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-  const unsigned int _ww_offer_edges_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
-  const unsigned long long _ww_offer_edges_agg_cap = (unsigned long long)_ww_offer_edges_agg_nthr * _WW_AGG_PER_THREAD; /* records of this block */
-  const unsigned long long _ww_offer_edges_agg_base = _ww_offer_edges_agg_blk * _ww_offer_edges_agg_cap; /* first record of this block */
-  const bool _ww_offer_edges_agg_ok = _ww_offer_edges_agg_base + _ww_offer_edges_agg_cap <= _WW_AGG_CAPACITY;
-  if (_ww_offer_edges_agg_tid == 0) { _ww_offer_edges_agg_cnt = 0; _ww_offer_edges_agg_max[0] = _ww_offer_edges_agg_max[1] = _ww_offer_edges_agg_max[2] = _ww_offer_edges_agg_max[3] = 0; }
+  /* warpwise aggregate (block granularity, KLAP / CGO'22 §II-B): this block's launches of the child
+     are recorded and launched as one aggregated grid when the block ends */
+  __shared__ unsigned long long ww_offer_edges_agg_cnt; /* (parents << 32) | child blocks */
+  __shared__ unsigned int ww_offer_edges_agg_max[4]; /* max block x, y, z, shared bytes */
+  const unsigned int ww_offer_edges_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned long long ww_offer_edges_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+  const unsigned int ww_offer_edges_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned long long ww_offer_edges_agg_cap = (unsigned long long)ww_offer_edges_agg_nthr * WARPWISE_AGG_PER_THREAD; /* records of this block */
+  const unsigned long long ww_offer_edges_agg_base = ww_offer_edges_agg_blk * ww_offer_edges_agg_cap; /* first record of this block */
+  const bool ww_offer_edges_agg_ok = ww_offer_edges_agg_base + ww_offer_edges_agg_cap <= WARPWISE_AGG_CAPACITY;
+  if (ww_offer_edges_agg_tid == 0) { ww_offer_edges_agg_cnt = 0; ww_offer_edges_agg_max[0] = ww_offer_edges_agg_max[1] = ww_offer_edges_agg_max[2] = ww_offer_edges_agg_max[3] = 0; }
   __syncthreads();
   {
   int u = blockIdx.x * blockDim.x + threadIdx.x;
-  if (u >= g.n) goto _ww_offer_edges_agg_end;
+  if (u >= g.n) goto ww_offer_edges_agg_end;
   int deg = g.degree(u);
   if (deg > 0) {
-    { /* _ww_ aggregate (block granularity, CGO'22 §V): record this launch of child `offer_edges` for the aggregated grid */
-      const dim3 _ww_agg_gDim = (deg + 127) / 128;
-      const dim3 _ww_agg_bDim = 128;
-      const unsigned int _ww_agg_shm = 0;
-      const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-      bool _ww_agg_done = false;
-      if (_ww_offer_edges_agg_ok && _ww_agg_nb > 0) {
-        const unsigned long long _ww_agg_old = atomicAdd(&_ww_offer_edges_agg_cnt, (1ull << 32) | _ww_agg_nb);
-        if ((_ww_agg_old >> 32) < _ww_offer_edges_agg_cap) { /* else: the unit's records are full */
-          const unsigned long long _ww_agg_i = _ww_offer_edges_agg_base + (_ww_agg_old >> 32);
-          _ww_offer_edges_agg_rec &_ww_agg_r = _ww_offer_edges_agg_recs[_ww_agg_i];
-          { Graph const _ww_agg_a0 = (g); memcpy(_ww_agg_r.g, &_ww_agg_a0, sizeof _ww_agg_a0); }
-          { int const _ww_agg_a1 = (u); memcpy(_ww_agg_r.u, &_ww_agg_a1, sizeof _ww_agg_a1); }
-          { const int * const _ww_agg_a2 = (comp); memcpy(_ww_agg_r.comp, &_ww_agg_a2, sizeof _ww_agg_a2); }
-          { unsigned int * const _ww_agg_a3 = (best); memcpy(_ww_agg_r.best, &_ww_agg_a3, sizeof _ww_agg_a3); }
-          _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-          _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-          _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-          _ww_offer_edges_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-          atomicMax(&_ww_offer_edges_agg_max[0], _ww_agg_bDim.x);
-          atomicMax(&_ww_offer_edges_agg_max[1], _ww_agg_bDim.y);
-          atomicMax(&_ww_offer_edges_agg_max[2], _ww_agg_bDim.z);
-          atomicMax(&_ww_offer_edges_agg_max[3], _ww_agg_shm);
-          _ww_agg_done = true;
+    { /* warpwise aggregate (block granularity, CGO'22 §V): record this launch of child `offer_edges` for the aggregated grid */
+      const dim3 ww_agg_gDim = (deg + 127) / 128;
+      const dim3 ww_agg_bDim = 128;
+      const unsigned int ww_agg_shm = 0;
+      const unsigned int ww_agg_nb = ww_agg_gDim.x * ww_agg_gDim.y * ww_agg_gDim.z;
+      bool ww_agg_done = false;
+      if (ww_offer_edges_agg_ok && ww_agg_nb > 0) {
+        const unsigned long long ww_agg_old = atomicAdd(&ww_offer_edges_agg_cnt, (1ull << 32) | ww_agg_nb);
+        if ((ww_agg_old >> 32) < ww_offer_edges_agg_cap) { /* else: the unit's records are full */
+          const unsigned long long ww_agg_i = ww_offer_edges_agg_base + (ww_agg_old >> 32);
+          ww_offer_edges_agg_rec &ww_agg_r = ww_offer_edges_agg_recs[ww_agg_i];
+          { Graph const ww_agg_a0 = (g); memcpy(ww_agg_r.g, &ww_agg_a0, sizeof ww_agg_a0); }
+          { int const ww_agg_a1 = (u); memcpy(ww_agg_r.u, &ww_agg_a1, sizeof ww_agg_a1); }
+          { const int * const ww_agg_a2 = (comp); memcpy(ww_agg_r.comp, &ww_agg_a2, sizeof ww_agg_a2); }
+          { unsigned int * const ww_agg_a3 = (best); memcpy(ww_agg_r.best, &ww_agg_a3, sizeof ww_agg_a3); }
+          ww_agg_r.ww_cfg_gDim = ww_agg_gDim;
+          ww_agg_r.ww_cfg_bDim = ww_agg_bDim;
+          ww_agg_r.ww_cfg_shm = ww_agg_shm;
+          ww_offer_edges_agg_scan[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;
+          atomicMax(&ww_offer_edges_agg_max[0], ww_agg_bDim.x);
+          atomicMax(&ww_offer_edges_agg_max[1], ww_agg_bDim.y);
+          atomicMax(&ww_offer_edges_agg_max[2], ww_agg_bDim.z);
+          atomicMax(&ww_offer_edges_agg_max[3], ww_agg_shm);
+          ww_agg_done = true;
         }
       }
-      if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
-        offer_edges<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(g, u, comp, best);
-        _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+      if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */
+        offer_edges<<<ww_agg_gDim, ww_agg_bDim, ww_agg_shm, 0>>>(g, u, comp, best);
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
   }
   }
-  _ww_offer_edges_agg_end:;
-  /* _ww_ aggregate (block granularity): one thread launches the aggregated grid */
+  ww_offer_edges_agg_end:;
+  /* warpwise aggregate (block granularity): one thread launches the aggregated grid */
   __threadfence();
   __syncthreads();
-  if (_ww_offer_edges_agg_ok && _ww_offer_edges_agg_tid == 0) {
-    const unsigned long long _ww_agg_c = _ww_offer_edges_agg_cnt;
-    const unsigned int _ww_agg_n = (unsigned int)((_ww_agg_c >> 32) < _ww_offer_edges_agg_cap ? (_ww_agg_c >> 32) : _ww_offer_edges_agg_cap);
-    const unsigned int _ww_agg_blocks = _ww_agg_n > 0 ? _ww_offer_edges_agg_scan[_ww_offer_edges_agg_base + _ww_agg_n - 1] : 0u;
-    if (_ww_agg_n > 0 && _ww_agg_n >= _AGG_THRESHOLD) {
-      const unsigned int _ww_agg_m[4] = {_ww_offer_edges_agg_max[0], _ww_offer_edges_agg_max[1], _ww_offer_edges_agg_max[2], _ww_offer_edges_agg_max[3]};
-      _ww_offer_edges_agg<<<_ww_agg_blocks, dim3(_ww_agg_m[0], _ww_agg_m[1], _ww_agg_m[2]), _ww_agg_m[3], cudaStreamFireAndForget>>>(_ww_offer_edges_agg_recs + _ww_offer_edges_agg_base, _ww_offer_edges_agg_scan + _ww_offer_edges_agg_base, _ww_agg_n);
-      _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());
+  if (ww_offer_edges_agg_ok && ww_offer_edges_agg_tid == 0) {
+    const unsigned long long ww_agg_c = ww_offer_edges_agg_cnt;
+    const unsigned int ww_agg_n = (unsigned int)((ww_agg_c >> 32) < ww_offer_edges_agg_cap ? (ww_agg_c >> 32) : ww_offer_edges_agg_cap);
+    const unsigned int ww_agg_blocks = ww_agg_n > 0 ? ww_offer_edges_agg_scan[ww_offer_edges_agg_base + ww_agg_n - 1] : 0u;
+    if (ww_agg_n > 0 && ww_agg_n >= WARPWISE_AGG_THRESHOLD) {
+      const unsigned int ww_agg_m[4] = {ww_offer_edges_agg_max[0], ww_offer_edges_agg_max[1], ww_offer_edges_agg_max[2], ww_offer_edges_agg_max[3]};
+      ww_offer_edges_agg<<<ww_agg_blocks, dim3(ww_agg_m[0], ww_agg_m[1], ww_agg_m[2]), ww_agg_m[3], cudaStreamFireAndForget>>>(ww_offer_edges_agg_recs + ww_offer_edges_agg_base, ww_offer_edges_agg_scan + ww_offer_edges_agg_base, ww_agg_n);
+      WARPWISE_COUNT_LAUNCH_ERROR(cudaGetLastError());
     } else {
-      /* _ww_ aggregate: fewer parents than _AGG_THRESHOLD (CGO'22 §V-B): launch them one by one */
-      for (unsigned int _ww_agg_j = 0; _ww_agg_j < _ww_agg_n; ++_ww_agg_j) {
-        const _ww_offer_edges_agg_rec &_ww_agg_r = _ww_offer_edges_agg_recs[_ww_offer_edges_agg_base + _ww_agg_j];
-        offer_edges<<<dim3(_ww_agg_r._ww_cfg_gDim), dim3(_ww_agg_r._ww_cfg_bDim), _ww_agg_r._ww_cfg_shm, cudaStreamFireAndForget>>>(*reinterpret_cast<Graph const *>(_ww_agg_r.g), *reinterpret_cast<int const *>(_ww_agg_r.u), *reinterpret_cast<const int * const *>(_ww_agg_r.comp), *reinterpret_cast<unsigned int * const *>(_ww_agg_r.best));
-        _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());
+      /* warpwise aggregate: fewer parents than WARPWISE_AGG_THRESHOLD (CGO'22 §V-B): launch them one
+         by one */
+      for (unsigned int ww_agg_j = 0; ww_agg_j < ww_agg_n; ++ww_agg_j) {
+        const ww_offer_edges_agg_rec &ww_agg_r = ww_offer_edges_agg_recs[ww_offer_edges_agg_base + ww_agg_j];
+        offer_edges<<<dim3(ww_agg_r.ww_cfg_gDim), dim3(ww_agg_r.ww_cfg_bDim), ww_agg_r.ww_cfg_shm, cudaStreamFireAndForget>>>(*reinterpret_cast<Graph const *>(ww_agg_r.g), *reinterpret_cast<int const *>(ww_agg_r.u), *reinterpret_cast<const int * const *>(ww_agg_r.comp), *reinterpret_cast<unsigned int * const *>(ww_agg_r.best));
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaGetLastError());
       }
     }
   }
@@ -248,14 +249,17 @@ static int find(int *uf, int x) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 2048; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 12 : 2048;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 1251; small: up to 12; xl: 5001
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 12 : xl ? 1 << 15 : 2048;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail, degrees / 32 (not / 8): hubs of
+  const int deg_div = xl ? 32 : 8;                 // up to 5000 edges while the edge count fits 21 bits
   unsigned long long seed = 2024;
   int *deg0 = (int *)malloc(V * sizeof(int));
   int M = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / deg_div;
     deg0[u] = deg > max_deg ? max_deg : deg;
     M += deg0[u];
   }
@@ -361,8 +365,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(chosen, d_chosen, M * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   unsigned long long weight = 0;
   int edges = 0;

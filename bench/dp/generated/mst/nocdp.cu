@@ -21,23 +21,23 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int V = 65536;
@@ -67,19 +67,19 @@ __global__ void offer_edges(Graph g, int u, const int *comp, unsigned int *best)
   if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `offer_edges`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_offer_edges_serial(Graph g, int u, const int *comp, unsigned int *best, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `offer_edges`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_offer_edges_serial(Graph g, int u, const int *comp, unsigned int *best, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (k >= g.degree(u)) goto _ww_next_thread;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
+        if (k >= g.degree(u)) goto ww_next_thread;
         int e = g.offs[u] + k;
         int cu = comp[u], cv = comp[g.adj[e]];
         if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -90,15 +90,15 @@ __global__ void lightest_edges(Graph g, const int *comp, unsigned int *best) {
   if (u >= g.n) return;
   int deg = g.degree(u);
   if (deg > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `offer_edges` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        offer_edges<<<_ww_thr_gDim, _ww_thr_bDim>>>(g, u, comp, best);
-        _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `offer_edges` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        offer_edges<<<ww_thr_gDim, ww_thr_bDim>>>(g, u, comp, best);
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
       } else {
-        _ww_offer_edges_serial(g, u, comp, best, _ww_thr_gDim, _ww_thr_bDim);
+        ww_offer_edges_serial(g, u, comp, best, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -159,14 +159,17 @@ static int find(int *uf, int x) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 2048; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 12 : 2048;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 1251; small: up to 12; xl: 5001
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 12 : xl ? 1 << 15 : 2048;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail, degrees / 32 (not / 8): hubs of
+  const int deg_div = xl ? 32 : 8;                 // up to 5000 edges while the edge count fits 21 bits
   unsigned long long seed = 2024;
   int *deg0 = (int *)malloc(V * sizeof(int));
   int M = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / deg_div;
     deg0[u] = deg > max_deg ? max_deg : deg;
     M += deg0[u];
   }
@@ -272,8 +275,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(chosen, d_chosen, M * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   unsigned long long weight = 0;
   int edges = 0;

@@ -21,26 +21,26 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-#ifndef _CFACTOR
-#define _CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+#ifndef WARPWISE_CFACTOR
+#define WARPWISE_CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
 #endif
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int V = 65536;
@@ -70,34 +70,34 @@ __global__ void offer_edges(Graph g, int u, const int *comp, unsigned int *best)
   if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
 }
 
-/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `offer_edges`; block b runs the
-   original blocks b, b + gridDim.x, ... of the uncoarsened grid _ww_gDim */
-__global__ void _ww_offer_edges_coarse(Graph g, int u, const int *comp, unsigned int *best, dim3 _ww_gDim) {
-  for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {
+/* warpwise coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `offer_edges`; block b runs the
+   original blocks b, b + gridDim.x, ... of the uncoarsened grid ww_gDim */
+__global__ void ww_offer_edges_coarse(Graph g, int u, const int *comp, unsigned int *best, dim3 ww_gDim) {
+  for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {
     {
-      int k = _ww_bx * blockDim.x + threadIdx.x;
-      if (k >= g.degree(u)) goto _ww_next_block;
+      int k = ww_bx * blockDim.x + threadIdx.x;
+      if (k >= g.degree(u)) goto ww_next_block;
       int e = g.offs[u] + k;
       int cu = comp[u], cv = comp[g.adj[e]];
       if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
     }
-    _ww_next_block:;
+    ww_next_block:;
   }
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `offer_edges`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_offer_edges_serial(Graph g, int u, const int *comp, unsigned int *best, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `offer_edges`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_offer_edges_serial(Graph g, int u, const int *comp, unsigned int *best, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (k >= g.degree(u)) goto _ww_next_thread;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
+        if (k >= g.degree(u)) goto ww_next_thread;
         int e = g.offs[u] + k;
         int cu = comp[u], cv = comp[g.adj[e]];
         if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -108,20 +108,20 @@ __global__ void lightest_edges(Graph g, const int *comp, unsigned int *best) {
   if (u >= g.n) return;
   int deg = g.degree(u);
   if (deg > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `offer_edges` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_offer_edges_coarse` runs _CFACTOR blocks of child `offer_edges` */
-          const dim3 _ww_cf_gDim = _ww_thr_gDim;
-          dim3 _ww_cf_cgDim = _ww_cf_gDim;
-          _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-          _ww_offer_edges_coarse<<<_ww_cf_cgDim, _ww_thr_bDim>>>(g, u, comp, best, _ww_cf_gDim);
-          _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `offer_edges` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_offer_edges_coarse` runs WARPWISE_CFACTOR blocks of child `offer_edges` */
+          const dim3 ww_cf_gDim = ww_thr_gDim;
+          dim3 ww_cf_cgDim = ww_cf_gDim;
+          ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+          ww_offer_edges_coarse<<<ww_cf_cgDim, ww_thr_bDim>>>(g, u, comp, best, ww_cf_gDim);
+          WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
         }
       } else {
-        _ww_offer_edges_serial(g, u, comp, best, _ww_thr_gDim, _ww_thr_bDim);
+        ww_offer_edges_serial(g, u, comp, best, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -182,14 +182,17 @@ static int find(int *uf, int x) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 2048; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 12 : 2048;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 1251; small: up to 12; xl: 5001
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 12 : xl ? 1 << 15 : 2048;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail, degrees / 32 (not / 8): hubs of
+  const int deg_div = xl ? 32 : 8;                 // up to 5000 edges while the edge count fits 21 bits
   unsigned long long seed = 2024;
   int *deg0 = (int *)malloc(V * sizeof(int));
   int M = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / deg_div;
     deg0[u] = deg > max_deg ? max_deg : deg;
     M += deg0[u];
   }
@@ -295,8 +298,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(chosen, d_chosen, M * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   unsigned long long weight = 0;
   int edges = 0;

@@ -21,29 +21,29 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-#ifndef _CFACTOR
-#define _CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+#ifndef WARPWISE_CFACTOR
+#define WARPWISE_CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
 #endif
-#ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
+#ifndef WARPWISE_AGG_CAPACITY
+#define WARPWISE_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int V = 65536;
@@ -73,112 +73,112 @@ __global__ void offer_edges(Graph g, int u, const int *comp, unsigned int *best)
   if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
 }
 
-/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `offer_edges`; block b runs the
-   original blocks b, b + gridDim.x, ... of the uncoarsened grid _ww_gDim */
-__global__ void _ww_offer_edges_coarse(Graph g, int u, const int *comp, unsigned int *best, dim3 _ww_gDim) {
-  for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {
+/* warpwise coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `offer_edges`; block b runs the
+   original blocks b, b + gridDim.x, ... of the uncoarsened grid ww_gDim */
+__global__ void ww_offer_edges_coarse(Graph g, int u, const int *comp, unsigned int *best, dim3 ww_gDim) {
+  for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {
     {
-      int k = _ww_bx * blockDim.x + threadIdx.x;
-      if (k >= g.degree(u)) goto _ww_next_block;
+      int k = ww_bx * blockDim.x + threadIdx.x;
+      if (k >= g.degree(u)) goto ww_next_block;
       int e = g.offs[u] + k;
       int cu = comp[u], cv = comp[g.adj[e]];
       if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
     }
-    _ww_next_block:;
+    ww_next_block:;
   }
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `_ww_offer_edges_coarse` (arguments as bytes, copied with memcpy, and configuration) */
-struct _ww_offer_edges_coarse_agg_rec {
+/* warpwise aggregate: one parent thread's launch of child kernel `ww_offer_edges_coarse` (arguments as bytes, copied with memcpy, and configuration) */
+struct ww_offer_edges_coarse_agg_rec {
   alignas(Graph) unsigned char g[sizeof(Graph)];
   alignas(int) unsigned char u[sizeof(int)];
   alignas(const int *) unsigned char comp[sizeof(const int *)];
   alignas(unsigned int *) unsigned char best[sizeof(unsigned int *)];
-  alignas(dim3) unsigned char _ww_gDim[sizeof(dim3)];
-  uint3 _ww_cfg_gDim;
-  uint3 _ww_cfg_bDim;
-  unsigned int _ww_cfg_shm;
+  alignas(dim3) unsigned char ww_gDim[sizeof(dim3)];
+  uint3 ww_cfg_gDim;
+  uint3 ww_cfg_bDim;
+  unsigned int ww_cfg_shm;
 };
 
-static __device__ _ww_offer_edges_coarse_agg_rec _ww_offer_edges_coarse_agg_recs[_WW_AGG_CAPACITY]; /* _ww_ aggregate: launch records */
-static __device__ unsigned int _ww_offer_edges_coarse_agg_scan[_WW_AGG_CAPACITY]; /* _ww_ aggregate: inclusive scan of block counts */
-static __device__ unsigned long long _ww_offer_edges_coarse_agg_gridcnt; /* (parents << 32) | blocks */
-static __device__ unsigned int _ww_offer_edges_coarse_agg_gridmax[4]; /* max block x, y, z, shared bytes */
+static __device__ ww_offer_edges_coarse_agg_rec ww_offer_edges_coarse_agg_recs[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: launch records */
+static __device__ unsigned int ww_offer_edges_coarse_agg_scan[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: inclusive scan of block counts */
+static __device__ unsigned long long ww_offer_edges_coarse_agg_gridcnt; /* (parents << 32) | blocks */
+static __device__ unsigned int ww_offer_edges_coarse_agg_gridmax[4]; /* max block x, y, z, shared bytes */
 
-/* _ww_ aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `_ww_offer_edges_coarse`.
+/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `ww_offer_edges_coarse`.
    Block i belongs to the parent p whose inclusive scan of block counts is the first above i
    (binary search); the block takes that parent's arguments and launch configuration. */
-__global__ void _ww_offer_edges_coarse_agg(const _ww_offer_edges_coarse_agg_rec *_ww_recs, const unsigned int *_ww_scan, unsigned int _ww_n) {
-  unsigned int _ww_lo = 0, _ww_hi = _ww_n - 1;
-  while (_ww_lo < _ww_hi) {
-    const unsigned int _ww_mid = (_ww_lo + _ww_hi) / 2;
-    if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1; else _ww_hi = _ww_mid;
+__global__ void ww_offer_edges_coarse_agg(const ww_offer_edges_coarse_agg_rec *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {
+  unsigned int ww_lo = 0, ww_hi = ww_n - 1;
+  while (ww_lo < ww_hi) {
+    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;
+    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;
   }
-  const _ww_offer_edges_coarse_agg_rec &_ww_r = _ww_recs[_ww_lo];
-  const dim3 _ww_agg_blockDim = _ww_r._ww_cfg_bDim;
-  if (threadIdx.x >= _ww_agg_blockDim.x || threadIdx.y >= _ww_agg_blockDim.y ||
-      threadIdx.z >= _ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
-  const dim3 _ww_agg_gridDim = _ww_r._ww_cfg_gDim;
-  const unsigned int _ww_b = blockIdx.x - (_ww_lo > 0 ? _ww_scan[_ww_lo - 1] : 0u);
-  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
-      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
-      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  [[maybe_unused]] Graph g = *reinterpret_cast<Graph const *>(_ww_r.g);
-  [[maybe_unused]] int u = *reinterpret_cast<int const *>(_ww_r.u);
-  [[maybe_unused]] const int *comp = *reinterpret_cast<const int * const *>(_ww_r.comp);
-  [[maybe_unused]] unsigned int *best = *reinterpret_cast<unsigned int * const *>(_ww_r.best);
-  [[maybe_unused]] dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
+  const ww_offer_edges_coarse_agg_rec &ww_r = ww_recs[ww_lo];
+  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;
+  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||
+      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
+  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;
+  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);
+  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,
+      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,
+      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));
+  [[maybe_unused]] Graph g = *reinterpret_cast<Graph const *>(ww_r.g);
+  [[maybe_unused]] int u = *reinterpret_cast<int const *>(ww_r.u);
+  [[maybe_unused]] const int *comp = *reinterpret_cast<const int * const *>(ww_r.comp);
+  [[maybe_unused]] unsigned int *best = *reinterpret_cast<unsigned int * const *>(ww_r.best);
+  [[maybe_unused]] dim3 ww_gDim = *reinterpret_cast<dim3 const *>(ww_r.ww_gDim);
   {
-    for (unsigned int _ww_bx = _ww_agg_blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += _ww_agg_gridDim.x) {
+    for (unsigned int ww_bx = ww_agg_blockIdx.x; ww_bx < ww_gDim.x; ww_bx += ww_agg_gridDim.x) {
       {
-        int k = _ww_bx * _ww_agg_blockDim.x + threadIdx.x;
-        if (k >= g.degree(u)) goto _ww_next_block;
+        int k = ww_bx * ww_agg_blockDim.x + threadIdx.x;
+        if (k >= g.degree(u)) goto ww_next_block;
         int e = g.offs[u] + k;
         int cu = comp[u], cv = comp[g.adj[e]];
         if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
       }
-      _ww_next_block:;
+      ww_next_block:;
     }
   }
 }
 
-/* _ww_ aggregate (grid granularity, KLAP): the host launches the aggregated grid of child kernel
-   `_ww_offer_edges_coarse` after the parent kernel has finished, then resets the grid-wide counters */
-static void _ww_offer_edges_coarse_agg_host_launch(cudaStream_t _ww_s) {
-  unsigned long long _ww_c = 0;
-  unsigned int _ww_m[4] = {0, 0, 0, 0};
-  cudaMemcpyFromSymbolAsync(&_ww_c, _ww_offer_edges_coarse_agg_gridcnt, sizeof _ww_c, 0, cudaMemcpyDeviceToHost, _ww_s);
-  cudaMemcpyFromSymbolAsync(_ww_m, _ww_offer_edges_coarse_agg_gridmax, sizeof _ww_m, 0, cudaMemcpyDeviceToHost, _ww_s);
-  cudaStreamSynchronize(_ww_s); /* the aggregated grid's size is known once the parent has finished */
-  const unsigned long long _ww_zero = 0;
-  const unsigned int _ww_zeros[4] = {0, 0, 0, 0};
-  cudaMemcpyToSymbol(_ww_offer_edges_coarse_agg_gridcnt, &_ww_zero, sizeof _ww_zero);
-  cudaMemcpyToSymbol(_ww_offer_edges_coarse_agg_gridmax, _ww_zeros, sizeof _ww_zeros);
-  const unsigned int _ww_n = (unsigned int)((_ww_c >> 32) < _WW_AGG_CAPACITY ? (_ww_c >> 32) : _WW_AGG_CAPACITY);
-  if (_ww_n == 0) return;
-  unsigned int _ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
-  cudaMemcpyFromSymbol(&_ww_blocks, _ww_offer_edges_coarse_agg_scan, sizeof _ww_blocks, (_ww_n - 1) * sizeof(unsigned int));
-  _ww_offer_edges_coarse_agg_rec *_ww_recs = 0;
-  unsigned int *_ww_scan = 0;
-  cudaGetSymbolAddress((void **)&_ww_recs, _ww_offer_edges_coarse_agg_recs);
-  cudaGetSymbolAddress((void **)&_ww_scan, _ww_offer_edges_coarse_agg_scan);
-  _ww_offer_edges_coarse_agg<<<_ww_blocks, dim3(_ww_m[0], _ww_m[1], _ww_m[2]), _ww_m[3], _ww_s>>>(_ww_recs, _ww_scan, _ww_n);
-  if (cudaGetLastError() != cudaSuccess) ++_ww_host_launch_errors;
+/* warpwise aggregate (grid granularity, KLAP): the host launches the aggregated grid of child kernel
+   `ww_offer_edges_coarse` after the parent kernel has finished, then resets the grid-wide counters */
+static void ww_offer_edges_coarse_agg_host_launch(cudaStream_t ww_s) {
+  unsigned long long ww_c = 0;
+  unsigned int ww_m[4] = {0, 0, 0, 0};
+  cudaMemcpyFromSymbolAsync(&ww_c, ww_offer_edges_coarse_agg_gridcnt, sizeof ww_c, 0, cudaMemcpyDeviceToHost, ww_s);
+  cudaMemcpyFromSymbolAsync(ww_m, ww_offer_edges_coarse_agg_gridmax, sizeof ww_m, 0, cudaMemcpyDeviceToHost, ww_s);
+  cudaStreamSynchronize(ww_s); /* the aggregated grid's size is known once the parent has finished */
+  const unsigned long long ww_zero = 0;
+  const unsigned int ww_zeros[4] = {0, 0, 0, 0};
+  cudaMemcpyToSymbol(ww_offer_edges_coarse_agg_gridcnt, &ww_zero, sizeof ww_zero);
+  cudaMemcpyToSymbol(ww_offer_edges_coarse_agg_gridmax, ww_zeros, sizeof ww_zeros);
+  const unsigned int ww_n = (unsigned int)((ww_c >> 32) < WARPWISE_AGG_CAPACITY ? (ww_c >> 32) : WARPWISE_AGG_CAPACITY);
+  if (ww_n == 0) return;
+  unsigned int ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
+  cudaMemcpyFromSymbol(&ww_blocks, ww_offer_edges_coarse_agg_scan, sizeof ww_blocks, (ww_n - 1) * sizeof(unsigned int));
+  ww_offer_edges_coarse_agg_rec *ww_recs = 0;
+  unsigned int *ww_scan = 0;
+  cudaGetSymbolAddress((void **)&ww_recs, ww_offer_edges_coarse_agg_recs);
+  cudaGetSymbolAddress((void **)&ww_scan, ww_offer_edges_coarse_agg_scan);
+  ww_offer_edges_coarse_agg<<<ww_blocks, dim3(ww_m[0], ww_m[1], ww_m[2]), ww_m[3], ww_s>>>(ww_recs, ww_scan, ww_n);
+  if (cudaGetLastError() != cudaSuccess) ++ww_host_launch_errors;
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `offer_edges`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_offer_edges_serial(Graph g, int u, const int *comp, unsigned int *best, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `offer_edges`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_offer_edges_serial(Graph g, int u, const int *comp, unsigned int *best, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
-        if (k >= g.degree(u)) goto _ww_next_thread;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
+        if (k >= g.degree(u)) goto ww_next_thread;
         int e = g.offs[u] + k;
         int cu = comp[u], cv = comp[g.adj[e]];
         if (cu != cv) atomicMin(&best[cu], ((unsigned int)g.weight[e] << 21) | (unsigned int)g.edge[e]);
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -189,50 +189,50 @@ __global__ void lightest_edges(Graph g, const int *comp, unsigned int *best) {
   if (u >= g.n) return;
   int deg = g.degree(u);
   if (deg > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `offer_edges` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_offer_edges_coarse` runs _CFACTOR blocks of child `offer_edges` */
-          const dim3 _ww_cf_gDim = _ww_thr_gDim;
-          dim3 _ww_cf_cgDim = _ww_cf_gDim;
-          _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-          { /* _ww_ aggregate (grid granularity, CGO'22 §V): record this launch of child `_ww_offer_edges_coarse` for the aggregated grid */
-            const dim3 _ww_agg_gDim = _ww_cf_cgDim;
-            const dim3 _ww_agg_bDim = _ww_thr_bDim;
-            const unsigned int _ww_agg_shm = 0;
-            const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-            bool _ww_agg_done = false;
-            if (true && _ww_agg_nb > 0) {
-              const unsigned long long _ww_agg_old = atomicAdd(&_ww_offer_edges_coarse_agg_gridcnt, (1ull << 32) | _ww_agg_nb);
-              if ((_ww_agg_old >> 32) < (unsigned long long)_WW_AGG_CAPACITY) { /* else: the unit's records are full */
-                const unsigned long long _ww_agg_i = 0ull + (_ww_agg_old >> 32);
-                _ww_offer_edges_coarse_agg_rec &_ww_agg_r = _ww_offer_edges_coarse_agg_recs[_ww_agg_i];
-                { Graph const _ww_agg_a0 = (g); memcpy(_ww_agg_r.g, &_ww_agg_a0, sizeof _ww_agg_a0); }
-                { int const _ww_agg_a1 = (u); memcpy(_ww_agg_r.u, &_ww_agg_a1, sizeof _ww_agg_a1); }
-                { const int * const _ww_agg_a2 = (comp); memcpy(_ww_agg_r.comp, &_ww_agg_a2, sizeof _ww_agg_a2); }
-                { unsigned int * const _ww_agg_a3 = (best); memcpy(_ww_agg_r.best, &_ww_agg_a3, sizeof _ww_agg_a3); }
-                { dim3 const _ww_agg_a4 = (_ww_cf_gDim); memcpy(_ww_agg_r._ww_gDim, &_ww_agg_a4, sizeof _ww_agg_a4); }
-                _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-                _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-                _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-                _ww_offer_edges_coarse_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-                atomicMax(&_ww_offer_edges_coarse_agg_gridmax[0], _ww_agg_bDim.x);
-                atomicMax(&_ww_offer_edges_coarse_agg_gridmax[1], _ww_agg_bDim.y);
-                atomicMax(&_ww_offer_edges_coarse_agg_gridmax[2], _ww_agg_bDim.z);
-                atomicMax(&_ww_offer_edges_coarse_agg_gridmax[3], _ww_agg_shm);
-                _ww_agg_done = true;
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `offer_edges` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_offer_edges_coarse` runs WARPWISE_CFACTOR blocks of child `offer_edges` */
+          const dim3 ww_cf_gDim = ww_thr_gDim;
+          dim3 ww_cf_cgDim = ww_cf_gDim;
+          ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+          { /* warpwise aggregate (grid granularity, CGO'22 §V): record this launch of child `ww_offer_edges_coarse` for the aggregated grid */
+            const dim3 ww_agg_gDim = ww_cf_cgDim;
+            const dim3 ww_agg_bDim = ww_thr_bDim;
+            const unsigned int ww_agg_shm = 0;
+            const unsigned int ww_agg_nb = ww_agg_gDim.x * ww_agg_gDim.y * ww_agg_gDim.z;
+            bool ww_agg_done = false;
+            if (true && ww_agg_nb > 0) {
+              const unsigned long long ww_agg_old = atomicAdd(&ww_offer_edges_coarse_agg_gridcnt, (1ull << 32) | ww_agg_nb);
+              if ((ww_agg_old >> 32) < (unsigned long long)WARPWISE_AGG_CAPACITY) { /* else: the unit's records are full */
+                const unsigned long long ww_agg_i = 0ull + (ww_agg_old >> 32);
+                ww_offer_edges_coarse_agg_rec &ww_agg_r = ww_offer_edges_coarse_agg_recs[ww_agg_i];
+                { Graph const ww_agg_a0 = (g); memcpy(ww_agg_r.g, &ww_agg_a0, sizeof ww_agg_a0); }
+                { int const ww_agg_a1 = (u); memcpy(ww_agg_r.u, &ww_agg_a1, sizeof ww_agg_a1); }
+                { const int * const ww_agg_a2 = (comp); memcpy(ww_agg_r.comp, &ww_agg_a2, sizeof ww_agg_a2); }
+                { unsigned int * const ww_agg_a3 = (best); memcpy(ww_agg_r.best, &ww_agg_a3, sizeof ww_agg_a3); }
+                { dim3 const ww_agg_a4 = (ww_cf_gDim); memcpy(ww_agg_r.ww_gDim, &ww_agg_a4, sizeof ww_agg_a4); }
+                ww_agg_r.ww_cfg_gDim = ww_agg_gDim;
+                ww_agg_r.ww_cfg_bDim = ww_agg_bDim;
+                ww_agg_r.ww_cfg_shm = ww_agg_shm;
+                ww_offer_edges_coarse_agg_scan[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;
+                atomicMax(&ww_offer_edges_coarse_agg_gridmax[0], ww_agg_bDim.x);
+                atomicMax(&ww_offer_edges_coarse_agg_gridmax[1], ww_agg_bDim.y);
+                atomicMax(&ww_offer_edges_coarse_agg_gridmax[2], ww_agg_bDim.z);
+                atomicMax(&ww_offer_edges_coarse_agg_gridmax[3], ww_agg_shm);
+                ww_agg_done = true;
               }
             }
-            if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
-              _ww_offer_edges_coarse<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(g, u, comp, best, _ww_cf_gDim);
-              _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+            if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */
+              ww_offer_edges_coarse<<<ww_agg_gDim, ww_agg_bDim, ww_agg_shm, 0>>>(g, u, comp, best, ww_cf_gDim);
+              WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
             }
           }
         }
       } else {
-        _ww_offer_edges_serial(g, u, comp, best, _ww_thr_gDim, _ww_thr_bDim);
+        ww_offer_edges_serial(g, u, comp, best, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -293,14 +293,17 @@ static int find(int *uf, int x) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 2048; small: up to 12
-  const int max_deg = strcmp(input, "small") == 0 ? 12 : 2048;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: out-degrees up to 1251; small: up to 12; xl: 5001
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 12 : xl ? 1 << 15 : 2048;
+  const double eps = xl ? 0.0001 / 16 : 0.0001; // xl: a 16x heavier tail, degrees / 32 (not / 8): hubs of
+  const int deg_div = xl ? 32 : 8;                 // up to 5000 edges while the edge count fits 21 bits
   unsigned long long seed = 2024;
   int *deg0 = (int *)malloc(V * sizeof(int));
   int M = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.9999 + 0.0001)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / deg_div;
     deg0[u] = deg > max_deg ? max_deg : deg;
     M += deg0[u];
   }
@@ -386,7 +389,7 @@ int main(int argc, char **argv) {
       int hooks = 0, changed = 1;
       CHECK(cudaMemset(d_flag, 0, 2 * sizeof(int)));
       lightest_edges<<<B, 128>>>(g, d_comp, d_best);
-      _ww_offer_edges_coarse_agg_host_launch(0); /* _ww_ aggregate (grid granularity): the host launches the aggregated grid */
+      ww_offer_edges_coarse_agg_host_launch(0); /* warpwise aggregate (grid granularity): the host launches the aggregated grid */
       CHECK(cudaGetLastError());
       hook<<<B, 128>>>(V, d_eu, d_ev, d_comp, d_best, d_parent, d_chosen, d_flag);
       CHECK(cudaMemcpy(&hooks, d_flag, sizeof(int), cudaMemcpyDeviceToHost));
@@ -407,8 +410,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(chosen, d_chosen, M * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   unsigned long long weight = 0;
   int edges = 0;

@@ -24,29 +24,29 @@
 
 #define BITS 10      // Morton code: BITS bits per coordinate
 #define MAX_DEPTH 10 // depth guard of the recursion (<= BITS)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-#ifndef _CFACTOR
-#define _CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+#ifndef WARPWISE_CFACTOR
+#define WARPWISE_CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
 #endif
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
-#ifndef _WW_SERIAL_STACK
-#define _WW_SERIAL_STACK 8192 /* threshold of a recursive launch: thread stack bytes for the recursive serial copy */
+#ifndef WARPWISE_SERIAL_STACK
+#define WARPWISE_SERIAL_STACK 8192 /* threshold of a recursive launch: thread stack bytes for the recursive serial copy */
 #endif
 static const int RUNS = 5;
 
@@ -62,10 +62,10 @@ __host__ __device__ int lower_bound(const unsigned int *codes, int a, int b, uns
 }
 
 // One node: the points [begin, end) whose codes share the node's prefix of 2 * depth bits.
-/* _ww_ threshold: serial copy of `qt_node`, defined below */
-__device__ void _ww_qt_node_serial(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 _ww_sgDim, dim3 _ww_sbDim);
-/* _ww_ coarsen: coarsened copy of `qt_node`, defined below */
-__global__ void _ww_qt_node_coarse(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 _ww_gDim);
+/* warpwise threshold: serial copy of `qt_node`, defined below */
+__device__ void ww_qt_node_serial(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 ww_sgDim, dim3 ww_sbDim);
+/* warpwise coarsen: coarsened copy of `qt_node`, defined below */
+__global__ void ww_qt_node_coarse(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 ww_gDim);
 __global__ void qt_node(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth,
                         unsigned long long *depth_sum) {
   int i = begin + blockIdx.x * blockDim.x + threadIdx.x;
@@ -79,20 +79,20 @@ __global__ void qt_node(const unsigned int *codes, int begin, int end, int depth
     int lo = lower_bound(codes, begin, end, prefix << shift);
     int hi = lower_bound(codes, lo, end, (prefix + 1) << shift);
     if (hi > lo) {
-      { /* _ww_ threshold (CGO'22 Fig. 3): launch child `qt_node` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-        const auto _ww_threads = (hi - lo); /* child threads, Fig. 4 pattern (N+b-1)/b */
-        const dim3 _ww_thr_gDim = (hi - lo + 127) / 128;
-        const dim3 _ww_thr_bDim = 128;
-        if (_ww_threads >= _THRESHOLD) {
-          { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_qt_node_coarse` runs _CFACTOR blocks of child `qt_node` */
-            const dim3 _ww_cf_gDim = _ww_thr_gDim;
-            dim3 _ww_cf_cgDim = _ww_cf_gDim;
-            _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-            _ww_qt_node_coarse<<<_ww_cf_cgDim, _ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_cf_gDim);
-            _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+      { /* warpwise threshold (CGO'22 Fig. 3): launch child `qt_node` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+        const auto ww_threads = (hi - lo); /* child threads, Fig. 4 pattern (N+b-1)/b */
+        const dim3 ww_thr_gDim = (hi - lo + 127) / 128;
+        const dim3 ww_thr_bDim = 128;
+        if (ww_threads >= WARPWISE_THRESHOLD) {
+          { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_qt_node_coarse` runs WARPWISE_CFACTOR blocks of child `qt_node` */
+            const dim3 ww_cf_gDim = ww_thr_gDim;
+            dim3 ww_cf_cgDim = ww_cf_gDim;
+            ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+            ww_qt_node_coarse<<<ww_cf_cgDim, ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, ww_cf_gDim);
+            WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
           }
         } else {
-          _ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_thr_gDim, _ww_thr_bDim);
+          ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, ww_thr_gDim, ww_thr_bDim);
         }
       }
       if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -100,36 +100,36 @@ __global__ void qt_node(const unsigned int *codes, int begin, int end, int depth
   }
 }
 
-/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `qt_node`; block b runs the
-   original blocks b, b + gridDim.x, ... of the uncoarsened grid _ww_gDim */
-__global__ void _ww_qt_node_coarse(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 _ww_gDim) {
-  for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {
+/* warpwise coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `qt_node`; block b runs the
+   original blocks b, b + gridDim.x, ... of the uncoarsened grid ww_gDim */
+__global__ void ww_qt_node_coarse(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 ww_gDim) {
+  for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {
     {
-      int i = begin + _ww_bx * blockDim.x + threadIdx.x;
+      int i = begin + ww_bx * blockDim.x + threadIdx.x;
       if (i < end) {
         atomicMax(&pdepth[i], depth);
         atomicAdd(&depth_sum[depth], (unsigned long long)(codes[i] >> (2 * (BITS - depth))));
       }
-      if (_ww_bx == 0 && threadIdx.x < 4 && depth < MAX_DEPTH && end - begin > leaf) {
+      if (ww_bx == 0 && threadIdx.x < 4 && depth < MAX_DEPTH && end - begin > leaf) {
         int shift = 2 * (BITS - depth - 1);
         unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + threadIdx.x;
         int lo = lower_bound(codes, begin, end, prefix << shift);
         int hi = lower_bound(codes, lo, end, (prefix + 1) << shift);
         if (hi > lo) {
-          { /* _ww_ threshold (CGO'22 Fig. 3): launch child `qt_node` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-            const auto _ww_threads = (hi - lo); /* child threads, Fig. 4 pattern (N+b-1)/b */
-            const dim3 _ww_thr_gDim = (hi - lo + 127) / 128;
-            const dim3 _ww_thr_bDim = 128;
-            if (_ww_threads >= _THRESHOLD) {
-              { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_qt_node_coarse` runs _CFACTOR blocks of child `qt_node` */
-                const dim3 _ww_cf_gDim = _ww_thr_gDim;
-                dim3 _ww_cf_cgDim = _ww_cf_gDim;
-                _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-                _ww_qt_node_coarse<<<_ww_cf_cgDim, _ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_cf_gDim);
-                _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+          { /* warpwise threshold (CGO'22 Fig. 3): launch child `qt_node` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+            const auto ww_threads = (hi - lo); /* child threads, Fig. 4 pattern (N+b-1)/b */
+            const dim3 ww_thr_gDim = (hi - lo + 127) / 128;
+            const dim3 ww_thr_bDim = 128;
+            if (ww_threads >= WARPWISE_THRESHOLD) {
+              { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_qt_node_coarse` runs WARPWISE_CFACTOR blocks of child `qt_node` */
+                const dim3 ww_cf_gDim = ww_thr_gDim;
+                dim3 ww_cf_cgDim = ww_cf_gDim;
+                ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+                ww_qt_node_coarse<<<ww_cf_cgDim, ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, ww_cf_gDim);
+                WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
               }
             } else {
-              _ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_thr_gDim, _ww_thr_bDim);
+              ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, ww_thr_gDim, ww_thr_bDim);
             }
           }
           if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -139,32 +139,32 @@ __global__ void _ww_qt_node_coarse(const unsigned int *codes, int begin, int end
   }
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `qt_node`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_qt_node_serial(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `qt_node`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_qt_node_serial(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth, unsigned long long *depth_sum, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int i = begin + _ww_bx * _ww_sbDim.x + _ww_tx;
+        int i = begin + ww_bx * ww_sbDim.x + ww_tx;
         if (i < end) {
           atomicMax(&pdepth[i], depth);
           atomicAdd(&depth_sum[depth], (unsigned long long)(codes[i] >> (2 * (BITS - depth))));
         }
-        if (_ww_bx == 0 && _ww_tx < 4 && depth < MAX_DEPTH && end - begin > leaf) {
+        if (ww_bx == 0 && ww_tx < 4 && depth < MAX_DEPTH && end - begin > leaf) {
           int shift = 2 * (BITS - depth - 1);
-          unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + _ww_tx;
+          unsigned int prefix = (codes[begin] >> (shift + 2)) * 4 + ww_tx;
           int lo = lower_bound(codes, begin, end, prefix << shift);
           int hi = lower_bound(codes, lo, end, (prefix + 1) << shift);
           if (hi > lo) {
-            { /* _ww_ threshold (CGO'22 Fig. 3): launch child `qt_node` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-              const auto _ww_threads = (hi - lo); /* child threads, Fig. 4 pattern (N+b-1)/b */
-              const dim3 _ww_thr_gDim = (hi - lo + 127) / 128;
-              const dim3 _ww_thr_bDim = 128;
-              if (_ww_threads >= _THRESHOLD) {
-                qt_node<<<_ww_thr_gDim, _ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum);
-                _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+            { /* warpwise threshold (CGO'22 Fig. 3): launch child `qt_node` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+              const auto ww_threads = (hi - lo); /* child threads, Fig. 4 pattern (N+b-1)/b */
+              const dim3 ww_thr_gDim = (hi - lo + 127) / 128;
+              const dim3 ww_thr_bDim = 128;
+              if (ww_threads >= WARPWISE_THRESHOLD) {
+                qt_node<<<ww_thr_gDim, ww_thr_bDim>>>(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum);
+                WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
               } else {
-                _ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, _ww_thr_gDim, _ww_thr_bDim);
+                ww_qt_node_serial(codes, lo, hi, depth + 1, leaf, pdepth, depth_sum, ww_thr_gDim, ww_thr_bDim);
               }
             }
             if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -175,11 +175,11 @@ __device__ void _ww_qt_node_serial(const unsigned int *codes, int begin, int end
   }
 }
 
-/* _ww_ threshold: the recursive serial copy of `qt_node` needs _WW_SERIAL_STACK bytes of stack per thread */
-static void _ww_qt_node_serial_stack(void) {
-  size_t _ww_s = 0;
-  if (cudaDeviceGetLimit(&_ww_s, cudaLimitStackSize) == cudaSuccess && _ww_s < _WW_SERIAL_STACK)
-    cudaDeviceSetLimit(cudaLimitStackSize, _WW_SERIAL_STACK);
+/* warpwise threshold: the recursive serial copy of `qt_node` needs WARPWISE_SERIAL_STACK bytes of stack per thread */
+static void ww_qt_node_serial_stack(void) {
+  size_t ww_s = 0;
+  if (cudaDeviceGetLimit(&ww_s, cudaLimitStackSize) == cudaSuccess && ww_s < WARPWISE_SERIAL_STACK)
+    cudaDeviceSetLimit(cudaLimitStackSize, WARPWISE_SERIAL_STACK);
 }
 
 static void cpu_node(const unsigned int *codes, int begin, int end, int depth, int leaf, int *pdepth,
@@ -220,9 +220,9 @@ static unsigned int spread(unsigned int x) { // BITS bits -> every other bit
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: 256K points, leaves of 64; small: 64K, leaves of 8
-  const int small = strcmp(input, "small") == 0;
-  const int N = small ? 1 << 16 : 1 << 18;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: 256K points, leaves of 64; small: 64K, leaves of 8;
+  const int small = strcmp(input, "small") == 0;     // xl: 1M points, leaves of 64
+  const int N = small ? 1 << 16 : strcmp(input, "xl") == 0 ? 1 << 20 : 1 << 18;
   const int leaf = small ? 8 : 64;
   unsigned long long seed = 8086;
   unsigned int *codes = (unsigned int *)malloc(N * sizeof(unsigned int));
@@ -258,7 +258,7 @@ int main(int argc, char **argv) {
     CHECK(cudaMemset(d_pdepth, 0, N * sizeof(int)));
     CHECK(cudaMemset(d_sum, 0, (MAX_DEPTH + 1) * sizeof(unsigned long long)));
     CHECK(cudaEventRecord(t0));
-    _ww_qt_node_serial_stack(); /* _ww_ threshold: stack for the recursive serial copy */
+    ww_qt_node_serial_stack(); /* warpwise threshold: stack for the recursive serial copy */
     qt_node<<<(N + 127) / 128, 128>>>(d_codes, 0, N, 0, leaf, d_pdepth, d_sum);
     CHECK(cudaGetLastError());
     CHECK(cudaEventRecord(t1));
@@ -272,8 +272,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(sum, d_sum, sizeof sum, cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

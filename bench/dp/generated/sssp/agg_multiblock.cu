@@ -20,32 +20,32 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
+#ifndef WARPWISE_AGG_CAPACITY
+#define WARPWISE_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
-#ifndef _WW_AGG_PER_THREAD
-#define _WW_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
+#ifndef WARPWISE_AGG_PER_THREAD
+#define WARPWISE_AGG_PER_THREAD 1 /* aggregation: records per parent thread (more launches of a thread go out directly) */
 #endif
-#ifndef _AGG_GRANULARITY
-#define _AGG_GRANULARITY 8 /* multi-block aggregation: parent blocks per group (CGO'22 Fig. 7) */
+#ifndef WARPWISE_AGG_GRANULARITY
+#define WARPWISE_AGG_GRANULARITY 8 /* multi-block aggregation: parent blocks per group (CGO'22 Fig. 7) */
 #endif
-#ifndef _WW_AGG_MAX_GROUPS
-#define _WW_AGG_MAX_GROUPS 65536 /* multi-block aggregation: group counters */
+#ifndef WARPWISE_AGG_MAX_GROUPS
+#define WARPWISE_AGG_MAX_GROUPS 65536 /* multi-block aggregation: group counters */
 #endif
 
 static const int V = 131072;
@@ -84,49 +84,49 @@ __global__ void relax_edges(CsrGraph g, int u, int du, int *dist, Frontier next)
   if (nd < atomicMin(&dist[v], nd)) next.push(v);
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `relax_edges` (arguments as bytes, copied with memcpy, and configuration) */
-struct _ww_relax_edges_agg_rec {
+/* warpwise aggregate: one parent thread's launch of child kernel `relax_edges` (arguments as bytes, copied with memcpy, and configuration) */
+struct ww_relax_edges_agg_rec {
   alignas(CsrGraph) unsigned char g[sizeof(CsrGraph)];
   alignas(int) unsigned char u[sizeof(int)];
   alignas(int) unsigned char du[sizeof(int)];
   alignas(int *) unsigned char dist[sizeof(int *)];
   alignas(Frontier) unsigned char next[sizeof(Frontier)];
-  uint3 _ww_cfg_gDim;
-  uint3 _ww_cfg_bDim;
-  unsigned int _ww_cfg_shm;
+  uint3 ww_cfg_gDim;
+  uint3 ww_cfg_bDim;
+  unsigned int ww_cfg_shm;
 };
 
-static __device__ _ww_relax_edges_agg_rec _ww_relax_edges_agg_recs[_WW_AGG_CAPACITY]; /* _ww_ aggregate: launch records */
-static __device__ unsigned int _ww_relax_edges_agg_scan[_WW_AGG_CAPACITY]; /* _ww_ aggregate: inclusive scan of block counts */
-static __device__ unsigned long long _ww_relax_edges_agg_gcnt[_WW_AGG_MAX_GROUPS]; /* (parents << 32) | blocks */
-static __device__ unsigned int _ww_relax_edges_agg_gmax[_WW_AGG_MAX_GROUPS][4]; /* max block x, y, z, shared bytes */
-static __device__ unsigned int _ww_relax_edges_agg_gdone[_WW_AGG_MAX_GROUPS]; /* blocks of the group finished */
+static __device__ ww_relax_edges_agg_rec ww_relax_edges_agg_recs[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: launch records */
+static __device__ unsigned int ww_relax_edges_agg_scan[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: inclusive scan of block counts */
+static __device__ unsigned long long ww_relax_edges_agg_gcnt[WARPWISE_AGG_MAX_GROUPS]; /* (parents << 32) | blocks */
+static __device__ unsigned int ww_relax_edges_agg_gmax[WARPWISE_AGG_MAX_GROUPS][4]; /* max block x, y, z, shared bytes */
+static __device__ unsigned int ww_relax_edges_agg_gdone[WARPWISE_AGG_MAX_GROUPS]; /* blocks of the group finished */
 
-/* _ww_ aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `relax_edges`.
+/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `relax_edges`.
    Block i belongs to the parent p whose inclusive scan of block counts is the first above i
    (binary search); the block takes that parent's arguments and launch configuration. */
-__global__ void _ww_relax_edges_agg(const _ww_relax_edges_agg_rec *_ww_recs, const unsigned int *_ww_scan, unsigned int _ww_n) {
-  unsigned int _ww_lo = 0, _ww_hi = _ww_n - 1;
-  while (_ww_lo < _ww_hi) {
-    const unsigned int _ww_mid = (_ww_lo + _ww_hi) / 2;
-    if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1; else _ww_hi = _ww_mid;
+__global__ void ww_relax_edges_agg(const ww_relax_edges_agg_rec *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {
+  unsigned int ww_lo = 0, ww_hi = ww_n - 1;
+  while (ww_lo < ww_hi) {
+    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;
+    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;
   }
-  const _ww_relax_edges_agg_rec &_ww_r = _ww_recs[_ww_lo];
-  const dim3 _ww_agg_blockDim = _ww_r._ww_cfg_bDim;
-  if (threadIdx.x >= _ww_agg_blockDim.x || threadIdx.y >= _ww_agg_blockDim.y ||
-      threadIdx.z >= _ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
-  const dim3 _ww_agg_gridDim = _ww_r._ww_cfg_gDim;
-  const unsigned int _ww_b = blockIdx.x - (_ww_lo > 0 ? _ww_scan[_ww_lo - 1] : 0u);
-  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
-      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
-      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  [[maybe_unused]] CsrGraph g = *reinterpret_cast<CsrGraph const *>(_ww_r.g);
-  [[maybe_unused]] int u = *reinterpret_cast<int const *>(_ww_r.u);
-  [[maybe_unused]] int du = *reinterpret_cast<int const *>(_ww_r.du);
-  [[maybe_unused]] int *dist = *reinterpret_cast<int * const *>(_ww_r.dist);
-  [[maybe_unused]] Frontier next = *reinterpret_cast<Frontier const *>(_ww_r.next);
+  const ww_relax_edges_agg_rec &ww_r = ww_recs[ww_lo];
+  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;
+  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||
+      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
+  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;
+  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);
+  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,
+      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,
+      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));
+  [[maybe_unused]] CsrGraph g = *reinterpret_cast<CsrGraph const *>(ww_r.g);
+  [[maybe_unused]] int u = *reinterpret_cast<int const *>(ww_r.u);
+  [[maybe_unused]] int du = *reinterpret_cast<int const *>(ww_r.du);
+  [[maybe_unused]] int *dist = *reinterpret_cast<int * const *>(ww_r.dist);
+  [[maybe_unused]] Frontier next = *reinterpret_cast<Frontier const *>(ww_r.next);
   {
-    int k = _ww_agg_blockIdx.x * _ww_agg_blockDim.x + threadIdx.x;
+    int k = ww_agg_blockIdx.x * ww_agg_blockDim.x + threadIdx.x;
     int first = g.offs[u];
     if (k >= g.offs[u + 1] - first) return;
     int v = g.adj[first + k];
@@ -137,76 +137,77 @@ __global__ void _ww_relax_edges_agg(const _ww_relax_edges_agg_rec *_ww_recs, con
 
 // Parent: one thread per frontier vertex.
 __global__ void relax_frontier(CsrGraph g, const int *frontier, int size, int *dist, Frontier next) {
-  /* _ww_ aggregate (multi-block granularity, CGO'22 §V-A / Fig. 7): the launches of each group of
-     _AGG_GRANULARITY blocks are recorded; the group's last block to finish launches them as one grid */
-  const unsigned int _ww_relax_edges_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-  const unsigned long long _ww_relax_edges_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
-  const unsigned int _ww_relax_edges_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
-  const unsigned long long _ww_relax_edges_agg_g = _ww_relax_edges_agg_blk / _AGG_GRANULARITY; /* group of this block */
-  const unsigned long long _ww_relax_edges_agg_cap = (unsigned long long)_AGG_GRANULARITY * _ww_relax_edges_agg_nthr * _WW_AGG_PER_THREAD;
-  const unsigned long long _ww_relax_edges_agg_base = _ww_relax_edges_agg_g * _ww_relax_edges_agg_cap; /* first record of the group */
-  const bool _ww_relax_edges_agg_ok = _ww_relax_edges_agg_g < _WW_AGG_MAX_GROUPS && _ww_relax_edges_agg_base + _ww_relax_edges_agg_cap <= _WW_AGG_CAPACITY;
+  /* warpwise aggregate (multi-block granularity, CGO'22 §V-A / Fig. 7): the launches of each group
+     of WARPWISE_AGG_GRANULARITY blocks are recorded; the group's last block to finish launches them as
+     one grid */
+  const unsigned int ww_relax_edges_agg_tid = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const unsigned long long ww_relax_edges_agg_blk = blockIdx.x + (unsigned long long)gridDim.x * (blockIdx.y + (unsigned long long)gridDim.y * blockIdx.z);
+  const unsigned int ww_relax_edges_agg_nthr = blockDim.x * blockDim.y * blockDim.z;
+  const unsigned long long ww_relax_edges_agg_g = ww_relax_edges_agg_blk / WARPWISE_AGG_GRANULARITY; /* group of this block */
+  const unsigned long long ww_relax_edges_agg_cap = (unsigned long long)WARPWISE_AGG_GRANULARITY * ww_relax_edges_agg_nthr * WARPWISE_AGG_PER_THREAD;
+  const unsigned long long ww_relax_edges_agg_base = ww_relax_edges_agg_g * ww_relax_edges_agg_cap; /* first record of the group */
+  const bool ww_relax_edges_agg_ok = ww_relax_edges_agg_g < WARPWISE_AGG_MAX_GROUPS && ww_relax_edges_agg_base + ww_relax_edges_agg_cap <= WARPWISE_AGG_CAPACITY;
   {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= size) goto _ww_relax_edges_agg_end;
+  if (i >= size) goto ww_relax_edges_agg_end;
   int u = frontier[i];
   int deg = g.offs[u + 1] - g.offs[u];
   if (deg > 0) {
-    { /* _ww_ aggregate (multi-block granularity, CGO'22 §V): record this launch of child `relax_edges` for the aggregated grid */
-      const dim3 _ww_agg_gDim = (deg + 127) / 128;
-      const dim3 _ww_agg_bDim = 128;
-      const unsigned int _ww_agg_shm = 0;
-      const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-      bool _ww_agg_done = false;
-      if (_ww_relax_edges_agg_ok && _ww_agg_nb > 0) {
-        const unsigned long long _ww_agg_old = atomicAdd(&_ww_relax_edges_agg_gcnt[_ww_relax_edges_agg_g], (1ull << 32) | _ww_agg_nb);
-        if ((_ww_agg_old >> 32) < _ww_relax_edges_agg_cap) { /* else: the unit's records are full */
-          const unsigned long long _ww_agg_i = _ww_relax_edges_agg_base + (_ww_agg_old >> 32);
-          _ww_relax_edges_agg_rec &_ww_agg_r = _ww_relax_edges_agg_recs[_ww_agg_i];
-          { CsrGraph const _ww_agg_a0 = (g); memcpy(_ww_agg_r.g, &_ww_agg_a0, sizeof _ww_agg_a0); }
-          { int const _ww_agg_a1 = (u); memcpy(_ww_agg_r.u, &_ww_agg_a1, sizeof _ww_agg_a1); }
-          { int const _ww_agg_a2 = (dist[u]); memcpy(_ww_agg_r.du, &_ww_agg_a2, sizeof _ww_agg_a2); }
-          { int * const _ww_agg_a3 = (dist); memcpy(_ww_agg_r.dist, &_ww_agg_a3, sizeof _ww_agg_a3); }
-          { Frontier const _ww_agg_a4 = (next); memcpy(_ww_agg_r.next, &_ww_agg_a4, sizeof _ww_agg_a4); }
-          _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-          _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-          _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-          _ww_relax_edges_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-          atomicMax(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][0], _ww_agg_bDim.x);
-          atomicMax(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][1], _ww_agg_bDim.y);
-          atomicMax(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][2], _ww_agg_bDim.z);
-          atomicMax(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][3], _ww_agg_shm);
-          _ww_agg_done = true;
+    { /* warpwise aggregate (multi-block granularity, CGO'22 §V): record this launch of child `relax_edges` for the aggregated grid */
+      const dim3 ww_agg_gDim = (deg + 127) / 128;
+      const dim3 ww_agg_bDim = 128;
+      const unsigned int ww_agg_shm = 0;
+      const unsigned int ww_agg_nb = ww_agg_gDim.x * ww_agg_gDim.y * ww_agg_gDim.z;
+      bool ww_agg_done = false;
+      if (ww_relax_edges_agg_ok && ww_agg_nb > 0) {
+        const unsigned long long ww_agg_old = atomicAdd(&ww_relax_edges_agg_gcnt[ww_relax_edges_agg_g], (1ull << 32) | ww_agg_nb);
+        if ((ww_agg_old >> 32) < ww_relax_edges_agg_cap) { /* else: the unit's records are full */
+          const unsigned long long ww_agg_i = ww_relax_edges_agg_base + (ww_agg_old >> 32);
+          ww_relax_edges_agg_rec &ww_agg_r = ww_relax_edges_agg_recs[ww_agg_i];
+          { CsrGraph const ww_agg_a0 = (g); memcpy(ww_agg_r.g, &ww_agg_a0, sizeof ww_agg_a0); }
+          { int const ww_agg_a1 = (u); memcpy(ww_agg_r.u, &ww_agg_a1, sizeof ww_agg_a1); }
+          { int const ww_agg_a2 = (dist[u]); memcpy(ww_agg_r.du, &ww_agg_a2, sizeof ww_agg_a2); }
+          { int * const ww_agg_a3 = (dist); memcpy(ww_agg_r.dist, &ww_agg_a3, sizeof ww_agg_a3); }
+          { Frontier const ww_agg_a4 = (next); memcpy(ww_agg_r.next, &ww_agg_a4, sizeof ww_agg_a4); }
+          ww_agg_r.ww_cfg_gDim = ww_agg_gDim;
+          ww_agg_r.ww_cfg_bDim = ww_agg_bDim;
+          ww_agg_r.ww_cfg_shm = ww_agg_shm;
+          ww_relax_edges_agg_scan[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;
+          atomicMax(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][0], ww_agg_bDim.x);
+          atomicMax(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][1], ww_agg_bDim.y);
+          atomicMax(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][2], ww_agg_bDim.z);
+          atomicMax(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][3], ww_agg_shm);
+          ww_agg_done = true;
         }
       }
-      if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
-        relax_edges<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(g, u, dist[u], dist, next);
-        _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+      if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */
+        relax_edges<<<ww_agg_gDim, ww_agg_bDim, ww_agg_shm, 0>>>(g, u, dist[u], dist, next);
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
   }
   }
-  _ww_relax_edges_agg_end:;
-  /* _ww_ aggregate (multi-block granularity, CGO'22 Fig. 7 lines 26-35): fence, then the last block
+  ww_relax_edges_agg_end:;
+  /* warpwise aggregate (multi-block granularity, CGO'22 Fig. 7 lines 26-35): fence, then the last block
      of the group to finish launches the group's aggregated grid */
   __threadfence();
   __syncthreads();
-  if (_ww_relax_edges_agg_ok && _ww_relax_edges_agg_tid == 0) {
-    const unsigned long long _ww_agg_nblk = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
-    const unsigned long long _ww_agg_left = _ww_agg_nblk - _ww_relax_edges_agg_g * _AGG_GRANULARITY;
-    const unsigned int _ww_agg_members = (unsigned int)(_ww_agg_left < _AGG_GRANULARITY ? _ww_agg_left : _AGG_GRANULARITY);
-    if (atomicAdd(&_ww_relax_edges_agg_gdone[_ww_relax_edges_agg_g], 1u) + 1u == _ww_agg_members) { /* last block of the group */
+  if (ww_relax_edges_agg_ok && ww_relax_edges_agg_tid == 0) {
+    const unsigned long long ww_agg_nblk = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+    const unsigned long long ww_agg_left = ww_agg_nblk - ww_relax_edges_agg_g * WARPWISE_AGG_GRANULARITY;
+    const unsigned int ww_agg_members = (unsigned int)(ww_agg_left < WARPWISE_AGG_GRANULARITY ? ww_agg_left : WARPWISE_AGG_GRANULARITY);
+    if (atomicAdd(&ww_relax_edges_agg_gdone[ww_relax_edges_agg_g], 1u) + 1u == ww_agg_members) { /* last block of the group */
       __threadfence();
-      const unsigned long long _ww_agg_c = atomicExch(&_ww_relax_edges_agg_gcnt[_ww_relax_edges_agg_g], 0ull); /* read and reset */
-      const unsigned int _ww_agg_m[4] = {atomicExch(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][0], 0u), atomicExch(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][1], 0u),
-                                        atomicExch(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][2], 0u), atomicExch(&_ww_relax_edges_agg_gmax[_ww_relax_edges_agg_g][3], 0u)};
-      atomicExch(&_ww_relax_edges_agg_gdone[_ww_relax_edges_agg_g], 0u);
-      const unsigned int _ww_agg_n = (unsigned int)((_ww_agg_c >> 32) < _ww_relax_edges_agg_cap ? (_ww_agg_c >> 32) : _ww_relax_edges_agg_cap);
-      const unsigned int _ww_agg_blocks = _ww_agg_n > 0 ? _ww_relax_edges_agg_scan[_ww_relax_edges_agg_base + _ww_agg_n - 1] : 0u;
-      if (_ww_agg_n > 0) {
-        _ww_relax_edges_agg<<<_ww_agg_blocks, dim3(_ww_agg_m[0], _ww_agg_m[1], _ww_agg_m[2]), _ww_agg_m[3], cudaStreamFireAndForget>>>(_ww_relax_edges_agg_recs + _ww_relax_edges_agg_base, _ww_relax_edges_agg_scan + _ww_relax_edges_agg_base, _ww_agg_n);
-        _WW_COUNT_LAUNCH_ERROR(cudaGetLastError());
+      const unsigned long long ww_agg_c = atomicExch(&ww_relax_edges_agg_gcnt[ww_relax_edges_agg_g], 0ull); /* read and reset */
+      const unsigned int ww_agg_m[4] = {atomicExch(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][0], 0u), atomicExch(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][1], 0u),
+                                        atomicExch(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][2], 0u), atomicExch(&ww_relax_edges_agg_gmax[ww_relax_edges_agg_g][3], 0u)};
+      atomicExch(&ww_relax_edges_agg_gdone[ww_relax_edges_agg_g], 0u);
+      const unsigned int ww_agg_n = (unsigned int)((ww_agg_c >> 32) < ww_relax_edges_agg_cap ? (ww_agg_c >> 32) : ww_relax_edges_agg_cap);
+      const unsigned int ww_agg_blocks = ww_agg_n > 0 ? ww_relax_edges_agg_scan[ww_relax_edges_agg_base + ww_agg_n - 1] : 0u;
+      if (ww_agg_n > 0) {
+        ww_relax_edges_agg<<<ww_agg_blocks, dim3(ww_agg_m[0], ww_agg_m[1], ww_agg_m[2]), ww_agg_m[3], cudaStreamFireAndForget>>>(ww_relax_edges_agg_recs + ww_relax_edges_agg_base, ww_relax_edges_agg_scan + ww_relax_edges_agg_base, ww_agg_n);
+        WARPWISE_COUNT_LAUNCH_ERROR(cudaGetLastError());
       }
     }
   }
@@ -249,14 +250,16 @@ static long long heap_pop(long long *h, int *n) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16
-  const int max_deg = strcmp(input, "small") == 0 ? 16 : 4096;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16; xl: 65536
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 16 : xl ? 1 << 16 : 4096;
+  const double eps = xl ? 0.00005 / 16 : 0.00005; // xl: a 16x heavier tail
   unsigned long long seed = 555;
   int *offs = (int *)malloc((V + 1) * sizeof(int));
   offs[0] = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 8;
     offs[u + 1] = offs[u] + (deg > max_deg ? max_deg : deg);
   }
   int E = offs[V];
@@ -333,8 +336,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(dist, d_dist, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

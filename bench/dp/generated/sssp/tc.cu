@@ -20,26 +20,26 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-#ifndef _CFACTOR
-#define _CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+#ifndef WARPWISE_CFACTOR
+#define WARPWISE_CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
 #endif
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int V = 131072;
@@ -78,36 +78,36 @@ __global__ void relax_edges(CsrGraph g, int u, int du, int *dist, Frontier next)
   if (nd < atomicMin(&dist[v], nd)) next.push(v);
 }
 
-/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `relax_edges`; block b runs the
-   original blocks b, b + gridDim.x, ... of the uncoarsened grid _ww_gDim */
-__global__ void _ww_relax_edges_coarse(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 _ww_gDim) {
-  for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {
+/* warpwise coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `relax_edges`; block b runs the
+   original blocks b, b + gridDim.x, ... of the uncoarsened grid ww_gDim */
+__global__ void ww_relax_edges_coarse(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 ww_gDim) {
+  for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {
     {
-      int k = _ww_bx * blockDim.x + threadIdx.x;
+      int k = ww_bx * blockDim.x + threadIdx.x;
       int first = g.offs[u];
-      if (k >= g.offs[u + 1] - first) goto _ww_next_block;
+      if (k >= g.offs[u + 1] - first) goto ww_next_block;
       int v = g.adj[first + k];
       int nd = du + g.weight[first + k];
       if (nd < atomicMin(&dist[v], nd)) next.push(v);
     }
-    _ww_next_block:;
+    ww_next_block:;
   }
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `relax_edges`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_relax_edges_serial(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `relax_edges`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_relax_edges_serial(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
         int first = g.offs[u];
-        if (k >= g.offs[u + 1] - first) goto _ww_next_thread;
+        if (k >= g.offs[u + 1] - first) goto ww_next_thread;
         int v = g.adj[first + k];
         int nd = du + g.weight[first + k];
         if (nd < atomicMin(&dist[v], nd)) next.push(v);
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -119,20 +119,20 @@ __global__ void relax_frontier(CsrGraph g, const int *frontier, int size, int *d
   int u = frontier[i];
   int deg = g.offs[u + 1] - g.offs[u];
   if (deg > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `relax_edges` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_relax_edges_coarse` runs _CFACTOR blocks of child `relax_edges` */
-          const dim3 _ww_cf_gDim = _ww_thr_gDim;
-          dim3 _ww_cf_cgDim = _ww_cf_gDim;
-          _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-          _ww_relax_edges_coarse<<<_ww_cf_cgDim, _ww_thr_bDim>>>(g, u, dist[u], dist, next, _ww_cf_gDim);
-          _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `relax_edges` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_relax_edges_coarse` runs WARPWISE_CFACTOR blocks of child `relax_edges` */
+          const dim3 ww_cf_gDim = ww_thr_gDim;
+          dim3 ww_cf_cgDim = ww_cf_gDim;
+          ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+          ww_relax_edges_coarse<<<ww_cf_cgDim, ww_thr_bDim>>>(g, u, dist[u], dist, next, ww_cf_gDim);
+          WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
         }
       } else {
-        _ww_relax_edges_serial(g, u, dist[u], dist, next, _ww_thr_gDim, _ww_thr_bDim);
+        ww_relax_edges_serial(g, u, dist[u], dist, next, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -176,14 +176,16 @@ static long long heap_pop(long long *h, int *n) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16
-  const int max_deg = strcmp(input, "small") == 0 ? 16 : 4096;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16; xl: 65536
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 16 : xl ? 1 << 16 : 4096;
+  const double eps = xl ? 0.00005 / 16 : 0.00005; // xl: a 16x heavier tail
   unsigned long long seed = 555;
   int *offs = (int *)malloc((V + 1) * sizeof(int));
   offs[0] = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 8;
     offs[u + 1] = offs[u] + (deg > max_deg ? max_deg : deg);
   }
   int E = offs[V];
@@ -260,8 +262,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(dist, d_dist, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;

@@ -20,29 +20,29 @@
       exit(1);                                                                        \
     }                                                                                 \
   } while (0)
-#ifndef _WW_PRELUDE
-#define _WW_PRELUDE 1
-#ifndef _CFACTOR
-#define _CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
+#ifndef WARPWISE_PRELUDE
+#define WARPWISE_PRELUDE 1
+#ifndef WARPWISE_CFACTOR
+#define WARPWISE_CFACTOR 4 /* coarsening factor: original child blocks per block (CGO'22 Fig. 6) */
 #endif
-#ifndef _WW_AGG_CAPACITY
-#define _WW_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
+#ifndef WARPWISE_AGG_CAPACITY
+#define WARPWISE_AGG_CAPACITY (1u << 20) /* aggregation: launch records per parent launch */
 #endif
-/* _ww_ prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
+/* warpwise prelude (warpwise dynamic-parallelism rewrite): device-side launch failures are counted here,
    because a failed device-side launch (e.g. past the device runtime's pending-launch limit) is
-   otherwise silent. The host reads the count with _ww_launch_error_count(). */
-static __device__ unsigned int _ww_launch_errors = 0;
-static unsigned int _ww_host_launch_errors = 0;
-#define _WW_COUNT_LAUNCH_ERROR(err) \
-  do { if ((err) != cudaSuccess) atomicAdd(&_ww_launch_errors, 1u); } while (0)
-[[maybe_unused]] static inline unsigned int _ww_launch_error_count(void) {
+   otherwise silent. The host reads the count with ww_launch_error_count(). */
+static __device__ unsigned int ww_launch_errors = 0;
+static unsigned int ww_host_launch_errors = 0;
+#define WARPWISE_COUNT_LAUNCH_ERROR(err) \
+  do { if ((err) != cudaSuccess) atomicAdd(&ww_launch_errors, 1u); } while (0)
+[[maybe_unused]] static inline unsigned int ww_launch_error_count(void) {
   unsigned int n = 0;
-  cudaMemcpyFromSymbol(&n, _ww_launch_errors, sizeof n);
-  return n + _ww_host_launch_errors;
+  cudaMemcpyFromSymbol(&n, ww_launch_errors, sizeof n);
+  return n + ww_host_launch_errors;
 }
 #endif
-#ifndef _THRESHOLD
-#define _THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
+#ifndef WARPWISE_THRESHOLD
+#define WARPWISE_THRESHOLD 128 /* threshold: minimum child threads for a launch (CGO'22 Fig. 3) */
 #endif
 
 static const int V = 131072;
@@ -81,117 +81,117 @@ __global__ void relax_edges(CsrGraph g, int u, int du, int *dist, Frontier next)
   if (nd < atomicMin(&dist[v], nd)) next.push(v);
 }
 
-/* _ww_ coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `relax_edges`; block b runs the
-   original blocks b, b + gridDim.x, ... of the uncoarsened grid _ww_gDim */
-__global__ void _ww_relax_edges_coarse(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 _ww_gDim) {
-  for (unsigned int _ww_bx = blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += gridDim.x) {
+/* warpwise coarsen (CGO'22 Fig. 6): coarsened copy of child kernel `relax_edges`; block b runs the
+   original blocks b, b + gridDim.x, ... of the uncoarsened grid ww_gDim */
+__global__ void ww_relax_edges_coarse(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 ww_gDim) {
+  for (unsigned int ww_bx = blockIdx.x; ww_bx < ww_gDim.x; ww_bx += gridDim.x) {
     {
-      int k = _ww_bx * blockDim.x + threadIdx.x;
+      int k = ww_bx * blockDim.x + threadIdx.x;
       int first = g.offs[u];
-      if (k >= g.offs[u + 1] - first) goto _ww_next_block;
+      if (k >= g.offs[u + 1] - first) goto ww_next_block;
       int v = g.adj[first + k];
       int nd = du + g.weight[first + k];
       if (nd < atomicMin(&dist[v], nd)) next.push(v);
     }
-    _ww_next_block:;
+    ww_next_block:;
   }
 }
 
-/* _ww_ aggregate: one parent thread's launch of child kernel `_ww_relax_edges_coarse` (arguments as bytes, copied with memcpy, and configuration) */
-struct _ww_relax_edges_coarse_agg_rec {
+/* warpwise aggregate: one parent thread's launch of child kernel `ww_relax_edges_coarse` (arguments as bytes, copied with memcpy, and configuration) */
+struct ww_relax_edges_coarse_agg_rec {
   alignas(CsrGraph) unsigned char g[sizeof(CsrGraph)];
   alignas(int) unsigned char u[sizeof(int)];
   alignas(int) unsigned char du[sizeof(int)];
   alignas(int *) unsigned char dist[sizeof(int *)];
   alignas(Frontier) unsigned char next[sizeof(Frontier)];
-  alignas(dim3) unsigned char _ww_gDim[sizeof(dim3)];
-  uint3 _ww_cfg_gDim;
-  uint3 _ww_cfg_bDim;
-  unsigned int _ww_cfg_shm;
+  alignas(dim3) unsigned char ww_gDim[sizeof(dim3)];
+  uint3 ww_cfg_gDim;
+  uint3 ww_cfg_bDim;
+  unsigned int ww_cfg_shm;
 };
 
-static __device__ _ww_relax_edges_coarse_agg_rec _ww_relax_edges_coarse_agg_recs[_WW_AGG_CAPACITY]; /* _ww_ aggregate: launch records */
-static __device__ unsigned int _ww_relax_edges_coarse_agg_scan[_WW_AGG_CAPACITY]; /* _ww_ aggregate: inclusive scan of block counts */
-static __device__ unsigned long long _ww_relax_edges_coarse_agg_gridcnt; /* (parents << 32) | blocks */
-static __device__ unsigned int _ww_relax_edges_coarse_agg_gridmax[4]; /* max block x, y, z, shared bytes */
+static __device__ ww_relax_edges_coarse_agg_rec ww_relax_edges_coarse_agg_recs[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: launch records */
+static __device__ unsigned int ww_relax_edges_coarse_agg_scan[WARPWISE_AGG_CAPACITY]; /* warpwise aggregate: inclusive scan of block counts */
+static __device__ unsigned long long ww_relax_edges_coarse_agg_gridcnt; /* (parents << 32) | blocks */
+static __device__ unsigned int ww_relax_edges_coarse_agg_gridmax[4]; /* max block x, y, z, shared bytes */
 
-/* _ww_ aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `_ww_relax_edges_coarse`.
+/* warpwise aggregate (CGO'22 Fig. 7, lines 01-11): aggregated copy of child kernel `ww_relax_edges_coarse`.
    Block i belongs to the parent p whose inclusive scan of block counts is the first above i
    (binary search); the block takes that parent's arguments and launch configuration. */
-__global__ void _ww_relax_edges_coarse_agg(const _ww_relax_edges_coarse_agg_rec *_ww_recs, const unsigned int *_ww_scan, unsigned int _ww_n) {
-  unsigned int _ww_lo = 0, _ww_hi = _ww_n - 1;
-  while (_ww_lo < _ww_hi) {
-    const unsigned int _ww_mid = (_ww_lo + _ww_hi) / 2;
-    if (_ww_scan[_ww_mid] <= blockIdx.x) _ww_lo = _ww_mid + 1; else _ww_hi = _ww_mid;
+__global__ void ww_relax_edges_coarse_agg(const ww_relax_edges_coarse_agg_rec *ww_recs, const unsigned int *ww_scan, unsigned int ww_n) {
+  unsigned int ww_lo = 0, ww_hi = ww_n - 1;
+  while (ww_lo < ww_hi) {
+    const unsigned int ww_mid = (ww_lo + ww_hi) / 2;
+    if (ww_scan[ww_mid] <= blockIdx.x) ww_lo = ww_mid + 1; else ww_hi = ww_mid;
   }
-  const _ww_relax_edges_coarse_agg_rec &_ww_r = _ww_recs[_ww_lo];
-  const dim3 _ww_agg_blockDim = _ww_r._ww_cfg_bDim;
-  if (threadIdx.x >= _ww_agg_blockDim.x || threadIdx.y >= _ww_agg_blockDim.y ||
-      threadIdx.z >= _ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
-  const dim3 _ww_agg_gridDim = _ww_r._ww_cfg_gDim;
-  const unsigned int _ww_b = blockIdx.x - (_ww_lo > 0 ? _ww_scan[_ww_lo - 1] : 0u);
-  const uint3 _ww_agg_blockIdx = make_uint3(_ww_b % _ww_agg_gridDim.x,
-      (_ww_b / _ww_agg_gridDim.x) % _ww_agg_gridDim.y,
-      _ww_b / (_ww_agg_gridDim.x * _ww_agg_gridDim.y));
-  [[maybe_unused]] CsrGraph g = *reinterpret_cast<CsrGraph const *>(_ww_r.g);
-  [[maybe_unused]] int u = *reinterpret_cast<int const *>(_ww_r.u);
-  [[maybe_unused]] int du = *reinterpret_cast<int const *>(_ww_r.du);
-  [[maybe_unused]] int *dist = *reinterpret_cast<int * const *>(_ww_r.dist);
-  [[maybe_unused]] Frontier next = *reinterpret_cast<Frontier const *>(_ww_r.next);
-  [[maybe_unused]] dim3 _ww_gDim = *reinterpret_cast<dim3 const *>(_ww_r._ww_gDim);
+  const ww_relax_edges_coarse_agg_rec &ww_r = ww_recs[ww_lo];
+  const dim3 ww_agg_blockDim = ww_r.ww_cfg_bDim;
+  if (threadIdx.x >= ww_agg_blockDim.x || threadIdx.y >= ww_agg_blockDim.y ||
+      threadIdx.z >= ww_agg_blockDim.z) return; /* the aggregated block is the largest parent block */
+  const dim3 ww_agg_gridDim = ww_r.ww_cfg_gDim;
+  const unsigned int ww_b = blockIdx.x - (ww_lo > 0 ? ww_scan[ww_lo - 1] : 0u);
+  const uint3 ww_agg_blockIdx = make_uint3(ww_b % ww_agg_gridDim.x,
+      (ww_b / ww_agg_gridDim.x) % ww_agg_gridDim.y,
+      ww_b / (ww_agg_gridDim.x * ww_agg_gridDim.y));
+  [[maybe_unused]] CsrGraph g = *reinterpret_cast<CsrGraph const *>(ww_r.g);
+  [[maybe_unused]] int u = *reinterpret_cast<int const *>(ww_r.u);
+  [[maybe_unused]] int du = *reinterpret_cast<int const *>(ww_r.du);
+  [[maybe_unused]] int *dist = *reinterpret_cast<int * const *>(ww_r.dist);
+  [[maybe_unused]] Frontier next = *reinterpret_cast<Frontier const *>(ww_r.next);
+  [[maybe_unused]] dim3 ww_gDim = *reinterpret_cast<dim3 const *>(ww_r.ww_gDim);
   {
-    for (unsigned int _ww_bx = _ww_agg_blockIdx.x; _ww_bx < _ww_gDim.x; _ww_bx += _ww_agg_gridDim.x) {
+    for (unsigned int ww_bx = ww_agg_blockIdx.x; ww_bx < ww_gDim.x; ww_bx += ww_agg_gridDim.x) {
       {
-        int k = _ww_bx * _ww_agg_blockDim.x + threadIdx.x;
+        int k = ww_bx * ww_agg_blockDim.x + threadIdx.x;
         int first = g.offs[u];
-        if (k >= g.offs[u + 1] - first) goto _ww_next_block;
+        if (k >= g.offs[u + 1] - first) goto ww_next_block;
         int v = g.adj[first + k];
         int nd = du + g.weight[first + k];
         if (nd < atomicMin(&dist[v], nd)) next.push(v);
       }
-      _ww_next_block:;
+      ww_next_block:;
     }
   }
 }
 
-/* _ww_ aggregate (grid granularity, KLAP): the host launches the aggregated grid of child kernel
-   `_ww_relax_edges_coarse` after the parent kernel has finished, then resets the grid-wide counters */
-static void _ww_relax_edges_coarse_agg_host_launch(cudaStream_t _ww_s) {
-  unsigned long long _ww_c = 0;
-  unsigned int _ww_m[4] = {0, 0, 0, 0};
-  cudaMemcpyFromSymbolAsync(&_ww_c, _ww_relax_edges_coarse_agg_gridcnt, sizeof _ww_c, 0, cudaMemcpyDeviceToHost, _ww_s);
-  cudaMemcpyFromSymbolAsync(_ww_m, _ww_relax_edges_coarse_agg_gridmax, sizeof _ww_m, 0, cudaMemcpyDeviceToHost, _ww_s);
-  cudaStreamSynchronize(_ww_s); /* the aggregated grid's size is known once the parent has finished */
-  const unsigned long long _ww_zero = 0;
-  const unsigned int _ww_zeros[4] = {0, 0, 0, 0};
-  cudaMemcpyToSymbol(_ww_relax_edges_coarse_agg_gridcnt, &_ww_zero, sizeof _ww_zero);
-  cudaMemcpyToSymbol(_ww_relax_edges_coarse_agg_gridmax, _ww_zeros, sizeof _ww_zeros);
-  const unsigned int _ww_n = (unsigned int)((_ww_c >> 32) < _WW_AGG_CAPACITY ? (_ww_c >> 32) : _WW_AGG_CAPACITY);
-  if (_ww_n == 0) return;
-  unsigned int _ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
-  cudaMemcpyFromSymbol(&_ww_blocks, _ww_relax_edges_coarse_agg_scan, sizeof _ww_blocks, (_ww_n - 1) * sizeof(unsigned int));
-  _ww_relax_edges_coarse_agg_rec *_ww_recs = 0;
-  unsigned int *_ww_scan = 0;
-  cudaGetSymbolAddress((void **)&_ww_recs, _ww_relax_edges_coarse_agg_recs);
-  cudaGetSymbolAddress((void **)&_ww_scan, _ww_relax_edges_coarse_agg_scan);
-  _ww_relax_edges_coarse_agg<<<_ww_blocks, dim3(_ww_m[0], _ww_m[1], _ww_m[2]), _ww_m[3], _ww_s>>>(_ww_recs, _ww_scan, _ww_n);
-  if (cudaGetLastError() != cudaSuccess) ++_ww_host_launch_errors;
+/* warpwise aggregate (grid granularity, KLAP): the host launches the aggregated grid of child kernel
+   `ww_relax_edges_coarse` after the parent kernel has finished, then resets the grid-wide counters */
+static void ww_relax_edges_coarse_agg_host_launch(cudaStream_t ww_s) {
+  unsigned long long ww_c = 0;
+  unsigned int ww_m[4] = {0, 0, 0, 0};
+  cudaMemcpyFromSymbolAsync(&ww_c, ww_relax_edges_coarse_agg_gridcnt, sizeof ww_c, 0, cudaMemcpyDeviceToHost, ww_s);
+  cudaMemcpyFromSymbolAsync(ww_m, ww_relax_edges_coarse_agg_gridmax, sizeof ww_m, 0, cudaMemcpyDeviceToHost, ww_s);
+  cudaStreamSynchronize(ww_s); /* the aggregated grid's size is known once the parent has finished */
+  const unsigned long long ww_zero = 0;
+  const unsigned int ww_zeros[4] = {0, 0, 0, 0};
+  cudaMemcpyToSymbol(ww_relax_edges_coarse_agg_gridcnt, &ww_zero, sizeof ww_zero);
+  cudaMemcpyToSymbol(ww_relax_edges_coarse_agg_gridmax, ww_zeros, sizeof ww_zeros);
+  const unsigned int ww_n = (unsigned int)((ww_c >> 32) < WARPWISE_AGG_CAPACITY ? (ww_c >> 32) : WARPWISE_AGG_CAPACITY);
+  if (ww_n == 0) return;
+  unsigned int ww_blocks = 0; /* inclusive scan at the last record (later launches went out directly) */
+  cudaMemcpyFromSymbol(&ww_blocks, ww_relax_edges_coarse_agg_scan, sizeof ww_blocks, (ww_n - 1) * sizeof(unsigned int));
+  ww_relax_edges_coarse_agg_rec *ww_recs = 0;
+  unsigned int *ww_scan = 0;
+  cudaGetSymbolAddress((void **)&ww_recs, ww_relax_edges_coarse_agg_recs);
+  cudaGetSymbolAddress((void **)&ww_scan, ww_relax_edges_coarse_agg_scan);
+  ww_relax_edges_coarse_agg<<<ww_blocks, dim3(ww_m[0], ww_m[1], ww_m[2]), ww_m[3], ww_s>>>(ww_recs, ww_scan, ww_n);
+  if (cudaGetLastError() != cudaSuccess) ++ww_host_launch_errors;
 }
 
-/* _ww_ threshold (CGO'22 Fig. 3): serial version of child kernel `relax_edges`, run by one
-   parent thread when the child grid would have fewer than _THRESHOLD threads */
-__device__ void _ww_relax_edges_serial(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 _ww_sgDim, dim3 _ww_sbDim) {
-  for (unsigned int _ww_bx = 0; _ww_bx < _ww_sgDim.x; ++_ww_bx) {
-    for (unsigned int _ww_tx = 0; _ww_tx < _ww_sbDim.x; ++_ww_tx) {
+/* warpwise threshold (CGO'22 Fig. 3): serial version of child kernel `relax_edges`, run by one
+   parent thread when the child grid would have fewer than WARPWISE_THRESHOLD threads */
+__device__ void ww_relax_edges_serial(CsrGraph g, int u, int du, int *dist, Frontier next, dim3 ww_sgDim, dim3 ww_sbDim) {
+  for (unsigned int ww_bx = 0; ww_bx < ww_sgDim.x; ++ww_bx) {
+    for (unsigned int ww_tx = 0; ww_tx < ww_sbDim.x; ++ww_tx) {
       {
-        int k = _ww_bx * _ww_sbDim.x + _ww_tx;
+        int k = ww_bx * ww_sbDim.x + ww_tx;
         int first = g.offs[u];
-        if (k >= g.offs[u + 1] - first) goto _ww_next_thread;
+        if (k >= g.offs[u + 1] - first) goto ww_next_thread;
         int v = g.adj[first + k];
         int nd = du + g.weight[first + k];
         if (nd < atomicMin(&dist[v], nd)) next.push(v);
       }
-      _ww_next_thread:;
+      ww_next_thread:;
     }
   }
 }
@@ -203,51 +203,51 @@ __global__ void relax_frontier(CsrGraph g, const int *frontier, int size, int *d
   int u = frontier[i];
   int deg = g.offs[u + 1] - g.offs[u];
   if (deg > 0) {
-    { /* _ww_ threshold (CGO'22 Fig. 3): launch child `relax_edges` only when it has at least _THRESHOLD threads; otherwise this thread runs it serially */
-      const auto _ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
-      const dim3 _ww_thr_gDim = (_ww_threads + 127) / 128;
-      const dim3 _ww_thr_bDim = 128;
-      if (_ww_threads >= _THRESHOLD) {
-        { /* _ww_ coarsen (CGO'22 Fig. 6): each block of `_ww_relax_edges_coarse` runs _CFACTOR blocks of child `relax_edges` */
-          const dim3 _ww_cf_gDim = _ww_thr_gDim;
-          dim3 _ww_cf_cgDim = _ww_cf_gDim;
-          _ww_cf_cgDim.x = (_ww_cf_gDim.x + _CFACTOR - 1) / _CFACTOR;
-          { /* _ww_ aggregate (grid granularity, CGO'22 §V): record this launch of child `_ww_relax_edges_coarse` for the aggregated grid */
-            const dim3 _ww_agg_gDim = _ww_cf_cgDim;
-            const dim3 _ww_agg_bDim = _ww_thr_bDim;
-            const unsigned int _ww_agg_shm = 0;
-            const unsigned int _ww_agg_nb = _ww_agg_gDim.x * _ww_agg_gDim.y * _ww_agg_gDim.z;
-            bool _ww_agg_done = false;
-            if (true && _ww_agg_nb > 0) {
-              const unsigned long long _ww_agg_old = atomicAdd(&_ww_relax_edges_coarse_agg_gridcnt, (1ull << 32) | _ww_agg_nb);
-              if ((_ww_agg_old >> 32) < (unsigned long long)_WW_AGG_CAPACITY) { /* else: the unit's records are full */
-                const unsigned long long _ww_agg_i = 0ull + (_ww_agg_old >> 32);
-                _ww_relax_edges_coarse_agg_rec &_ww_agg_r = _ww_relax_edges_coarse_agg_recs[_ww_agg_i];
-                { CsrGraph const _ww_agg_a0 = (g); memcpy(_ww_agg_r.g, &_ww_agg_a0, sizeof _ww_agg_a0); }
-                { int const _ww_agg_a1 = (u); memcpy(_ww_agg_r.u, &_ww_agg_a1, sizeof _ww_agg_a1); }
-                { int const _ww_agg_a2 = (dist[u]); memcpy(_ww_agg_r.du, &_ww_agg_a2, sizeof _ww_agg_a2); }
-                { int * const _ww_agg_a3 = (dist); memcpy(_ww_agg_r.dist, &_ww_agg_a3, sizeof _ww_agg_a3); }
-                { Frontier const _ww_agg_a4 = (next); memcpy(_ww_agg_r.next, &_ww_agg_a4, sizeof _ww_agg_a4); }
-                { dim3 const _ww_agg_a5 = (_ww_cf_gDim); memcpy(_ww_agg_r._ww_gDim, &_ww_agg_a5, sizeof _ww_agg_a5); }
-                _ww_agg_r._ww_cfg_gDim = _ww_agg_gDim;
-                _ww_agg_r._ww_cfg_bDim = _ww_agg_bDim;
-                _ww_agg_r._ww_cfg_shm = _ww_agg_shm;
-                _ww_relax_edges_coarse_agg_scan[_ww_agg_i] = (unsigned int)_ww_agg_old + _ww_agg_nb;
-                atomicMax(&_ww_relax_edges_coarse_agg_gridmax[0], _ww_agg_bDim.x);
-                atomicMax(&_ww_relax_edges_coarse_agg_gridmax[1], _ww_agg_bDim.y);
-                atomicMax(&_ww_relax_edges_coarse_agg_gridmax[2], _ww_agg_bDim.z);
-                atomicMax(&_ww_relax_edges_coarse_agg_gridmax[3], _ww_agg_shm);
-                _ww_agg_done = true;
+    { /* warpwise threshold (CGO'22 Fig. 3): launch child `relax_edges` only when it has at least WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */
+      const auto ww_threads = (deg); /* child threads, Fig. 4 pattern (N+b-1)/b */
+      const dim3 ww_thr_gDim = (ww_threads + 127) / 128;
+      const dim3 ww_thr_bDim = 128;
+      if (ww_threads >= WARPWISE_THRESHOLD) {
+        { /* warpwise coarsen (CGO'22 Fig. 6): each block of `ww_relax_edges_coarse` runs WARPWISE_CFACTOR blocks of child `relax_edges` */
+          const dim3 ww_cf_gDim = ww_thr_gDim;
+          dim3 ww_cf_cgDim = ww_cf_gDim;
+          ww_cf_cgDim.x = (ww_cf_gDim.x + WARPWISE_CFACTOR - 1) / WARPWISE_CFACTOR;
+          { /* warpwise aggregate (grid granularity, CGO'22 §V): record this launch of child `ww_relax_edges_coarse` for the aggregated grid */
+            const dim3 ww_agg_gDim = ww_cf_cgDim;
+            const dim3 ww_agg_bDim = ww_thr_bDim;
+            const unsigned int ww_agg_shm = 0;
+            const unsigned int ww_agg_nb = ww_agg_gDim.x * ww_agg_gDim.y * ww_agg_gDim.z;
+            bool ww_agg_done = false;
+            if (true && ww_agg_nb > 0) {
+              const unsigned long long ww_agg_old = atomicAdd(&ww_relax_edges_coarse_agg_gridcnt, (1ull << 32) | ww_agg_nb);
+              if ((ww_agg_old >> 32) < (unsigned long long)WARPWISE_AGG_CAPACITY) { /* else: the unit's records are full */
+                const unsigned long long ww_agg_i = 0ull + (ww_agg_old >> 32);
+                ww_relax_edges_coarse_agg_rec &ww_agg_r = ww_relax_edges_coarse_agg_recs[ww_agg_i];
+                { CsrGraph const ww_agg_a0 = (g); memcpy(ww_agg_r.g, &ww_agg_a0, sizeof ww_agg_a0); }
+                { int const ww_agg_a1 = (u); memcpy(ww_agg_r.u, &ww_agg_a1, sizeof ww_agg_a1); }
+                { int const ww_agg_a2 = (dist[u]); memcpy(ww_agg_r.du, &ww_agg_a2, sizeof ww_agg_a2); }
+                { int * const ww_agg_a3 = (dist); memcpy(ww_agg_r.dist, &ww_agg_a3, sizeof ww_agg_a3); }
+                { Frontier const ww_agg_a4 = (next); memcpy(ww_agg_r.next, &ww_agg_a4, sizeof ww_agg_a4); }
+                { dim3 const ww_agg_a5 = (ww_cf_gDim); memcpy(ww_agg_r.ww_gDim, &ww_agg_a5, sizeof ww_agg_a5); }
+                ww_agg_r.ww_cfg_gDim = ww_agg_gDim;
+                ww_agg_r.ww_cfg_bDim = ww_agg_bDim;
+                ww_agg_r.ww_cfg_shm = ww_agg_shm;
+                ww_relax_edges_coarse_agg_scan[ww_agg_i] = (unsigned int)ww_agg_old + ww_agg_nb;
+                atomicMax(&ww_relax_edges_coarse_agg_gridmax[0], ww_agg_bDim.x);
+                atomicMax(&ww_relax_edges_coarse_agg_gridmax[1], ww_agg_bDim.y);
+                atomicMax(&ww_relax_edges_coarse_agg_gridmax[2], ww_agg_bDim.z);
+                atomicMax(&ww_relax_edges_coarse_agg_gridmax[3], ww_agg_shm);
+                ww_agg_done = true;
               }
             }
-            if (!_ww_agg_done && _ww_agg_nb > 0) { /* no record: launch as the original did */
-              _ww_relax_edges_coarse<<<_ww_agg_gDim, _ww_agg_bDim, _ww_agg_shm, 0>>>(g, u, dist[u], dist, next, _ww_cf_gDim);
-              _WW_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
+            if (!ww_agg_done && ww_agg_nb > 0) { /* no record: launch as the original did */
+              ww_relax_edges_coarse<<<ww_agg_gDim, ww_agg_bDim, ww_agg_shm, 0>>>(g, u, dist[u], dist, next, ww_cf_gDim);
+              WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());
             }
           }
         }
       } else {
-        _ww_relax_edges_serial(g, u, dist[u], dist, next, _ww_thr_gDim, _ww_thr_bDim);
+        ww_relax_edges_serial(g, u, dist[u], dist, next, ww_thr_gDim, ww_thr_bDim);
       }
     }
     if (cudaGetLastError() != cudaSuccess) atomicAdd(&d_launch_errors, 1u);
@@ -291,14 +291,16 @@ static long long heap_pop(long long *h, int *n) {
 }
 
 int main(int argc, char **argv) {
-  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16
-  const int max_deg = strcmp(input, "small") == 0 ? 16 : 4096;
+  const char *input = argc > 1 ? argv[1] : "large"; // large: degrees up to 4096; small: up to 16; xl: 65536
+  const int xl = strcmp(input, "xl") == 0;
+  const int max_deg = strcmp(input, "small") == 0 ? 16 : xl ? 1 << 16 : 4096;
+  const double eps = xl ? 0.00005 / 16 : 0.00005; // xl: a 16x heavier tail
   unsigned long long seed = 555;
   int *offs = (int *)malloc((V + 1) * sizeof(int));
   offs[0] = 0;
   for (int u = 0; u < V; ++u) {
     double r = (lcg(&seed) + 1.0) / 2147483649.0;
-    int deg = 1 + (int)(1.0 / (r * r * 0.99995 + 0.00005)) / 8;
+    int deg = 1 + (int)(1.0 / (r * r * (1.0 - eps) + eps)) / 8;
     offs[u + 1] = offs[u] + (deg > max_deg ? max_deg : deg);
   }
   int E = offs[V];
@@ -359,7 +361,7 @@ int main(int argc, char **argv) {
       CHECK(cudaMemset(d_size, 0, sizeof(int)));
       Frontier next(nxt, d_size, d_queued);
       relax_frontier<<<(size + 127) / 128, 128>>>(g, cur, size, d_dist, next);
-      _ww_relax_edges_coarse_agg_host_launch(0); /* _ww_ aggregate (grid granularity): the host launches the aggregated grid */
+      ww_relax_edges_coarse_agg_host_launch(0); /* warpwise aggregate (grid granularity): the host launches the aggregated grid */
       CHECK(cudaGetLastError());
       CHECK(cudaMemcpy(&size, d_size, sizeof(int), cudaMemcpyDeviceToHost));
       if (size > 0) unqueue<<<(size + 127) / 128, 128>>>(nxt, size, d_queued);
@@ -376,8 +378,8 @@ int main(int argc, char **argv) {
   CHECK(cudaMemcpy(dist, d_dist, V * sizeof(int), cudaMemcpyDeviceToHost));
   unsigned int launch_errors = 0;
   CHECK(cudaMemcpyFromSymbol(&launch_errors, d_launch_errors, sizeof launch_errors));
-#ifdef _WW_PRELUDE
-  launch_errors += _ww_launch_error_count(); // launches made by warpwise-generated code
+#ifdef WARPWISE_PRELUDE
+  launch_errors += ww_launch_error_count(); // launches made by warpwise-generated code
 #endif
   int bad = 0;
   unsigned int hash = 2166136261u;
