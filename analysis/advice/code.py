@@ -14,6 +14,7 @@ from typing import Any
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
+from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function
 from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
@@ -991,5 +992,13 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
         return res
     r = (sectors - idx) / sectors
     ratios = {"l2": r, "dram": r, "l1": _l1_ratio(view, global_ratio=r)}
-    return _after_fix_estimate(view, res, ratios, False, {"sectors": float(sectors), "index_sectors": float(idx)})
+    keep_traffic = rk.roofline_cap(lc.throughput_pct, rk.units_for("indirect_address_elimination",
+                                                                    "stall_elimination"), reach_of=view.reach)
+    res = _after_fix_estimate(view, res, ratios, False, {"sectors": float(sectors), "index_sectors": float(idx)})
+    if keep_traffic is not None and res.estimated_speedup > keep_traffic.cap * 1.001:
+        # more than a fix that keeps the index traffic could give: only computing the index (a pattern) gets it
+        res.upper_bound = True
+        res.hint += ("; beyond prefetching, the estimate assumes the index loads go away (the index computed from a "
+                     "pattern, or the data stored in the order it is read): an upper bound")
+    return res
 
