@@ -304,9 +304,11 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
         kname = g.name
         best = _best(view, f, s.min_gain)
         data: dict[str, Any] = {"kernel": g.mangled, "line": f.line, "report": str(g.report)}
-        where = (f"{_pct(f.share)} of {kname}" if f.stats is not None
-                 else f"causes {_pct(f.caused_share)} of {kname} as stalls")
-        reason = _top_reason(f, 0 if best is not None else 1)
+        # a line is weighed by its own samples or the stalls it causes elsewhere, whichever is larger: say that one
+        own = f.stats is not None and f.share >= f.caused_share
+        where = f"{_pct(f.share)} of {kname}" if own else f"causes {_pct(f.caused_share)} of {kname} as stalls"
+        # the line's own top stall reason describes its own samples, not the stalls it causes
+        reason = _top_reason(f, 0 if best is not None else 1) if own or best is None else ""
         if best is not None:
             code = _optimizer(best)
             action = _action(view.relabel(str(getattr(best, "hint", "") or "")))
