@@ -10,7 +10,7 @@ kind's limit is refused before any byte is read. Files are opened ``O_NONBLOCK``
 block either.
 
 Limits (bytes) and time limits (seconds) have defaults per kind and can be changed with environment
-variables ``WARPWISE_MAX_<KIND>_BYTES`` (``REPORT``, ``BINARY``, ``MANIFEST``, ``SOURCE``) and
+variables ``WARPWISE_MAX_<KIND>_BYTES`` (``REPORT``, ``BINARY``, ``MANIFEST``, ``HARNESS``, ``SOURCE``, ``CSV``) and
 ``WARPWISE_TOOL_TIMEOUT_S`` / ``WARPWISE_REPORT_TIMEOUT_S``.
 """
 
@@ -36,7 +36,9 @@ DEFAULT_LIMITS: dict[str, int] = {
     "report": 1024 * MiB,
     "binary": 1024 * MiB,
     "manifest": 16 * MiB,
+    "harness": 16 * MiB,
     "source": 64 * MiB,
+    "csv": 512 * MiB,  # an ncu CSV export: a source page of a big kernel is a few MiB
 }
 
 #: Default time limits (seconds): one nvdisasm/cuobjdump run, one report load in the worker process.
@@ -60,7 +62,7 @@ class ToolRunError(Exception):
 
 
 def limit(kind: str) -> int:
-    """Size limit in bytes for input ``kind`` (``report``, ``binary``, ``manifest``, ``source``)."""
+    """Size limit in bytes for input ``kind`` (a key of :data:`DEFAULT_LIMITS`; others get the source limit)."""
     env = os.environ.get(f"WARPWISE_MAX_{kind.upper()}_BYTES")
     if env:
         try:

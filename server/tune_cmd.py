@@ -30,7 +30,6 @@ import argparse
 import sys
 import threading
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 
@@ -125,6 +124,7 @@ class _Bar:
 def run_tune(args: argparse.Namespace) -> int:
     """Run the ``tune`` sub-command; returns the exit code (see module docstring)."""
     from warpwise.analysis.binary.errors import BinaryError
+    from warpwise.analysis.bounded import InputFileError, read_bytes
     from warpwise.analysis.schedule.evaluate import DriverEvaluator, DryRunEvaluator, Evaluator, EvaluatorError
     from warpwise.analysis.schedule.harness import HarnessError, load_harness
     from warpwise.analysis.schedule.params import check_harness
@@ -133,8 +133,8 @@ def run_tune(args: argparse.Namespace) -> int:
 
     try:
         harness = load_harness(args.harness)
-        data = Path(args.binary).read_bytes()
-    except (HarnessError, OSError) as e:
+        data = read_bytes(args.binary, "binary")  # a regular file within the binary limit, never a FIFO/device
+    except (HarnessError, InputFileError) as e:
         print(f"warpwise tune: {e}", file=sys.stderr)
         return 2
     kernel = args.kernel or harness.kernel
