@@ -208,6 +208,19 @@ def kill_group(pgid: int) -> None:
     _killpg(pgid)
 
 
+def track_group(pgid: int) -> None:
+    """Register process group ``pgid`` started elsewhere (e.g. the editor's tuner, an asyncio child started
+    with ``start_new_session=True``) so that :func:`kill_all` ends it too."""
+    with _live_lock:
+        _live.add(pgid)
+
+
+def untrack_group(pgid: int) -> None:
+    """Forget process group ``pgid`` (it has ended and been reaped)."""
+    with _live_lock:
+        _live.discard(pgid)
+
+
 def kill_all() -> int:
     """Kill every tool process group this process started and that still runs; returns how many."""
     with _live_lock:

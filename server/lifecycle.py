@@ -21,6 +21,8 @@ from typing import Any
 from lsprotocol import types as lsp
 from warpwise.analysis.bounded import kill_all
 from warpwise.analysis.bounded import kill_group as kill_group
+from warpwise.analysis.bounded import track_group as track_group
+from warpwise.analysis.bounded import untrack_group as untrack_group
 
 #: Seconds the normal exit path gets before the watchdog ends the process.
 EXIT_GRACE_S = 1.0
@@ -35,6 +37,22 @@ def _hard_exit(code: int, grace: float) -> None:
     os._exit(code)
 
 
+def _cancel_pending(protocol: Any) -> None:
+    """Cancel the requests still running (a tune command waiting on its tuner, say) before pygls does.
+
+    pygls 2.1's own shutdown loop cancels them while iterating over ``_request_futures``; cancelling a
+    ``concurrent.futures.Future`` runs its done-callback at once, which pops the dict entry, so the loop
+    raised ``RuntimeError: dictionary changed size during iteration`` and ``shutdown`` was never answered
+    whenever a request was pending. Iterating over a copy here leaves pygls nothing left to cancel."""
+    futures = getattr(protocol, "_request_futures", None)
+    if not isinstance(futures, dict):
+        return
+    current = getattr(protocol, "msg_id", None)
+    for msg_id, future in list(futures.items()):
+        if msg_id != current and not future.done():
+            future.cancel()
+
+
 def install(server: Any) -> None:
     """Register ``shutdown``/``exit`` handlers on pygls ``server`` (pygls runs them before its own)."""
     state = {"shutdown": False}
@@ -43,6 +61,7 @@ def install(server: Any) -> None:
     def on_shutdown(ls: Any, *args: Any) -> None:
         state["shutdown"] = True
         kill_all()
+        _cancel_pending(ls.protocol)
 
     @server.feature(lsp.EXIT)
     def on_exit(ls: Any, *args: Any) -> None:
@@ -84,7 +103,10 @@ def serve_stdio(server: Any) -> None:
     import stat
 
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-        server.start_io()
+        try:
+            server.start_io()
+        finally:
+            kill_all()
         return
 
     async def main() -> None:
@@ -96,14 +118,20 @@ def serve_stdio(server: Any) -> None:
         await run_async(stop_event=server._stop_event, reader=_PipeReader(stream), protocol=server.protocol,
                         logger=log, error_handler=server.report_server_error)
 
+    code = 0
     try:
         asyncio.run(main())
     except BrokenPipeError:
         log.error("connection to the client lost; shutting down")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as e:  # pygls's exit handler: 1 when exit came without shutdown (LSP)
+        code = e.code if isinstance(e.code, int) else 0
     finally:
+        kill_all()  # the client went away without shutdown/exit: no tool or tuner outlives the server
         server.shutdown()
+    if code:
+        sys.exit(code)
 
 
 def freeze_heap() -> None:

@@ -658,25 +658,30 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     cancelled = ls.work_done_progress.tokens.get(token)
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    lifecycle.track_group(proc.pid)  # shutdown/exit/lost client kill the tuner's whole group (issue 13)
     last = ""
     assert proc.stdout is not None
-    while True:
-        try:
-            raw = await asyncio.wait_for(proc.stdout.readline(), timeout=0.5)
-        except TimeoutError:
-            raw = None
-        if cancelled is not None and cancelled.cancelled():
-            lifecycle.kill_group(proc.pid)  # the tuner and anything it started (its own session)
-            await proc.wait()
-            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled"))
-            return "tuning cancelled"
-        if raw is None:
-            continue
-        if not raw:
-            break
-        last = raw.decode(errors="replace").strip() or last
-        ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=last[:120]))
-    rc = await proc.wait()
+    try:
+        while True:
+            try:
+                raw = await asyncio.wait_for(proc.stdout.readline(), timeout=0.5)
+            except TimeoutError:
+                raw = None
+            if cancelled is not None and cancelled.cancelled():
+                lifecycle.kill_group(proc.pid)  # the tuner and anything it started (its own session)
+                await proc.wait()
+                ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled"))
+                return "tuning cancelled"
+            if raw is None:
+                continue
+            if not raw:
+                break
+            last = raw.decode(errors="replace").strip() or last
+            ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=last[:120]))
+        rc = await proc.wait()
+    finally:
+        lifecycle.kill_group(proc.pid)  # leftovers of the group (the tuner's GPU worker) end with it
+        lifecycle.untrack_group(proc.pid)
     ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done" if rc == 0 else "failed"))
     msg = f"tuning {kernel}: {last}" if rc == 0 else f"tuning {kernel} failed (exit {rc}): {last}"
     ls.window_show_message(lsp.ShowMessageParams(
