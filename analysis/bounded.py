@@ -91,6 +91,10 @@ def report_timeout() -> float:
     return env_seconds("WARPWISE_REPORT_TIMEOUT_S", DEFAULT_REPORT_TIMEOUT_S)
 
 
+def _label(kind: str) -> str:
+    return "CSV" if kind == "csv" else kind
+
+
 def _what_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a folder"
@@ -107,11 +111,11 @@ def _what_kind(mode: int) -> str:
 
 def _check(path: str, st: os.stat_result, kind: str, max_bytes: int | None) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise InputFileError(f"{path}: is {_what_kind(st.st_mode)}, not a regular {kind} file; not read")
+        raise InputFileError(f"{path}: is {_what_kind(st.st_mode)}, not a regular {_label(kind)} file; not read")
     cap = limit(kind) if max_bytes is None else max_bytes
     if st.st_size > cap:
         env = f"WARPWISE_MAX_{kind.upper()}_BYTES"
-        raise InputFileError(f"{path}: {st.st_size / MiB:,.1f} MiB is larger than the {kind} limit of "
+        raise InputFileError(f"{path}: {st.st_size / MiB:,.1f} MiB is larger than the {_label(kind)} limit of "
                              f"{cap / MiB:,.1f} MiB (raise it with {env})")
 
 
@@ -126,7 +130,7 @@ def check_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> 
     try:
         st = os.stat(p)
     except FileNotFoundError as e:
-        raise InputFileError(f"{p}: no such {kind} file") from e
+        raise InputFileError(f"{p}: no such {_label(kind)} file") from e
     except OSError as e:
         raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
     _check(p, st, kind, max_bytes)
@@ -145,7 +149,7 @@ def open_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> i
     try:
         fd = os.open(p, flags)
     except FileNotFoundError as e:
-        raise InputFileError(f"{p}: no such {kind} file") from e
+        raise InputFileError(f"{p}: no such {_label(kind)} file") from e
     except OSError as e:
         raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
     try:
@@ -173,7 +177,7 @@ def read_bytes(path: str | Path, kind: str, max_bytes: int | None = None, head: 
     except OSError as e:
         raise InputFileError(f"{path}: cannot read: {e.strerror or e}") from e
     if head is None and len(data) > cap:
-        raise InputFileError(f"{path}: grew past the {kind} limit of {cap / MiB:,.1f} MiB while being read")
+        raise InputFileError(f"{path}: grew past the {_label(kind)} limit of {cap / MiB:,.1f} MiB while being read")
     return data
 
 

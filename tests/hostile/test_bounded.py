@@ -115,3 +115,16 @@ def test_cancel_kills_the_group(tmp_path: Path) -> None:
 def test_report_loader_timeout_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ProfileLoadError, match=r"gather.ncu-rep: the Nsight Compute report library did not finish"):
         load_profiles(example("gather", ".ncu-rep"), timeout=0.01)
+
+
+def test_special_csv_files_are_refused_without_blocking(tmp_path: Path) -> None:
+    from warpwise.analysis.profile.csv_load import load_csv_profiles
+    from warpwise.analysis.profile.csvfile import CsvError
+
+    for f in _special_files(tmp_path, ".source.csv"):
+        t = time.monotonic()
+        with pytest.raises(CsvError) as e:
+            load_csv_profiles([f])
+        assert time.monotonic() - t < 5 and str(f) in str(e.value)
+    with pytest.raises(CsvError, match="is a FIFO"):
+        load_csv_profiles([tmp_path / "fifo.source.csv"])
