@@ -89,6 +89,29 @@ class _PipeReader:
             return b""
 
 
+class _PipeWriter:
+    """pygls's writer interface over an asyncio write transport on stdout: a write never blocks the event
+    loop. pygls's own stdout writer writes and flushes synchronously, so while the client was slow to read
+    (its pipe full: 3 ms per write in the burst soak) the event loop stood still and every queued request,
+    hovers included, waited behind it. Writes from worker threads are handed to the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.WriteTransport) -> None:
+        self.loop = loop
+        self.transport = transport
+        self.thread = threading.get_ident()
+
+    def write(self, data: bytes) -> None:
+        if self.transport.is_closing():
+            return
+        if threading.get_ident() == self.thread:
+            self.transport.write(data)
+        else:
+            self.loop.call_soon_threadsafe(self.transport.write, data)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
 def serve_stdio(server: Any) -> None:
     """Run pygls ``server`` on stdin/stdout with stdin read by the event loop (:class:`_PipeReader`);
     falls back to pygls's own ``start_io`` when stdin is not a pipe or socket (e.g. a regular file)."""
@@ -114,7 +137,11 @@ def serve_stdio(server: Any) -> None:
         stream = asyncio.StreamReader(limit=1 << 28)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
         server._stop_event = threading.Event()
-        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        try:
+            transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+            server.protocol.set_writer(_PipeWriter(loop, transport))
+        except (OSError, ValueError):  # stdout not a pipe/socket/character device: write synchronously
+            server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         await run_async(stop_event=server._stop_event, reader=_PipeReader(stream), protocol=server.protocol,
                         logger=log, error_handler=server.report_server_error)
 

@@ -26,7 +26,7 @@ from warpwise.server import actions, lifecycle, render, stale, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap, line_map
-from warpwise.server.uris import uri_to_path
+from warpwise.server.uris import forget_resolved, resolved, uri_to_path
 
 log = logging.getLogger("warpwise")
 
@@ -133,7 +133,7 @@ lifecycle.install(server)  # shutdown/exit honoured even while a worker is stuck
 
 def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
     """The findings of ``path`` for the loaded analyses (computed once per reload/save)."""
-    key = str(path.resolve())
+    key = str(resolved(path))
     with ls.state.lock:
         hit = ls.state.findings.get(key)
         analyses = list(ls.state.analyses.values())
@@ -250,6 +250,7 @@ async def reload(ls: WarpwiseServer) -> None:
     a report covering it is in, so the file in front of the user gets its diagnostics before the rest of
     the workspace is analysed (with $/progress for the rest).
     """
+    forget_resolved()  # a symlink in the workspace may have changed
     with ls.state.lock:
         ls.state.generation += 1
         gen = ls.state.generation
