@@ -10,7 +10,7 @@ kind's limit is refused before any byte is read. Files are opened ``O_NONBLOCK``
 block either.
 
 Limits (bytes) and time limits (seconds) have defaults per kind and can be changed with environment
-variables ``WARPWISE_MAX_<KIND>_BYTES`` (``REPORT``, ``BINARY``, ``MANIFEST``, ``SOURCE``) and
+variables ``WARPWISE_MAX_<KIND>_BYTES`` (``REPORT``, ``BINARY``, ``MANIFEST``, ``HARNESS``, ``SOURCE``, ``CSV``) and
 ``WARPWISE_TOOL_TIMEOUT_S`` / ``WARPWISE_REPORT_TIMEOUT_S``.
 """
 
@@ -36,7 +36,9 @@ DEFAULT_LIMITS: dict[str, int] = {
     "report": 1024 * MiB,
     "binary": 1024 * MiB,
     "manifest": 16 * MiB,
+    "harness": 16 * MiB,
     "source": 64 * MiB,
+    "csv": 512 * MiB,  # an ncu CSV export: a source page of a big kernel is a few MiB
 }
 
 #: Default time limits (seconds): one nvdisasm/cuobjdump run, one report load in the worker process.
@@ -60,7 +62,7 @@ class ToolRunError(Exception):
 
 
 def limit(kind: str) -> int:
-    """Size limit in bytes for input ``kind`` (``report``, ``binary``, ``manifest``, ``source``)."""
+    """Size limit in bytes for input ``kind`` (a key of :data:`DEFAULT_LIMITS`; others get the source limit)."""
     env = os.environ.get(f"WARPWISE_MAX_{kind.upper()}_BYTES")
     if env:
         try:
@@ -89,6 +91,10 @@ def report_timeout() -> float:
     return env_seconds("WARPWISE_REPORT_TIMEOUT_S", DEFAULT_REPORT_TIMEOUT_S)
 
 
+def _label(kind: str) -> str:
+    return "CSV" if kind == "csv" else kind
+
+
 def _what_kind(mode: int) -> str:
     if stat.S_ISDIR(mode):
         return "a folder"
@@ -105,11 +111,11 @@ def _what_kind(mode: int) -> str:
 
 def _check(path: str, st: os.stat_result, kind: str, max_bytes: int | None) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise InputFileError(f"{path}: is {_what_kind(st.st_mode)}, not a regular {kind} file; not read")
+        raise InputFileError(f"{path}: is {_what_kind(st.st_mode)}, not a regular {_label(kind)} file; not read")
     cap = limit(kind) if max_bytes is None else max_bytes
     if st.st_size > cap:
         env = f"WARPWISE_MAX_{kind.upper()}_BYTES"
-        raise InputFileError(f"{path}: {st.st_size / MiB:,.1f} MiB is larger than the {kind} limit of "
+        raise InputFileError(f"{path}: {st.st_size / MiB:,.1f} MiB is larger than the {_label(kind)} limit of "
                              f"{cap / MiB:,.1f} MiB (raise it with {env})")
 
 
@@ -124,7 +130,7 @@ def check_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> 
     try:
         st = os.stat(p)
     except FileNotFoundError as e:
-        raise InputFileError(f"{p}: no such {kind} file") from e
+        raise InputFileError(f"{p}: no such {_label(kind)} file") from e
     except OSError as e:
         raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
     _check(p, st, kind, max_bytes)
@@ -143,7 +149,7 @@ def open_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> i
     try:
         fd = os.open(p, flags)
     except FileNotFoundError as e:
-        raise InputFileError(f"{p}: no such {kind} file") from e
+        raise InputFileError(f"{p}: no such {_label(kind)} file") from e
     except OSError as e:
         raise InputFileError(f"{p}: cannot read: {e.strerror or e}") from e
     try:
@@ -171,7 +177,7 @@ def read_bytes(path: str | Path, kind: str, max_bytes: int | None = None, head: 
     except OSError as e:
         raise InputFileError(f"{path}: cannot read: {e.strerror or e}") from e
     if head is None and len(data) > cap:
-        raise InputFileError(f"{path}: grew past the {kind} limit of {cap / MiB:,.1f} MiB while being read")
+        raise InputFileError(f"{path}: grew past the {_label(kind)} limit of {cap / MiB:,.1f} MiB while being read")
     return data
 
 
@@ -204,6 +210,19 @@ def kill_group(pgid: int) -> None:
     """SIGKILL process group ``pgid`` (a child started with ``start_new_session=True``); no error when it
     has already ended."""
     _killpg(pgid)
+
+
+def track_group(pgid: int) -> None:
+    """Register process group ``pgid`` started elsewhere (e.g. the editor's tuner, an asyncio child started
+    with ``start_new_session=True``) so that :func:`kill_all` ends it too."""
+    with _live_lock:
+        _live.add(pgid)
+
+
+def untrack_group(pgid: int) -> None:
+    """Forget process group ``pgid`` (it has ended and been reaped)."""
+    with _live_lock:
+        _live.discard(pgid)
 
 
 def kill_all() -> int:

@@ -390,6 +390,12 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
         join(profile, cubin)
         if profile.origin == "csv":
             csv_load.lines_from_cubin(profile, cubin)
+        elif profile.pcs and all(s.line is None for s in profile.pcs.values()) and \
+                csv_load.lines_from_cubin(profile, cubin):
+            # a report whose source correlation is missing (a damaged report: issue 13's mutation run) still
+            # has the cubin's line table, ncu's own source of that correlation
+            notes.append(f"{Path(profile.report).name} records no source line for any sampled PC: lines are "
+                         f"taken from the line table of {Path(cubin.path).name}")
         if cubin.debug_build:
             notes.append(f"{cubin.path} is a -G (debug) build: its SASS is unoptimized, so this advice "
                          "does not describe a release build. Profile a -lineinfo -O3 build instead.")

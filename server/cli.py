@@ -130,7 +130,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if sys.stdout is None:  # started with stdout closed (>&-)
             print("warpwise: standard output is closed", file=sys.stderr)
             return 1
-        return _run(argv)
+        rc = _run(argv)
+        from warpwise.server import interrupt
+
+        if interrupt.interrupted():  # Ctrl-C that a callee swallowed: the command still ends as interrupted
+            print(interrupt.MESSAGE, file=sys.stderr)
+            return 130
+        return rc
     except BrokenPipeError:
         # stdout is gone: point it at devnull so the interpreter's final flush does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
@@ -162,6 +168,10 @@ def _run(argv: Sequence[str] | None) -> int:
     args.ncu_args = ncu_args
     if args.cmd == "profile":
         return _cmd_profile(args)
+    if args.cmd in ("advise", "rewrite"):
+        from warpwise.server import interrupt
+
+        interrupt.install()  # Ctrl-C ends them even when it lands inside a libclang callback
     if args.cmd == "advise":
         from warpwise.server.advise_cmd import run_advise
 

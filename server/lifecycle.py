@@ -21,6 +21,8 @@ from typing import Any
 from lsprotocol import types as lsp
 from warpwise.analysis.bounded import kill_all
 from warpwise.analysis.bounded import kill_group as kill_group
+from warpwise.analysis.bounded import track_group as track_group
+from warpwise.analysis.bounded import untrack_group as untrack_group
 
 #: Seconds the normal exit path gets before the watchdog ends the process.
 EXIT_GRACE_S = 1.0
@@ -35,6 +37,22 @@ def _hard_exit(code: int, grace: float) -> None:
     os._exit(code)
 
 
+def _cancel_pending(protocol: Any) -> None:
+    """Cancel the requests still running (a tune command waiting on its tuner, say) before pygls does.
+
+    pygls 2.1's own shutdown loop cancels them while iterating over ``_request_futures``; cancelling a
+    ``concurrent.futures.Future`` runs its done-callback at once, which pops the dict entry, so the loop
+    raised ``RuntimeError: dictionary changed size during iteration`` and ``shutdown`` was never answered
+    whenever a request was pending. Iterating over a copy here leaves pygls nothing left to cancel."""
+    futures = getattr(protocol, "_request_futures", None)
+    if not isinstance(futures, dict):
+        return
+    current = getattr(protocol, "msg_id", None)
+    for msg_id, future in list(futures.items()):
+        if msg_id != current and not future.done():
+            future.cancel()
+
+
 def install(server: Any) -> None:
     """Register ``shutdown``/``exit`` handlers on pygls ``server`` (pygls runs them before its own)."""
     state = {"shutdown": False}
@@ -43,6 +61,7 @@ def install(server: Any) -> None:
     def on_shutdown(ls: Any, *args: Any) -> None:
         state["shutdown"] = True
         kill_all()
+        _cancel_pending(ls.protocol)
 
     @server.feature(lsp.EXIT)
     def on_exit(ls: Any, *args: Any) -> None:
@@ -70,6 +89,29 @@ class _PipeReader:
             return b""
 
 
+class _PipeWriter:
+    """pygls's writer interface over an asyncio write transport on stdout: a write never blocks the event
+    loop. pygls's own stdout writer writes and flushes synchronously, so while the client was slow to read
+    (its pipe full: 3 ms per write in the burst soak) the event loop stood still and every queued request,
+    hovers included, waited behind it. Writes from worker threads are handed to the loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.WriteTransport) -> None:
+        self.loop = loop
+        self.transport = transport
+        self.thread = threading.get_ident()
+
+    def write(self, data: bytes) -> None:
+        if self.transport.is_closing():
+            return
+        if threading.get_ident() == self.thread:
+            self.transport.write(data)
+        else:
+            self.loop.call_soon_threadsafe(self.transport.write, data)
+
+    def close(self) -> None:
+        self.transport.close()
+
+
 def serve_stdio(server: Any) -> None:
     """Run pygls ``server`` on stdin/stdout with stdin read by the event loop (:class:`_PipeReader`);
     falls back to pygls's own ``start_io`` when stdin is not a pipe or socket (e.g. a regular file)."""
@@ -84,7 +126,10 @@ def serve_stdio(server: Any) -> None:
     import stat
 
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-        server.start_io()
+        try:
+            server.start_io()
+        finally:
+            kill_all()
         return
 
     async def main() -> None:
@@ -92,18 +137,28 @@ def serve_stdio(server: Any) -> None:
         stream = asyncio.StreamReader(limit=1 << 28)
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(stream), sys.stdin.buffer)
         server._stop_event = threading.Event()
-        server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
+        try:
+            transport, _ = await loop.connect_write_pipe(asyncio.Protocol, sys.stdout.buffer)
+            server.protocol.set_writer(_PipeWriter(loop, transport))
+        except (OSError, ValueError):  # stdout not a pipe/socket/character device: write synchronously
+            server.protocol.set_writer(StdoutWriter(sys.stdout.buffer))
         await run_async(stop_event=server._stop_event, reader=_PipeReader(stream), protocol=server.protocol,
                         logger=log, error_handler=server.report_server_error)
 
+    code = 0
     try:
         asyncio.run(main())
     except BrokenPipeError:
         log.error("connection to the client lost; shutting down")
-    except (KeyboardInterrupt, SystemExit):
+    except KeyboardInterrupt:
         pass
+    except SystemExit as e:  # pygls's exit handler: 1 when exit came without shutdown (LSP)
+        code = e.code if isinstance(e.code, int) else 0
     finally:
+        kill_all()  # the client went away without shutdown/exit: no tool or tuner outlives the server
         server.shutdown()
+    if code:
+        sys.exit(code)
 
 
 def freeze_heap() -> None:

@@ -26,7 +26,7 @@ from warpwise.server import actions, lifecycle, render, stale, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap, line_map
-from warpwise.server.uris import uri_to_path
+from warpwise.server.uris import forget_resolved, resolved, uri_to_path
 
 log = logging.getLogger("warpwise")
 
@@ -137,7 +137,7 @@ lifecycle.install(server)  # shutdown/exit honoured even while a worker is stuck
 
 def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
     """The findings of ``path`` for the loaded analyses (computed once per reload/save)."""
-    key = str(path.resolve())
+    key = str(resolved(path))
     with ls.state.lock:
         hit = ls.state.findings.get(key)
         analyses = list(ls.state.analyses.values())
@@ -254,6 +254,7 @@ async def reload(ls: WarpwiseServer) -> None:
     a report covering it is in, so the file in front of the user gets its diagnostics before the rest of
     the workspace is analysed (with $/progress for the rest).
     """
+    forget_resolved()  # a symlink in the workspace may have changed
     with ls.state.lock:
         ls.state.generation += 1
         gen = ls.state.generation
@@ -696,25 +697,30 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     cancelled = ls.work_done_progress.tokens.get(token)
     proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE,
                                                 stderr=asyncio.subprocess.STDOUT, start_new_session=True)
+    lifecycle.track_group(proc.pid)  # shutdown/exit/lost client kill the tuner's whole group (issue 13)
     last = ""
     assert proc.stdout is not None
-    while True:
-        try:
-            raw = await asyncio.wait_for(proc.stdout.readline(), timeout=0.5)
-        except TimeoutError:
-            raw = None
-        if cancelled is not None and cancelled.cancelled():
-            lifecycle.kill_group(proc.pid)  # the tuner and anything it started (its own session)
-            await proc.wait()
-            ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled"))
-            return "tuning cancelled"
-        if raw is None:
-            continue
-        if not raw:
-            break
-        last = raw.decode(errors="replace").strip() or last
-        ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=last[:120]))
-    rc = await proc.wait()
+    try:
+        while True:
+            try:
+                raw = await asyncio.wait_for(proc.stdout.readline(), timeout=0.5)
+            except TimeoutError:
+                raw = None
+            if cancelled is not None and cancelled.cancelled():
+                lifecycle.kill_group(proc.pid)  # the tuner and anything it started (its own session)
+                await proc.wait()
+                ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="cancelled"))
+                return "tuning cancelled"
+            if raw is None:
+                continue
+            if not raw:
+                break
+            last = raw.decode(errors="replace").strip() or last
+            ls.work_done_progress.report(token, lsp.WorkDoneProgressReport(message=last[:120]))
+        rc = await proc.wait()
+    finally:
+        lifecycle.kill_group(proc.pid)  # leftovers of the group (the tuner's GPU worker) end with it
+        lifecycle.untrack_group(proc.pid)
     ls.work_done_progress.end(token, lsp.WorkDoneProgressEnd(message="done" if rc == 0 else "failed"))
     msg = f"tuning {kernel}: {last}" if rc == 0 else f"tuning {kernel} failed (exit {rc}): {last}"
     ls.window_show_message(lsp.ShowMessageParams(

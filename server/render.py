@@ -15,7 +15,7 @@ from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALE, STALL_CAUSE, Sett
 from warpwise.server.findings import EditorKernel, FileFindings, LineFinding, advice_primary
 from warpwise.server.linemap import LineMap
 from warpwise.server.positions import UTF16, content_extent, units
-from warpwise.server.uris import path_to_uri
+from warpwise.server.uris import path_to_uri, same_file
 
 SOURCE = "warpwise"
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
@@ -105,7 +105,7 @@ class View:
         """Current line of a baseline line of this file (other files' lines are returned unchanged)."""
         if line is None:
             return None
-        if file is not None and Path(file).resolve() != self.ff.path.resolve():
+        if file is not None and not same_file(file, self.ff.path):
             return line
         return self.lmap.line(line)
 
@@ -165,7 +165,7 @@ def _line_word(view: View, file: Path | None, line: int | None) -> str:
     cur = view.cur(line, file)
     if cur is None:
         return "an edited line"
-    if file is not None and Path(file).resolve() != view.ff.path.resolve():
+    if file is not None and not same_file(file, view.ff.path):
         return f"{Path(file).name}:{cur}"
     return f"line {cur}"
 
@@ -380,7 +380,7 @@ def launch_cost_short(cost: Any, text: str) -> str:
 
 
 def _related_range(view: View, file: Path, line: int, lines: list[str]) -> lsp.Range | None:
-    if Path(file).resolve() == view.ff.path.resolve():
+    if same_file(file, view.ff.path):
         cur = view.lmap.line(line)
         return _line_range(lines, cur) if cur is not None else None
     ln = max(0, line - 1)

@@ -8,7 +8,8 @@ Argparse arguments (added to the ``tune`` sub-parser by :func:`add_arguments`):
 evaluator rehearses the search; nothing is measured, the manifest says so (``"dry_run": true``), and no
 tuned cubin is written), ``-o/--output OUTDIR`` (``warpwise-tuned``), ``--no-progress``, ``--time-limit S``
 (the search cools over S seconds, then the best schedule is verified and measured side by side),
-``--call-timeout S`` (300: a GPU call running longer counts as a hung worker, which is restarted).
+``--call-timeout S`` (300: a GPU call running longer counts as a hung worker, which is restarted),
+``--exit-with-parent`` (end, GPU worker included, when the starting process exits: the editor passes it).
 
 Before any GPU work (also in a dry run) the harness is checked against the kernel's parameter table in
 the cubin (:func:`warpwise.analysis.schedule.params.check_harness`): argument count, each argument's
@@ -27,10 +28,12 @@ match the kernel's parameters) or no GPU / cuda-python; 130 cancelled before the
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import threading
+import time
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 
@@ -64,6 +67,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=0.0,
         help="search seconds (0: no limit): the annealing temperature cools over this time; "
         "the best schedule is still verified and measured afterwards",
+    )
+    p.add_argument(
+        "--exit-with-parent",
+        action="store_true",
+        help="end (with any GPU worker) as soon as the process that started this one exits; the editor's "
+        "server passes it so that a server that dies without cleaning up leaves no tuner running",
     )
     p.add_argument(
         "--call-timeout",
@@ -122,19 +131,41 @@ class _Bar:
             self.bar.close()
 
 
+def watch_parent(interval: float = 0.5) -> threading.Thread:
+    """Start a daemon thread that ends this process when its parent exits (the parent id changes: the
+    orphan is re-parented). A group leader (started with ``start_new_session``, as the server starts the
+    tuner) kills its whole group, so the GPU worker it spawned ends too; otherwise the process exits."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(interval)
+        print("warpwise tune: the process that started it has exited; stopping", file=sys.stderr, flush=True)
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os._exit(1)
+
+    th = threading.Thread(target=watch, name="warpwise-tune-parent", daemon=True)
+    th.start()
+    return th
+
+
 def run_tune(args: argparse.Namespace) -> int:
     """Run the ``tune`` sub-command; returns the exit code (see module docstring)."""
     from warpwise.analysis.binary.errors import BinaryError
+    from warpwise.analysis.bounded import InputFileError, read_bytes
     from warpwise.analysis.schedule.evaluate import DriverEvaluator, DryRunEvaluator, Evaluator, EvaluatorError
     from warpwise.analysis.schedule.harness import HarnessError, load_harness
     from warpwise.analysis.schedule.params import check_harness
     from warpwise.analysis.schedule.tune import TuneError, TuneOptions, summary_line, tune, write_artifacts
     from warpwise.analysis.schedule.worker import WorkerEvaluator
 
+    if getattr(args, "exit_with_parent", False):
+        watch_parent()
     try:
         harness = load_harness(args.harness)
-        data = Path(args.binary).read_bytes()
-    except (HarnessError, OSError) as e:
+        data = read_bytes(args.binary, "binary")  # a regular file within the binary limit, never a FIFO/device
+    except (HarnessError, InputFileError) as e:
         print(f"warpwise tune: {e}", file=sys.stderr)
         return 2
     kernel = args.kernel or harness.kernel

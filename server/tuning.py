@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -137,10 +138,14 @@ def launch_cubin_path(cubin: Path) -> str:
 
 
 def tune_command(python: str, binary: Path, kernel: str, harness: Path, outdir: Path, settings: Any) -> list[str]:
-    """Argument list of the ``warpwise tune`` child process (never a shell string)."""
+    """Argument list of the ``warpwise tune`` child process (never a shell string). ``python`` runs it unless
+    the environment names another interpreter in ``WARPWISE_TUNE_PYTHON`` (one with cuda-python, say); the
+    child ends itself if the server dies without killing it (``--exit-with-parent``)."""
+    python = os.environ.get("WARPWISE_TUNE_PYTHON") or python
     return [python, "-m", "warpwise.server.cli", "tune", str(binary), "--kernel", kernel, "--harness", str(harness),
             "--iterations", str(settings.tune_iterations), "--seed", str(settings.tune_seed),
-            "--verify-samples", str(settings.tune_verify_samples), "-o", str(outdir), "--no-progress"]
+            "--verify-samples", str(settings.tune_verify_samples), "-o", str(outdir), "--no-progress",
+            "--exit-with-parent"]
 
 
 def is_harness_file(path: Path) -> bool:

@@ -144,6 +144,9 @@ def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
         warnings += [f"{e.path}: {w}" for w in e.warnings()]
         for t in e.tables:
             if csv_source.is_sass_table(t):
+                if not (t.title and t.title[1].strip()):  # ncu prints one above every table: a cut/edited file
+                    raise CsvError(f"{e.path}: the Source page table at line {t.first_line} has no "
+                                   '"Kernel Name" line above it, so its kernel is unknown')
                 (by_line if t.index(*csv_source.LINE) is not None else functions).append(csv_source.sass_function(t))
             elif csv_source.is_cuda_table(t):
                 lines += csv_source.cuda_lines(t)
@@ -165,6 +168,10 @@ def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
     if text_only and not functions and not lines and not launches:
         raise CsvError(f"{report}: a CUDA-view export holds only source text, no samples (ncu prints no counters "
                        "with --print-source cuda): export `--page source --print-source sass --csv` (or cuda,sass)")
+    untitled = next((f for f in launches if not f.title.strip()), None)
+    if untitled is not None:
+        raise CsvError(f"{report}: the Details/Raw page row of launch ID {untitled.id} has no Kernel Name, so the "
+                       "launch cannot be matched to its kernel")
     launches = _unique(launches)
     skipped = sum(len(e.skipped) for e in exports)
     common = []

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 
 from warpwise.analysis.arch.stalls import CSV_ALIASES, STALL_REASONS
-from warpwise.analysis.profile.csvfile import CsvTable, integer, normalize
+from warpwise.analysis.profile.csvfile import CsvTable, count, normalize
 from warpwise.analysis.profile.model import PCSample
 
 # Column names by ncu version (2025.x labels first, then older labels, then metric names as printed
@@ -111,9 +111,10 @@ class LineRow:
 def _address(cell: str) -> int | None:
     s = cell.strip().replace(",", "")
     try:
-        return int(s, 16) if s.lower().startswith("0x") else int(s)
+        v = int(s, 16) if s.lower().startswith("0x") else int(s)
     except ValueError:
         return None
+    return v if v >= 0 else None
 
 
 def is_sass_table(table: CsvTable) -> bool:
@@ -134,14 +135,14 @@ def is_cuda_table(table: CsvTable) -> bool:
 
 def _counts(table: CsvTable, row: list[str], all_: dict[int, str], ni: dict[int, str]) -> tuple[
         int, int, dict[str, int], dict[str, int]]:
-    stalls = {r: v for i, r in all_.items() if (v := integer(row[i]))}
-    stalls_ni = {r: v for i, r in ni.items() if (v := integer(row[i]))}
+    stalls = {r: v for i, r in all_.items() if (v := count(row[i]))}
+    stalls_ni = {r: v for i, r in ni.items() if (v := count(row[i]))}
     si, ti = table.index(*SAMPLES), table.index(*NOT_ISSUED)
-    samples = (integer(row[si]) if si is not None else None) or 0
+    samples = (count(row[si]) if si is not None else None) or 0
     if ni:
         not_issued = sum(stalls_ni.values())  # what the .ncu-rep reader counts (exact per reason)
     else:
-        not_issued = (integer(row[ti]) if ti is not None else None) or 0
+        not_issued = (count(row[ti]) if ti is not None else None) or 0
     return samples, not_issued, stalls, stalls_ni
 
 
@@ -161,7 +162,7 @@ def sass_function(table: CsvTable) -> SassFunction:
     fn = SassFunction(title=table.title[1] if table.title else "", start=-1, unknown_stalls=unknown)
     line: int | None = None
     for row in table.rows:
-        if li is not None and (n := integer(row[li])) is not None:
+        if li is not None and (n := count(row[li])) is not None:
             line = n
             continue
         pc = _address(row[ai])
@@ -177,7 +178,7 @@ def sass_function(table: CsvTable) -> SassFunction:
         for attr, names in COUNTERS.items():
             k = table.index(*names)
             if k is not None:
-                setattr(s, attr, integer(row[k]) or 0)
+                setattr(s, attr, count(row[k]) or 0)
         fn.samples.append(s)
     return fn
 
@@ -189,7 +190,7 @@ def cuda_lines(table: CsvTable, default_file: str | None = None) -> list[LineRow
     all_, ni, _ = stall_columns(table)
     out = []
     for row in table.rows:
-        line = integer(row[li])
+        line = count(row[li])
         if line is None:
             continue
         samples, not_issued, stalls, _stalls_ni = _counts(table, row, all_, ni)

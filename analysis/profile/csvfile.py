@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-#: Largest CSV export read (bytes): a source page of a big kernel is a few MiB.
-MAX_CSV_BYTES = 512 << 20
+from warpwise.analysis import bounded
+
+#: Largest CSV export read (bytes): a source page of a big kernel is a few MiB (the "csv" kind of bounded).
+MAX_CSV_BYTES = bounded.DEFAULT_LIMITS["csv"]
 
 _TOOL_LINE = re.compile(r"^==(PROF|WARNING|ERROR|INFO)==")
 _MISSING = {"", "n/a", "N/A", "-", "--", "nan", "NaN"}
@@ -99,7 +102,15 @@ def number(cell: str | None) -> float | None:
     s = s.replace(",", "").replace("\u202f", "").replace("\u00a0", "").replace(" ", "").removesuffix("%")
     if not _NUMBER.match(s):
         return None
-    return float(s)
+    v = float(s)
+    return v if math.isfinite(v) else None  # "1e999": no counter ncu prints overflows a double
+
+
+def count(cell: str | None) -> int | None:
+    """:func:`integer` for a counter column (samples, instructions, line numbers): a negative value is no
+    count, so it is missing (None) like any other cell that holds none."""
+    v = integer(cell)
+    return None if v is None or v < 0 else v
 
 
 def integer(cell: str | None) -> int | None:
@@ -129,14 +140,13 @@ def to_base(value: float | None, unit: str) -> float | None:
 
 
 def read_text(path: Path) -> str:
-    """The text of a CSV export (UTF-8, BOM allowed). Raises CsvError for a missing, special or huge file."""
-    if not path.is_file():
-        raise CsvError(f"{path}: no such CSV file")
-    size = path.stat().st_size
-    if size > MAX_CSV_BYTES:
-        raise CsvError(f"{path}: {size:,} bytes is larger than the {MAX_CSV_BYTES:,} bytes warpwise reads from a CSV")
-    with path.open("rb") as fh:
-        data = fh.read(MAX_CSV_BYTES + 1)
+    """The text of a CSV export (UTF-8, BOM allowed), read through the bounded opener: a regular file within
+    the CSV limit (:data:`MAX_CSV_BYTES`, ``WARPWISE_MAX_CSV_BYTES``), so a FIFO or a device is refused,
+    never opened for reading. Raises CsvError for a missing, special or huge file."""
+    try:
+        data = bounded.read_bytes(path, "csv")
+    except bounded.InputFileError as e:
+        raise CsvError(str(e)) from e
     return data.decode("utf-8-sig", errors="replace")
 
 
@@ -197,6 +207,13 @@ def parse(text: str, path: Path) -> CsvExport:
                 cur.rows.append(row)
                 units_pending = False
                 continue
+        if cur is not None and any(number(c) is not None for c in row[len(cur.header):]):
+            # numbers past the header's last column: the header (or the row) was cut or edited, so the cells
+            # no longer line up with their column names; reading on would put values under the wrong names.
+            # (ncu does not escape quotes in source text, so a source row can split into extra cells, but
+            # those hold code, not a bare number: such rows are skipped as before.)
+            raise CsvError(f"{path}: line {n} has {len(row)} cells but the table's header (line "
+                           f"{cur.first_line}) names {len(cur.header)} columns; the file is cut or edited")
         if all(number(c) is None for c in row) and any(c.strip() for c in row):
             cur = CsvTable(header=row, title=title, first_line=n, file=file)
             tables.append(cur)

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warpwise.analysis.bounded import InputFileError, read_bytes
+
 from .devkernels import DTYPES
 
 SCALAR_DTYPES = frozenset({"int32", "uint32", "int64", "uint64", "float32", "float64"})
@@ -233,15 +235,18 @@ def parse_harness(obj: Any, where: str = "<harness>") -> Harness:
 
 
 def load_harness(path: str | Path) -> Harness:
-    """Read and validate a harness JSON file.
+    """Read and validate a harness JSON file: a regular file within the manifest size limit (16 MiB,
+    :mod:`warpwise.analysis.bounded`), so a FIFO, a device or a huge file is refused, never read.
 
     Raises:
-        HarnessError: unreadable file, invalid JSON, or invalid description.
+        HarnessError: unreadable, special or oversized file, invalid JSON, or invalid description.
     """
     try:
-        obj = json.loads(Path(path).read_text())
-    except OSError as e:
-        raise HarnessError(f"{path}: cannot read harness: {e}") from e
-    except json.JSONDecodeError as e:
+        data = read_bytes(path, "harness")
+    except InputFileError as e:
+        raise HarnessError(f"cannot read harness: {e}") from e
+    try:
+        obj = json.loads(data)
+    except ValueError as e:  # JSONDecodeError, or bytes that are not UTF-8/16/32
         raise HarnessError(f"{path}: invalid JSON: {e}") from e
     return parse_harness(obj, str(path))

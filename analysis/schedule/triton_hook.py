@@ -25,16 +25,19 @@ import json
 from pathlib import Path
 from typing import Any
 
+from warpwise.analysis.bounded import read_bytes
+
 
 class TunedCubinMismatch(RuntimeError):
     """The kernel Triton compiled is not the one the manifest's tuned cubin came from."""
 
 
 def _read(manifest: str | Path) -> tuple[dict[str, Any], bytes | None]:
-    m = json.loads(Path(manifest).read_text())
+    # regular files within the manifest / binary limits (a FIFO or /dev/zero would block or fill memory)
+    m = json.loads(read_bytes(manifest, "manifest"))
     if m.get("tuned_cubin") is None:
         return m, None  # "original kept": no schedule beat the original side by side
-    cubin = (Path(manifest).parent / m["tuned_cubin"]["file"]).read_bytes()
+    cubin = read_bytes(Path(manifest).parent / m["tuned_cubin"]["file"], "binary")
     if hashlib.sha256(cubin).hexdigest() != m["tuned_cubin"]["sha256"]:
         raise TunedCubinMismatch(f"{manifest}: the tuned cubin's SHA-256 differs from the manifest")
     return m, cubin
@@ -105,7 +108,8 @@ def tuned(fn: Any, manifest: str | Path, strict: bool = True) -> TunedKernel:
     (a ``*.tune.json`` from ``warpwise tune``; the cubin lies next to it).
 
     Raises:
-        OSError/KeyError/json.JSONDecodeError: unreadable or incomplete manifest.
+        InputFileError: the manifest or its cubin is missing, not a regular file, or over its size limit.
+        KeyError/json.JSONDecodeError: incomplete or invalid manifest.
         TunedCubinMismatch: the cubin does not match its manifest.
     """
     return TunedKernel(fn, manifest, strict)

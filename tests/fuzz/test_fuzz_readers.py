@@ -1,8 +1,10 @@
 """One fuzz target per reader (issue 13 item 6): each must return a value or raise its own documented
 error naming the file — never another exception, never hang (every tool run is time-limited).
 
-Not here yet: the CSV reader (analysis/profile/csv*.py, issue 12's realproj work) had not landed on main
-when these targets were written; add a target for it beside test_report_reader once it has."""
+The CSV reader (analysis/profile/csv*.py) has two targets: byte mutations of the examples' Source and
+Details exports, and line/cell-level edits (rows dropped, duplicated, swapped, cells replaced by other
+cells, ``n/a``, huge or negative numbers, quotes and separators) that keep the file CSV-shaped so the
+table logic, not only the tokenizer, is reached."""
 
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from warpwise.analysis.binary.elf import read_cuda_elf
 from warpwise.analysis.binary.errors import BinaryError
 from warpwise.analysis.binary.load import load_cubin
 from warpwise.analysis.binary.sass import parse, split_instruction
+from warpwise.analysis.profile.csv_load import load_csv_profiles
+from warpwise.analysis.profile.csvfile import CsvError
 from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
 from warpwise.server.tuning import read_manifest
 
@@ -28,6 +32,9 @@ from tests.fuzz.mutate import mutated
 
 REPORT = example("stencil", ".ncu-rep").read_bytes()
 CUBIN = example("gather", ".sm_90.cubin").read_bytes()
+CSV_NAMES = ("stencil", "gather", "intdiv", "noinline", "cdp")
+CSV_SOURCE = {n: example(n, ".source.csv").read_bytes() for n in CSV_NAMES}
+CSV_DETAILS = {n: example(n, ".details.csv").read_bytes() for n in CSV_NAMES}
 _TMP = Path(tempfile.mkdtemp(prefix="ww-fuzz-"))
 
 
@@ -146,3 +153,97 @@ def test_manifest_reader(base: str, path: list[str], value: object) -> None:
 def test_manifest_bytes(data: bytes) -> None:
     p = _write("x.tune.json", data)
     assert read_manifest(p, [_TMP]) is None or True  # never raises on any bytes
+
+
+def _check_csv_profiles(paths: list[Path]) -> None:
+    try:
+        profiles = load_csv_profiles(paths)
+    except CsvError as e:
+        assert any(str(p) in str(e) for p in paths), e
+        return
+    for k in profiles:  # a CSV that still loads must give a consistent profile
+        assert k.name and k.total_samples >= 0
+        for s in k.pcs.values():
+            assert s.samples >= 0 and s.not_issued >= 0 and all(v >= 0 for v in s.stalls.values())
+            assert s.line is None or s.line >= 0
+        assert all(d >= 0 for d in (*k.launch.grid, *k.launch.block))
+
+
+@settings(max_examples=int(os.environ.get("WARPWISE_FUZZ_CSV", "25")))
+@given(name=st.sampled_from(CSV_NAMES), which=st.sampled_from(["source", "details", "both"]), seed=st.data())
+def test_csv_reader_bytes(name: str, which: str, seed: st.DataObject) -> None:
+    src, det = CSV_SOURCE[name], CSV_DETAILS[name]
+    if which in ("source", "both"):
+        src = seed.draw(mutated(src))
+    if which in ("details", "both"):
+        det = seed.draw(mutated(det))
+    _check_csv_profiles([_write(f"{name}.source.csv", src), _write(f"{name}.details.csv", det)])
+
+
+_CELL = st.sampled_from(['""', '"n/a"', '"-"', '"0"', '"-1"', '"-5,000"', '"1e308"', '"1e999"', '"nan"', '"inf"',
+                         '"0x"', '"0xzz"', '"0xffffffffffffffffffff"', '"4,294,967,296"', '"1.5"', '"%"', '"a""b"',
+                         '"', ',', '"(1; 2)"', '"2 (1; 1)"', '"Kernel Name"', '"Source"', '"Address"', '"\u202f"'])
+
+
+@st.composite
+def _csv_edits(draw: st.DrawFn, data: bytes) -> bytes:
+    lines = data.decode("utf-8", errors="replace").split("\n")
+    for _ in range(draw(st.integers(1, 6))):
+        if not lines:
+            break
+        i = draw(st.integers(0, len(lines) - 1))
+        op = draw(st.sampled_from(["drop", "dup", "swap", "cell", "cut", "title", "empty"]))
+        if op == "drop":
+            del lines[i]
+        elif op == "dup":
+            lines.insert(i, lines[i])
+        elif op == "swap":
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+        elif op == "cell":
+            cells = lines[i].split('","')
+            k = draw(st.integers(0, max(0, len(cells) - 1)))
+            cells[k] = draw(_CELL).strip('"')
+            lines[i] = '","'.join(cells)
+        elif op == "cut":
+            lines[i] = lines[i][: draw(st.integers(0, len(lines[i])))]
+        elif op == "title":
+            lines.insert(i, draw(st.sampled_from(['"Kernel Name","x"', '"Function Name",""', '"File Path","/dev/stdin"',
+                                                  '"Kernel Name"', "==PROF== x", '"ID","Kernel Name"'])))
+        else:
+            lines[i] = ""
+    return "\n".join(lines).encode()
+
+
+@settings(max_examples=int(os.environ.get("WARPWISE_FUZZ_CSV", "25")))
+@given(name=st.sampled_from(CSV_NAMES), seed=st.data())
+def test_csv_reader_rows_and_cells(name: str, seed: st.DataObject) -> None:
+    src = seed.draw(_csv_edits(CSV_SOURCE[name]))
+    det = seed.draw(_csv_edits(CSV_DETAILS[name]))
+    _check_csv_profiles([_write(f"{name}.source.csv", src), _write(f"{name}.details.csv", det)])
+
+
+def test_csv_fuzz_findings(tmp_path: Path) -> None:
+    """What the CSV targets found (each a wrong value or a traceback before the fix)."""
+    src = CSV_SOURCE["stencil"].decode()
+    # a data row wider than its (cut) header: values would sit under the wrong column names
+    det = CSV_DETAILS["stencil"].decode().replace('"Host Name","Kernel Name"', '"Host Name#,"Kernel Name"', 1)
+    p_src, p_det = tmp_path / "s.source.csv", tmp_path / "s.details.csv"
+    p_src.write_text(src)
+    p_det.write_text(det)
+    with pytest.raises(CsvError, match=r"s.details.csv: line \d+ has \d+ cells but the table's header"):
+        load_csv_profiles([p_src, p_det])
+    # a Source page table whose "Kernel Name" line is gone: a profile with no name
+    p_det.write_text(CSV_DETAILS["stencil"].decode())
+    p_src.write_text(src.replace('"Kernel Name"', "#Kernel Name", 1))
+    with pytest.raises(CsvError, match='has no "Kernel Name" line above it'):
+        load_csv_profiles([p_src, p_det])
+    # a negative sample count (a negative profile) and 1e999 (OverflowError)
+    lines = src.split("\n")
+    i = next(k for k, t in enumerate(lines) if t.startswith('"0x'))
+    cells = lines[i].split('","')
+    cells[2], cells[30] = "-1", "1e999"  # the sample column; a stall-reason column
+    lines[i] = '","'.join(cells)
+    p_src.write_text("\n".join(lines))
+    (k,) = load_csv_profiles([p_src, p_det])
+    assert all(s.samples >= 0 for s in k.pcs.values())

@@ -193,3 +193,26 @@ def test_special_file_named_like_a_report_beside_the_source(tmp_path: Path, kind
     assert json.loads(res.stdout)["kernels"][0]["name"] == "blur_rows"
     if kind != "folder":
         assert "other.ncu-rep" in res.stderr  # said, not silently skipped
+
+
+def test_report_without_source_correlation_takes_lines_from_the_cubin(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # mutation run, this session: one flipped bit (byte 5228 of stencil.ncu-rep) drops the report's source
+    # correlation; advise exited 0 with every sample "on instructions without line information" (silent-wrong)
+    import json
+
+    from warpwise.server.cli import main
+
+    data = bytearray(example("stencil", ".ncu-rep").read_bytes())
+    data[5228] ^= 0x04
+    rep = tmp_path / "stencil.ncu-rep"
+    rep.write_bytes(bytes(data))
+    src, cub = example("stencil", ".cu"), example("stencil", ".sm_90.cubin")
+
+    def lines(report: Path) -> list[tuple[int, int]]:
+        assert main(["advise", str(src), "--profile", str(report), "--binary", str(cub), "--format", "json"]) == 0
+        (k,) = json.loads(capsys.readouterr().out)["kernels"]
+        return [(ln["line"], ln["samples"]) for ln in k["lines"]]
+
+    got = lines(rep)
+    assert got == lines(example("stencil", ".ncu-rep")) and sum(n for _, n in got) == 28464

@@ -115,3 +115,29 @@ def test_cancel_kills_the_group(tmp_path: Path) -> None:
 def test_report_loader_timeout_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(ProfileLoadError, match=r"gather.ncu-rep: the Nsight Compute report library did not finish"):
         load_profiles(example("gather", ".ncu-rep"), timeout=0.01)
+
+
+def test_special_csv_files_are_refused_without_blocking(tmp_path: Path) -> None:
+    from warpwise.analysis.profile.csv_load import load_csv_profiles
+    from warpwise.analysis.profile.csvfile import CsvError
+
+    for f in _special_files(tmp_path, ".source.csv"):
+        t = time.monotonic()
+        with pytest.raises(CsvError) as e:
+            load_csv_profiles([f])
+        assert time.monotonic() - t < 5 and str(f) in str(e.value)
+    with pytest.raises(CsvError, match="is a FIFO"):
+        load_csv_profiles([tmp_path / "fifo.source.csv"])
+
+
+def test_huge_sparse_report_and_cubin_are_refused_at_the_default_limits(tmp_path: Path) -> None:
+    # issue 13: a 3 GiB report was still loading after 300 s at 8.4 GB RSS; refused before a byte is read
+    for suffix, load, err, kind in ((".ncu-rep", load_profiles, ProfileLoadError, "report"),
+                                    (".cubin", load_binary, BinaryError, "binary")):
+        huge = tmp_path / f"huge{suffix}"
+        with huge.open("wb") as f:
+            f.truncate(3 << 30)  # sparse: no disk used
+        t = time.monotonic()
+        with pytest.raises(err, match=rf"huge\{suffix}: 3,072.0 MiB is larger than the {kind} limit"):
+            load(huge)
+        assert time.monotonic() - t < 5

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lsprotocol import types as lsp
 from warpwise.analysis.rewrite import RewriteError, rewrite
 
 from tests.hostile.variants import (
@@ -130,3 +131,50 @@ def test_all_variants_compile_with_nvcc() -> None:
     res = subprocess.run([sys.executable, str(root / "bench/hostile/compile_variants.py"), "--jobs", "2"],
                          capture_output=True, text=True, timeout=3600)
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+
+
+def test_lsp_rewrites_on_crlf_keep_bytes() -> None:
+    # issue 13: "6 of 6 via LSP no longer compile" -- the same check as the API test, through the server's
+    # resolve path (LSP positions in the negotiated encoding, applied as a client applies them)
+    from dataclasses import dataclass
+
+    from warpwise.server import render
+    from warpwise.server.actions import resolve_rewrite
+    from warpwise.server.positions import units_to_utf8_col
+
+    from tests.hostile.variants import DP_SOURCES, launch_lines
+
+    @dataclass
+    class _Edit:
+        start: int
+        end: int
+        new_text: str
+
+    path = next(p for p in DP_SOURCES if p.parent.name == "mandelbrot")
+    original = path.read_text()
+    v = Variant(eol="crlf", bom=True, macro=True, non_ascii=True)
+    variant = apply_variant(original, v)
+    lines = variant.split("\n")
+    starts = [0]
+    for t in lines[:-1]:
+        starts.append(starts[-1] + len(t.encode("utf-8")) + 1)
+
+    def offset(p: lsp.Position) -> int:
+        return starts[p.line] + units_to_utf8_col(lines[p.line], p.character, render.ENCODING["value"])
+
+    checked = 0
+    for line in launch_lines(original)[-1:]:  # one launch, all three transforms: keeps the test short
+        for transform in ("threshold", "coarsen", "aggregate"):
+            try:
+                lf = rewrite(original, str(path), transform, line)
+            except RewriteError:
+                continue
+            we = resolve_rewrite({"uri": path.as_uri(), "version": 1, "transform": transform,
+                                  "line": shift_line(line, v, original)}, variant)
+            (doc,) = we.document_changes or []
+            assert isinstance(doc, lsp.TextDocumentEdit)
+            edits = [_Edit(offset(e.range.start), offset(e.range.end), e.new_text) for e in doc.edits
+                     if isinstance(e, lsp.TextEdit)]
+            check_edits(original, variant, v, edits, apply_byte_edits(original, lf))
+            checked += 1
+    assert checked >= 2
