@@ -20,7 +20,7 @@ from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import roofline, stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
-from warpwise.analysis.program.model import ProgramFunction
+from warpwise.analysis.program.model import Program, ProgramFunction
 
 #: GPA released (GPUGlobalMemoryCoalesceOptimizer / GPUGlobalMemoryReductionOptimizer): accesses with an
 #: L2 sector efficiency (ideal / actual sectors) below this are uncoalesced.
@@ -99,26 +99,36 @@ def call_stack_keys(view: KernelView) -> set[cm.InsKey]:
     """Local-memory instructions that are the ABI's register saves around out-of-line calls: inside called
     device functions, or in a caller's basic block that holds a CALL. Inlining removes them (function_inlining
     counts them); register reuse does not."""
+    prog = view.program
+    if prog is None:
+        return set()
+    return set(prog.memo("call_stack_keys", lambda: _call_stack_keys(prog)))
+
+
+def _call_stack_keys(prog: Program) -> frozenset[cm.InsKey]:
     out: set[cm.InsKey] = set()
-    if view.program is None:
-        return out
-    called = {cs.callee for pf in view.program.functions.values() for cs in pf.calls}
-    for pf in view.program.functions.values():
+    called = {cs.callee for pf in prog.functions.values() for cs in pf.calls}
+    for pf in prog.functions.values():
         if pf.name in called and not pf.is_kernel:
             out |= {(pf.name, i.offset) for i in pf.instructions if cm.is_local_mem(i)}
         for cs in pf.calls:
             b = pf.block_of(cs.offset)
             if b is not None:
                 out |= {(pf.name, i.offset) for i in b.instructions if cm.is_local_mem(i)}
-    return out
+    return frozenset(out)
+
+
+def _local_instructions(prog: Program) -> list[tuple[ProgramFunction, Instruction]]:
+    """Local-memory instructions of the program in program order (once per program: every kernel asks)."""
+    return prog.memo("local_instructions", lambda: [(pf, i) for pf in prog.functions.values()
+                                                    for i in pf.instructions if cm.is_local_mem(i)])
 
 
 def _local_removal(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
                    spills_only: bool = False) -> Advice | Skipped:
     abi = call_stack_keys(view)
-    removed = {k: 1.0 for pf in (view.program.functions.values() if view.program else ())
-               for i in pf.instructions if cm.is_local_mem(i) and (not spills_only or is_spill_slot(i))
-               and (k := cm.ins_key(pf, i)) is not None and k not in abi}
+    removed = {k: 1.0 for pf, i in (_local_instructions(view.program) if view.program else ())
+               if (not spills_only or is_spill_slot(i)) and (k := cm.ins_key(pf, i)) is not None and k not in abi}
     if not removed and abi:
         return Skipped(opt_id, "the local-memory traffic is the call ABI's register saves around out-of-line "
                                "calls: see function_inlining")
@@ -340,16 +350,34 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
         elif k == "integer_division":
             div_lines.add((ins.loc.file, ins.loc.line))
     out: dict[cm.InsKey, float] = {}
-    for pf in view.program.functions.values():
-        for i in pf.instructions:
-            if i.loc is None:
-                continue
-            where = (i.loc.file, i.loc.line)
-            fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
-            if (where in fp64_lines and fp64) or (where in div_lines and not cm.is_memory(i)
-                                                  and i.base_opcode not in cm.BRANCH_OPS):
-                out[(pf.name, i.offset)] = 1.0
+    for name, i in _instructions_on(view.program, fp64_lines | div_lines):
+        assert i.loc is not None
+        where = (i.loc.file, i.loc.line)
+        fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
+        if (where in fp64_lines and fp64) or (where in div_lines and not cm.is_memory(i)
+                                              and i.base_opcode not in cm.BRANCH_OPS):
+            out[(name, i.offset)] = 1.0
     return out
+
+
+def _instructions_on(prog: Program, lines: set[tuple[str, int]]) -> list[tuple[str, Instruction]]:
+    """(function name, instruction) of every instruction of ``prog`` located on one of ``lines`` (file, line),
+    in program order (functions, then addresses), from a per-program line index: a whole-program scan per
+    kernel is quadratic in cubins of many kernels."""
+    def index() -> dict[tuple[str, int], list[tuple[int, str, Instruction]]]:
+        by: dict[tuple[str, int], list[tuple[int, str, Instruction]]] = {}
+        seq = 0
+        for pf in prog.functions.values():
+            for i in pf.instructions:
+                if i.loc is not None:
+                    by.setdefault((i.loc.file, i.loc.line), []).append((seq, pf.name, i))
+                seq += 1
+        return by
+
+    by = prog.memo("instructions_by_line", index)
+    hits = [x for ln in lines for x in by.get(ln, ())]
+    hits.sort(key=lambda x: x[0])
+    return [(name, i) for _, name, i in hits]
 
 
 # ---- function_split / loop_no_unroll / kernel_merge ----------------------------------------------------
@@ -462,7 +490,9 @@ def _is_math_routine(view: KernelView, ev: EdgeView) -> bool:
     code inlined from a CUDA math header (older nvcc keeps those lines); FP64 code never matches."""
     fn = ev.use_fn
     if fn is not None and not fn.is_kernel and any(m in fn.name for m in MATH_ROUTINE_MARKERS):
-        return _single_precision_routine(fn)
+        if view.program is None:
+            return _single_precision_routine(fn)
+        return view.program.memo(("single_precision_routine", fn.name), lambda: _single_precision_routine(fn))
     ins = ev.use_ins
     if ins is None or ins.loc is None:
         return False
@@ -509,9 +539,8 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     lines = precise_math_lines(view)
     if not lines:
         return base
-    removed = {(pf.name, i.offset): 1.0 for pf in view.program.functions.values() for i in pf.instructions
-               if i.loc is not None and (i.loc.file, i.loc.line) in lines and not cm.is_memory(i)
-               and i.base_opcode not in cm.BRANCH_OPS}
+    removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view.program, lines)
+               if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
     where = cm.lines_text(lines)
     inline_hint = (f"precise single-precision math is inlined at {where} (IEEE division with its FCHK check and "
                    "slow path, sin/cos range reduction): --use_fast_math, or __fdividef / __sinf / __expf / __powf "
@@ -535,11 +564,16 @@ def precise_math_lines(view: KernelView) -> set[tuple[str, int]]:
     """User lines holding inlined precise single-precision math that --use_fast_math replaces: an FCHK (IEEE
     division check), a call of a ``*_f32_slowpath`` routine, or the 2/pi multiply of the sin/cos reduction, on
     a line without the fast forms (MUFU.SIN/COS). nvcc 13 attributes inlined math to the calling line."""
+    prog = view.program
+    if prog is None:
+        return set()
+    return set(prog.memo("precise_math_lines", lambda: _precise_math_lines(prog)))
+
+
+def _precise_math_lines(prog: Program) -> frozenset[tuple[str, int]]:
     out: set[tuple[str, int]] = set()
     fast: set[tuple[str, int]] = set()
-    if view.program is None:
-        return out
-    for pf in view.program.functions.values():
+    for pf in prog.functions.values():
         if not is_user_function(pf.name):
             continue
         calls = {cs.offset for cs in pf.calls if any(k in cs.callee for k in FAST_MATH_SP)
@@ -553,7 +587,7 @@ def precise_math_lines(view: KernelView) -> set[tuple[str, int]]:
             elif i.base_opcode == "FCHK" or i.offset in calls or (
                     i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands)):
                 out.add(key)
-    return out - fast
+    return frozenset(out - fast)
 
 
 # ---- warp_balance -----------------------------------------------------------------------------------
@@ -718,15 +752,15 @@ def _shared_conflicts(view: KernelView) -> dict[cm.InsKey, float]:
     out: dict[cm.InsKey, float] = {}
     if view.program is None:
         return out
-    for pf in view.program.functions.values():
-        for i in pf.instructions:
-            if not cm.is_shared_mem(i):
-                continue
-            s = view.sample_at(pf.name, i.offset)
-            if s is None or s.shared_wavefronts_ideal <= 0:
-                continue
-            if s.shared_wavefronts >= CONFLICT_RATIO * s.shared_wavefronts_ideal:
-                out[(pf.name, i.offset)] = 1.0 - s.shared_wavefronts_ideal / s.shared_wavefronts
+    prog = view.program
+    shared = prog.memo("shared_instructions", lambda: [(pf, i) for pf in prog.functions.values()
+                                                        for i in pf.instructions if cm.is_shared_mem(i)])
+    for pf, i in shared:
+        s = view.sample_at(pf.name, i.offset)
+        if s is None or s.shared_wavefronts_ideal <= 0:
+            continue
+        if s.shared_wavefronts >= CONFLICT_RATIO * s.shared_wavefronts_ideal:
+            out[(pf.name, i.offset)] = 1.0 - s.shared_wavefronts_ideal / s.shared_wavefronts
     return out
 
 

@@ -11,7 +11,9 @@ Graphs are networkx ``DiGraph``s whose nodes are basic-block start offsets. Buil
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import networkx as nx
 from warpwise.analysis.binary.model import Cubin, Function, Instruction, SourceLoc
@@ -194,12 +196,31 @@ def _within(iv: dict[int, tuple[int, int]], a: int, b: int) -> bool:
     return ia is not None and ib is not None and ia[0] <= ib[0] and ib[1] <= ia[1]
 
 
+_T = TypeVar("_T")
+
+
 @dataclass
 class Program:
     """A cubin's program structure: ``functions`` by symbol name, ``arch`` (``sm_90``)."""
 
     cubin: Cubin
     functions: dict[str, ProgramFunction]
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, key: Any, make: Callable[[], _T]) -> _T:
+        """``make()``, computed once per program and ``key``: program-wide tables that every kernel's analysis
+        asks for (a cubin of hundreds of kernels would otherwise rescan the whole program per kernel). The
+        program does not change after it is built, so entries never go stale; they are not pickled."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            v = self._memo[key] = make()
+            return v
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_memo"] = {}
+        return state
 
     @property
     def arch(self) -> str:
