@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 import networkx as nx
 from warpwise.analysis.binary.model import Cubin, Function, Instruction, SourceLoc
 
+_T = TypeVar("_T")
+
 
 @dataclass
 class BasicBlock:
@@ -108,6 +110,21 @@ class ProgramFunction:
     _innermost: dict[int, int] = field(default_factory=dict, repr=False)
     _dom_iv: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
     _pdom_iv: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def memo(self, key: Any, make: Callable[[], _T]) -> _T:
+        """``make()``, computed once per function and ``key`` (derived per-function tables, e.g. per-loop
+        facts every blame edge in the loop asks for); see :meth:`Program.memo`."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            v = self._memo[key] = make()
+            return v
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_memo"] = {}
+        return state
 
     @property
     def name(self) -> str:
@@ -194,9 +211,6 @@ def _intervals(tree: dict[int, int]) -> dict[int, tuple[int, int]]:
 def _within(iv: dict[int, tuple[int, int]], a: int, b: int) -> bool:
     ia, ib = iv.get(a), iv.get(b)
     return ia is not None and ib is not None and ia[0] <= ib[0] and ib[1] <= ia[1]
-
-
-_T = TypeVar("_T")
 
 
 @dataclass

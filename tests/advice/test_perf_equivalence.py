@@ -12,7 +12,7 @@ from warpwise.analysis import pipeline
 from warpwise.analysis.advice import code, common
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import KernelView
-from warpwise.analysis.program.model import Program
+from warpwise.analysis.program.model import Program, ProgramFunction
 from warpwise.server.cli import main
 
 NAMES = ("stencil", "gather", "intdiv", "noinline", "cdp")
@@ -89,6 +89,8 @@ def test_advice_json_identical_to_reference_scans(name: str, capsys: pytest.Capt
         m.setattr(common, "hotspots", _hotspots_all_rows)
         m.setattr(code, "_instructions_on", _instructions_on_scan)
         m.setattr(Program, "memo", _memo_uncached)
+        m.setattr(ProgramFunction, "memo", _memo_uncached)
+        m.setattr(common, "_loops_sharing_lines", lambda pf, loop: list(pf.loops.values()))
         slow = _advise_json(name, capsys)
     assert '"advice"' in fast and len(fast) > 1000
     assert fast == slow
