@@ -8,6 +8,7 @@ implementation); they are heuristics of the advisor, not hardware facts.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import defaultdict
 from typing import Any
@@ -498,7 +499,12 @@ def _is_math_routine(view: KernelView, ev: EdgeView) -> bool:
         return False
     if ins.base_opcode in FP64_OPS or ".F64" in ins.opcode:
         return False
-    return ins.loc.file.replace("\\", "/").rsplit("/", 1)[-1] in MATH_HEADERS
+    return _is_math_header(ins.loc.file)
+
+
+@functools.lru_cache(maxsize=1024)  # pure in the path; asked once per blame edge
+def _is_math_header(path: str) -> bool:
+    return path.replace("\\", "/").rsplit("/", 1)[-1] in MATH_HEADERS
 
 
 def _call_lines(view: KernelView, callee: str) -> set[tuple[str, int]]:
@@ -775,8 +781,12 @@ def _branch_efficiency(view: KernelView, s: PCSample | None) -> float | None:
 def _branch_edges(view: KernelView, pred: object) -> list[EdgeView]:
     out = []
     for e in view.edges:
-        ins, s = (e.use_ins, _sample(view, e)) if e.is_self else (e.def_ins, _sample(view, e, at_def=True))
-        if cm.base(ins) in cm.BRANCH_OPS and pred(ins, s):  # type: ignore[operator]
+        self_ = e.is_self
+        ins = e.use_ins if self_ else e.def_ins
+        if cm.base(ins) not in cm.BRANCH_OPS:  # the sample is looked up only for branches
+            continue
+        s = _sample(view, e) if self_ else _sample(view, e, at_def=True)
+        if pred(ins, s):  # type: ignore[operator]
             out.append(e)
     return out
 
