@@ -21,6 +21,28 @@ from warpwise.analysis.binary.model import Cubin, Function, Instruction, SourceL
 _T = TypeVar("_T")
 
 
+class _Memoized:
+    """``memo(key, make)``: ``make()`` computed once per object and ``key``. For derived tables over a program
+    or function (a cubin of hundreds of kernels would otherwise rescan the whole program per kernel, a function
+    of thousands of loops every loop per loop). Programs do not change after they are built, so entries never
+    go stale; they are left out of pickles (the analysis cache)."""
+
+    _memo: dict[Any, Any]
+
+    def memo(self, key: Any, make: Callable[[], _T]) -> _T:
+        """``make()``, computed on the first call with ``key``."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            v = self._memo[key] = make()
+            return v
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_memo"] = {}
+        return state
+
+
 @dataclass
 class BasicBlock:
     """A maximal straight-line run of instructions of one function.
@@ -87,7 +109,7 @@ class CallSite:
 
 
 @dataclass
-class ProgramFunction:
+class ProgramFunction(_Memoized):
     """One function's structure.
 
     ``blocks``: by start offset; ``cfg``: block-level DiGraph (edge attr ``kind``: ``fall``, ``branch``,
@@ -111,20 +133,6 @@ class ProgramFunction:
     _dom_iv: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
     _pdom_iv: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    def memo(self, key: Any, make: Callable[[], _T]) -> _T:
-        """``make()``, computed once per function and ``key`` (derived per-function tables, e.g. per-loop
-        facts every blame edge in the loop asks for); see :meth:`Program.memo`."""
-        try:
-            return self._memo[key]
-        except KeyError:
-            v = self._memo[key] = make()
-            return v
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_memo"] = {}
-        return state
 
     @property
     def name(self) -> str:
@@ -214,27 +222,12 @@ def _within(iv: dict[int, tuple[int, int]], a: int, b: int) -> bool:
 
 
 @dataclass
-class Program:
+class Program(_Memoized):
     """A cubin's program structure: ``functions`` by symbol name, ``arch`` (``sm_90``)."""
 
     cubin: Cubin
     functions: dict[str, ProgramFunction]
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
-
-    def memo(self, key: Any, make: Callable[[], _T]) -> _T:
-        """``make()``, computed once per program and ``key``: program-wide tables that every kernel's analysis
-        asks for (a cubin of hundreds of kernels would otherwise rescan the whole program per kernel). The
-        program does not change after it is built, so entries never go stale; they are not pickled."""
-        try:
-            return self._memo[key]
-        except KeyError:
-            v = self._memo[key] = make()
-            return v
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_memo"] = {}
-        return state
 
     @property
     def arch(self) -> str:
