@@ -351,7 +351,7 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
         elif k == "integer_division":
             div_lines.add((ins.loc.file, ins.loc.line))
     out: dict[cm.InsKey, float] = {}
-    for name, i in _instructions_on(view.program, fp64_lines | div_lines):
+    for name, i in _instructions_on(view, fp64_lines | div_lines):
         assert i.loc is not None
         where = (i.loc.file, i.loc.line)
         fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
@@ -361,22 +361,31 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
     return out
 
 
-def _instructions_on(prog: Program, lines: set[tuple[str, int]]) -> list[tuple[str, Instruction]]:
-    """(function name, instruction) of every instruction of ``prog`` located on one of ``lines`` (file, line),
-    in program order (functions, then addresses), from a per-program line index: a whole-program scan per
-    kernel is quadratic in cubins of many kernels."""
-    def index() -> dict[tuple[str, int], list[tuple[int, str, Instruction]]]:
-        by: dict[tuple[str, int], list[tuple[int, str, Instruction]]] = {}
+def _instructions_on(view: KernelView, lines: set[tuple[str, int]]) -> list[tuple[str, Instruction]]:
+    """(function name, instruction) of the instructions on one of ``lines`` (file, line) in the functions the
+    view's blame edges touch, in program order (functions, then addresses), from a per-program (function,
+    line) index. The callers only look the result up by those edges' instructions, so other functions'
+    instructions (a template's line is in every instantiation: all kernels of a cubin) change nothing; scanning
+    them per kernel was quadratic in the kernel count."""
+    prog = view.program
+    assert prog is not None
+
+    def index() -> dict[tuple[str, str, int], list[tuple[int, Instruction]]]:
+        by: dict[tuple[str, str, int], list[tuple[int, Instruction]]] = {}
         seq = 0
         for pf in prog.functions.values():
             for i in pf.instructions:
                 if i.loc is not None:
-                    by.setdefault((i.loc.file, i.loc.line), []).append((seq, pf.name, i))
+                    by.setdefault((pf.name, i.loc.file, i.loc.line), []).append((seq, i))
                 seq += 1
         return by
 
-    by = prog.memo("instructions_by_line", index)
-    hits = [x for ln in lines for x in by.get(ln, ())]
+    def functions() -> set[str]:
+        return {f.name for e in view.edges for f in (e.use_fn, e.def_fn) if f is not None}
+
+    by = prog.memo("instructions_by_function_line", index)
+    hits = [(k, name, i) for name in view.memo("edge_functions", functions) for ln in lines
+            for k, i in by.get((name, *ln), ())]
     hits.sort(key=lambda x: x[0])
     return [(name, i) for _, name, i in hits]
 
@@ -545,7 +554,7 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     lines = precise_math_lines(view)
     if not lines:
         return base
-    removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view.program, lines)
+    removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view, lines)
                if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
     where = cm.lines_text(lines)
     inline_hint = (f"precise single-precision math is inlined at {where} (IEEE division with its FCHK check and "

@@ -62,8 +62,8 @@ def _hotspots_all_rows(view, evs, weight, n=common.TOP_HOTSPOTS):  # type: ignor
     return rows[:n]
 
 
-def _instructions_on_scan(prog, lines):  # type: ignore[no-untyped-def]
-    return [(pf.name, i) for pf in prog.functions.values() for i in pf.instructions
+def _instructions_on_scan(view, lines):  # type: ignore[no-untyped-def]
+    return [(pf.name, i) for pf in view.program.functions.values() for i in pf.instructions
             if i.loc is not None and (i.loc.file, i.loc.line) in lines]
 
 
