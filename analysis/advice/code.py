@@ -770,7 +770,13 @@ def _shared_conflicts(view: KernelView) -> dict[cm.InsKey, float]:
     prog = view.program
     shared = prog.memo("shared_instructions", lambda: [(pf, i) for pf in prog.functions.values()
                                                         for i in pf.instructions if cm.is_shared_mem(i)])
+    # sample_at finds a PC only under its function's name or its section's kernel: other kernels' instructions
+    # have no samples in this profile, so they are skipped without a lookup (quadratic in the kernel count)
+    profiled = {name for name, _ in view.profile.pcs}
     for pf, i in shared:
+        sec = pf.function.section
+        if pf.name not in profiled and not (sec.startswith(".text.") and sec[len(".text."):] in profiled):
+            continue
         s = view.sample_at(pf.name, i.offset)
         if s is None or s.shared_wavefronts_ideal <= 0:
             continue
