@@ -8,6 +8,7 @@ implementation); they are heuristics of the advisor, not hardware facts.
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import defaultdict
 from typing import Any
@@ -22,7 +23,7 @@ from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import roofline, stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
-from warpwise.analysis.program.model import ProgramFunction
+from warpwise.analysis.program.model import Program, ProgramFunction
 
 #: GPA released (GPUGlobalMemoryCoalesceOptimizer / GPUGlobalMemoryReductionOptimizer): accesses with an
 #: L2 sector efficiency (ideal / actual sectors) below this are uncoalesced.
@@ -101,26 +102,36 @@ def call_stack_keys(view: KernelView) -> set[cm.InsKey]:
     """Local-memory instructions that are the ABI's register saves around out-of-line calls: inside called
     device functions, or in a caller's basic block that holds a CALL. Inlining removes them (function_inlining
     counts them); register reuse does not."""
+    prog = view.program
+    if prog is None:
+        return set()
+    return set(prog.memo("call_stack_keys", lambda: _call_stack_keys(prog)))
+
+
+def _call_stack_keys(prog: Program) -> frozenset[cm.InsKey]:
     out: set[cm.InsKey] = set()
-    if view.program is None:
-        return out
-    called = {cs.callee for pf in view.program.functions.values() for cs in pf.calls}
-    for pf in view.program.functions.values():
+    called = {cs.callee for pf in prog.functions.values() for cs in pf.calls}
+    for pf in prog.functions.values():
         if pf.name in called and not pf.is_kernel:
             out |= {(pf.name, i.offset) for i in pf.instructions if cm.is_local_mem(i)}
         for cs in pf.calls:
             b = pf.block_of(cs.offset)
             if b is not None:
                 out |= {(pf.name, i.offset) for i in b.instructions if cm.is_local_mem(i)}
-    return out
+    return frozenset(out)
+
+
+def _local_instructions(prog: Program) -> list[tuple[ProgramFunction, Instruction]]:
+    """Local-memory instructions of the program in program order (once per program: every kernel asks)."""
+    return prog.memo("local_instructions", lambda: [(pf, i) for pf in prog.functions.values()
+                                                    for i in pf.instructions if cm.is_local_mem(i)])
 
 
 def _local_removal(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
                    spills_only: bool = False) -> Advice | Skipped:
     abi = call_stack_keys(view)
-    removed = {k: 1.0 for pf in (view.program.functions.values() if view.program else ())
-               for i in pf.instructions if cm.is_local_mem(i) and (not spills_only or is_spill_slot(i))
-               and (k := cm.ins_key(pf, i)) is not None and k not in abi}
+    removed = {k: 1.0 for pf, i in (_local_instructions(view.program) if view.program else ())
+               if (not spills_only or is_spill_slot(i)) and (k := cm.ins_key(pf, i)) is not None and k not in abi}
     if not removed and abi:
         return Skipped(opt_id, "the local-memory traffic is the call ABI's register saves around out-of-line "
                                "calls: see function_inlining")
@@ -342,16 +353,43 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
         elif k == "integer_division":
             div_lines.add((ins.loc.file, ins.loc.line))
     out: dict[cm.InsKey, float] = {}
-    for pf in view.program.functions.values():
-        for i in pf.instructions:
-            if i.loc is None:
-                continue
-            where = (i.loc.file, i.loc.line)
-            fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
-            if (where in fp64_lines and fp64) or (where in div_lines and not cm.is_memory(i)
-                                                  and i.base_opcode not in cm.BRANCH_OPS):
-                out[(pf.name, i.offset)] = 1.0
+    for name, i in _instructions_on(view, fp64_lines | div_lines):
+        assert i.loc is not None
+        where = (i.loc.file, i.loc.line)
+        fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
+        if (where in fp64_lines and fp64) or (where in div_lines and not cm.is_memory(i)
+                                              and i.base_opcode not in cm.BRANCH_OPS):
+            out[(name, i.offset)] = 1.0
     return out
+
+
+def _instructions_on(view: KernelView, lines: set[tuple[str, int]]) -> list[tuple[str, Instruction]]:
+    """(function name, instruction) of the instructions on one of ``lines`` (file, line) in the functions the
+    view's blame edges touch, in program order (functions, then addresses), from a per-program (function,
+    line) index. The callers only look the result up by those edges' instructions, so other functions'
+    instructions (a template's line is in every instantiation: all kernels of a cubin) change nothing; scanning
+    them per kernel was quadratic in the kernel count."""
+    prog = view.program
+    assert prog is not None
+
+    def index() -> dict[tuple[str, str, int], list[tuple[int, Instruction]]]:
+        by: dict[tuple[str, str, int], list[tuple[int, Instruction]]] = {}
+        seq = 0
+        for pf in prog.functions.values():
+            for i in pf.instructions:
+                if i.loc is not None:
+                    by.setdefault((pf.name, i.loc.file, i.loc.line), []).append((seq, i))
+                seq += 1
+        return by
+
+    def functions() -> set[str]:
+        return {f.name for e in view.edges for f in (e.use_fn, e.def_fn) if f is not None}
+
+    by = prog.memo("instructions_by_function_line", index)
+    hits = [(k, name, i) for name in view.memo("edge_functions", functions) for ln in lines
+            for k, i in by.get((name, *ln), ())]
+    hits.sort(key=lambda x: x[0])
+    return [(name, i) for _, name, i in hits]
 
 
 # ---- function_split / loop_no_unroll / kernel_merge ----------------------------------------------------
@@ -464,13 +502,20 @@ def _is_math_routine(view: KernelView, ev: EdgeView) -> bool:
     code inlined from a CUDA math header (older nvcc keeps those lines); FP64 code never matches."""
     fn = ev.use_fn
     if fn is not None and not fn.is_kernel and any(m in fn.name for m in MATH_ROUTINE_MARKERS):
-        return _single_precision_routine(fn)
+        if view.program is None:
+            return _single_precision_routine(fn)
+        return view.program.memo(("single_precision_routine", fn.name), lambda: _single_precision_routine(fn))
     ins = ev.use_ins
     if ins is None or ins.loc is None:
         return False
     if ins.base_opcode in FP64_OPS or ".F64" in ins.opcode:
         return False
-    return ins.loc.file.replace("\\", "/").rsplit("/", 1)[-1] in MATH_HEADERS
+    return _is_math_header(ins.loc.file)
+
+
+@functools.lru_cache(maxsize=1024)  # pure in the path; asked once per blame edge
+def _is_math_header(path: str) -> bool:
+    return path.replace("\\", "/").rsplit("/", 1)[-1] in MATH_HEADERS
 
 
 def _call_lines(view: KernelView, callee: str) -> set[tuple[str, int]]:
@@ -511,9 +556,8 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     lines = precise_math_lines(view)
     if not lines:
         return base
-    removed = {(pf.name, i.offset): 1.0 for pf in view.program.functions.values() for i in pf.instructions
-               if i.loc is not None and (i.loc.file, i.loc.line) in lines and not cm.is_memory(i)
-               and i.base_opcode not in cm.BRANCH_OPS}
+    removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view, lines)
+               if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
     where = cm.lines_text(lines)
     inline_hint = (f"precise single-precision math is inlined at {where} (IEEE division with its FCHK check and "
                    "slow path, sin/cos range reduction): --use_fast_math, or __fdividef / __sinf / __expf / __powf "
@@ -537,11 +581,16 @@ def precise_math_lines(view: KernelView) -> set[tuple[str, int]]:
     """User lines holding inlined precise single-precision math that --use_fast_math replaces: an FCHK (IEEE
     division check), a call of a ``*_f32_slowpath`` routine, or the 2/pi multiply of the sin/cos reduction, on
     a line without the fast forms (MUFU.SIN/COS). nvcc 13 attributes inlined math to the calling line."""
+    prog = view.program
+    if prog is None:
+        return set()
+    return set(prog.memo("precise_math_lines", lambda: _precise_math_lines(prog)))
+
+
+def _precise_math_lines(prog: Program) -> frozenset[tuple[str, int]]:
     out: set[tuple[str, int]] = set()
     fast: set[tuple[str, int]] = set()
-    if view.program is None:
-        return out
-    for pf in view.program.functions.values():
+    for pf in prog.functions.values():
         if not is_user_function(pf.name):
             continue
         calls = {cs.offset for cs in pf.calls if any(k in cs.callee for k in FAST_MATH_SP)
@@ -555,7 +604,7 @@ def precise_math_lines(view: KernelView) -> set[tuple[str, int]]:
             elif i.base_opcode == "FCHK" or i.offset in calls or (
                     i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands)):
                 out.add(key)
-    return out - fast
+    return frozenset(out - fast)
 
 
 # ---- warp_balance -----------------------------------------------------------------------------------
@@ -788,15 +837,21 @@ def _shared_conflicts(view: KernelView) -> dict[cm.InsKey, float]:
     out: dict[cm.InsKey, float] = {}
     if view.program is None:
         return out
-    for pf in view.program.functions.values():
-        for i in pf.instructions:
-            if not cm.is_shared_mem(i):
-                continue
-            s = view.sample_at(pf.name, i.offset)
-            if s is None or s.shared_wavefronts_ideal <= 0:
-                continue
-            if s.shared_wavefronts >= CONFLICT_RATIO * s.shared_wavefronts_ideal:
-                out[(pf.name, i.offset)] = 1.0 - s.shared_wavefronts_ideal / s.shared_wavefronts
+    prog = view.program
+    shared = prog.memo("shared_instructions", lambda: [(pf, i) for pf in prog.functions.values()
+                                                        for i in pf.instructions if cm.is_shared_mem(i)])
+    # sample_at finds a PC only under its function's name or its section's kernel: other kernels' instructions
+    # have no samples in this profile, so they are skipped without a lookup (quadratic in the kernel count)
+    profiled = {name for name, _ in view.profile.pcs}
+    for pf, i in shared:
+        sec = pf.function.section
+        if pf.name not in profiled and not (sec.startswith(".text.") and sec[len(".text."):] in profiled):
+            continue
+        s = view.sample_at(pf.name, i.offset)
+        if s is None or s.shared_wavefronts_ideal <= 0:
+            continue
+        if s.shared_wavefronts >= CONFLICT_RATIO * s.shared_wavefronts_ideal:
+            out[(pf.name, i.offset)] = 1.0 - s.shared_wavefronts_ideal / s.shared_wavefronts
     return out
 
 
@@ -811,8 +866,12 @@ def _branch_efficiency(view: KernelView, s: PCSample | None) -> float | None:
 def _branch_edges(view: KernelView, pred: object) -> list[EdgeView]:
     out = []
     for e in view.edges:
-        ins, s = (e.use_ins, _sample(view, e)) if e.is_self else (e.def_ins, _sample(view, e, at_def=True))
-        if cm.base(ins) in cm.BRANCH_OPS and pred(ins, s):  # type: ignore[operator]
+        self_ = e.is_self
+        ins = e.use_ins if self_ else e.def_ins
+        if cm.base(ins) not in cm.BRANCH_OPS:  # the sample is looked up only for branches
+            continue
+        s = _sample(view, e) if self_ else _sample(view, e, at_def=True)
+        if pred(ins, s):  # type: ignore[operator]
             out.append(e)
     return out
 

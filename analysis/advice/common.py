@@ -410,6 +410,12 @@ UNROLLED_MEDIAN_COPIES = 2
 def unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
     """Estimated unroll factor of ``loop`` in the binary: the median number of copies of the (source line,
     opcode) pairs of its body, branches and NOPs left out (1 = rolled). Needs line info; 1 without it."""
+    if pf.loops.get(loop.header) is not loop:
+        return _unroll_factor(pf, loop)
+    return pf.memo(("unroll_factor", loop.header), lambda: _unroll_factor(pf, loop))
+
+
+def _unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
     counts: dict[tuple[int, str], int] = defaultdict(int)
     for b in loop.blocks:
         for ins in pf.blocks[b].instructions:
@@ -430,10 +436,31 @@ def unrolled_loop(pf: ProgramFunction, loop: Loop) -> Loop | None:
     the loop rolled."""
     if unroll_factor(pf, loop) >= UNROLLED_MEDIAN_COPIES:
         return loop
-    for other in pf.loops.values():
+    if pf.loops.get(loop.header) is not loop:
+        return _unrolled_sibling(pf, loop, list(pf.loops.values()))
+    return pf.memo(("unrolled_loop", loop.header), lambda: _unrolled_sibling(pf, loop, _loops_sharing_lines(pf, loop)))
+
+
+def _unrolled_sibling(pf: ProgramFunction, loop: Loop, cands: Iterable[Loop]) -> Loop | None:
+    for other in cands:
         if other is not loop and other.lines & loop.lines and unroll_factor(pf, other) >= UNROLLED_MEDIAN_COPIES:
             return other
     return None
+
+
+def _loops_sharing_lines(pf: ProgramFunction, loop: Loop) -> list[Loop]:
+    """Loops of ``pf`` with a source line in common with ``loop``, in ``pf.loops`` order, from a per-function
+    line -> loops index (checking every loop per loop is quadratic in functions of thousands of loops)."""
+    def index() -> tuple[list[Loop], dict[tuple[str, int], list[int]]]:
+        loops = list(pf.loops.values())
+        by: dict[tuple[str, int], list[int]] = {}
+        for pos, lp in enumerate(loops):
+            for ln in lp.lines:
+                by.setdefault(ln, []).append(pos)
+        return loops, by
+
+    loops, by = pf.memo("loops_by_line", index)
+    return [loops[p] for p in sorted({p for ln in loop.lines for p in by.get(ln, ())})]
 
 
 def same_loop(a: Scope, b: Scope) -> bool:

@@ -251,19 +251,9 @@ class KernelView:
                      function=pf.name, name=label)
 
     def function_scope(self, pf: ProgramFunction) -> Scope:
-        """A function as a report scope: the line range of its instructions in its main file."""
-        lines = [(i.loc.file, i.loc.line) for i in pf.instructions if i.loc is not None]
-        file = None
-        lo = hi = None
-        if lines:
-            counts: dict[str, int] = defaultdict(int)
-            for f, _ in lines:
-                counts[f] += 1
-            file = max(counts, key=lambda k: counts[k])
-            nums = [ln for f, ln in lines if f == file]
-            lo, hi = min(nums), max(nums)
-        return Scope(kind="function", file=file, line=lo, end_line=hi, function=pf.name,
-                     name=f"function {demangle_short(pf.name)}")
+        """A function as a report scope: the line range of its instructions in its main file (computed once
+        per function: it scans every instruction and optimizers ask per region)."""
+        return pf.memo("function_scope", lambda: _function_scope(pf))
 
     def kernel_scope(self) -> Scope:
         """The whole kernel as a scope (file/lines of its kernel function when the program has it)."""
@@ -338,6 +328,21 @@ def demangle_short(name: str) -> str:
             n = int(base[i:j])
             return base[j:j + n]
     return base
+
+
+def _function_scope(pf: ProgramFunction) -> Scope:
+    lines = [(i.loc.file, i.loc.line) for i in pf.instructions if i.loc is not None]
+    file = None
+    lo = hi = None
+    if lines:
+        counts: dict[str, int] = defaultdict(int)
+        for f, _ in lines:
+            counts[f] += 1
+        file = max(counts, key=lambda k: counts[k])
+        nums = [ln for f, ln in lines if f == file]
+        lo, hi = min(nums), max(nums)
+    return Scope(kind="function", file=file, line=lo, end_line=hi, function=pf.name,
+                 name=f"function {demangle_short(pf.name)}")
 
 
 def build_view(profile: KernelProfile, program: Program | None, blame: BlameGraph, arch: ArchFacts,

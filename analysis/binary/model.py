@@ -54,14 +54,16 @@ class SourceLoc:
     line: int
 
 
-@dataclass
+@dataclass(slots=True)
 class Instruction:
     """One SASS instruction.
 
     ``offset``: bytes from the start of the function's section. ``text``: nvdisasm's SASS without the
     trailing ``;`` (e.g. ``@P0 LDG.E R2, desc[UR4][R2.64]``). ``opcode``: the mnemonic with modifiers
     (``LDG.E``), no predicate. ``loc``: innermost source position (None if the line table has none).
-    ``inline_chain``: the call sites the instruction was inlined through, innermost first.
+    ``inline_chain``: the call sites the instruction was inlined through, innermost first. ``target``: a
+    branch target offset set by a producer that knows it (None: decoded from the text or words). Slotted:
+    large cubins hold millions of these.
     """
 
     offset: int
@@ -74,11 +76,14 @@ class Instruction:
     control: ControlCode
     loc: SourceLoc | None = None
     inline_chain: tuple[SourceLoc, ...] = ()
+    #: branch target section offset when a producer knows it (synthetic SASS; program.cfg.branch_target)
+    target: int | None = None
+    #: mnemonic without modifiers (``LDG.E.64`` -> ``LDG``); derived from ``opcode`` once (every analysis
+    #: stage asks for it per instruction, millions of times on large cubins)
+    base_opcode: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def base_opcode(self) -> str:
-        """Mnemonic without modifiers: ``LDG.E.64`` -> ``LDG``."""
-        return self.opcode.split(".", 1)[0]
+    def __post_init__(self) -> None:
+        self.base_opcode = self.opcode.split(".", 1)[0]
 
 
 @dataclass

@@ -14,6 +14,14 @@ dst 2, src 1); ``CS2R`` writes 2; MMA operands are over-approximated as 4 regist
 
 A CALL is treated as defining every register and barrier (its callee's effects are unknown), so an
 intra-function slice stops at it (GPA slices within a function).
+
+``def_use(ins, conservative=True)`` is the same engine for schedule legality (analysis/schedule: SIP moves
+of memory instructions), which must never *miss* a dependency: registers only (no SB barriers: the schedule
+reads the control bits itself), and every doubt widens a set — an operand of an opcode whose register widths
+are not listed in CONSERVATIVE_KNOWN_WIDTH counts as 4 consecutive registers, a ``.64`` anywhere in the
+opcode widens every data operand to a pair (a conversion's 64-bit side may be either), a predicate right
+after the destination register (carry-out or source, depending on the opcode) is both a def and a use, and a
+predicate named anywhere in an operand is read. The result always contains the precise sets.
 """
 
 from __future__ import annotations
@@ -47,6 +55,31 @@ _TYPE_WIDTH = {"F64": 2, "S64": 2, "U64": 2}
 _TYPES = re.compile(r"^(F16|F32|F64|S8|U8|S16|U16|S32|U32|S64|U64|BF16|E4M3|E5M2)$")
 
 ALL_BARRIERS = tuple(f"SB{i}" for i in range(6))
+
+# Conservative mode (schedule legality): opcodes whose first operand is not a destination ...
+CONSERVATIVE_NO_DST = frozenset({
+    "STG", "STS", "STL", "ST", "STSM", "RED", "REDG", "REDAS", "REDUX_NONE", "LDGSTS", "SUST", "SURED", "BAR",
+    "BRA", "BRX", "BRXU", "JMP", "JMX", "JMXU", "CALL", "RET", "EXIT", "KILL", "BSSY", "BSYNC", "BREAK",
+    "WARPSYNC", "MEMBAR", "FENCE", "ERRBAR", "DEPBAR", "LDGDEPBAR", "CCTL", "CCTLL", "CCTLT", "NOP", "YIELD",
+    "NANOSLEEP", "BPT", "ARRIVES", "UTMASTG", "UTMALDG", "UTMAPF", "UBLKCP", "UBLKRED", "UBLKPF", "SYNCS",
+    "WARPGROUP", "ACQBULK", "PMTRIG",
+})
+# ... and opcodes whose register operands are 32-bit unless a width is written (.64, .128, .WIDE).
+CONSERVATIVE_KNOWN_WIDTH = frozenset({
+    "IADD3", "IADD", "IMAD", "IMUL", "IABS", "IMNMX", "VIADD", "VIADDMNMX", "VIMNMX", "LOP3", "LOP", "SHF",
+    "SHL", "SHR", "LEA", "PRMT", "SEL", "MOV", "ISETP", "FSETP", "FSEL", "FADD", "FMUL", "FFMA", "FMNMX",
+    "FCHK", "FRND", "FMUL2", "FADD2", "FFMA2", "HADD2", "HMUL2", "HFMA2", "HSETP2", "HMNMX2", "I2F", "F2I",
+    "F2F", "I2I", "I2IP", "F2FP", "MUFU", "POPC", "FLO", "BREV", "BMSK", "SGXT", "P2R", "R2P", "PLOP3", "S2R",
+    "S2UR", "CS2R", "LDC", "ULDC", "SHFL", "VOTE", "VOTEU", "MATCH", "IDP", "R2UR", "UIADD3", "UIMAD", "ULOP3",
+    "USHF", "UMOV", "USEL", "UISETP", "ULEA", "UPRMT", "UPLOP3", "UFLO", "UPOPC", "UBREV", "USGXT", "UBMSK",
+    "UP2UR", "UR2UP", "USETMAXREG", "LDG", "LDS", "LDL", "LD", "STG", "STS", "STL", "ST", "ATOM", "ATOMG",
+    "ATOMS", "RED", "REDG", "LDGSTS", "DADD", "DMUL", "DFMA", "DSETP", "DMNMX",
+})
+_C_SETP = frozenset({"ISETP", "FSETP", "DSETP", "HSETP2", "PLOP3", "UISETP", "UPLOP3", "FCHK", "VOTEU"})
+_C_DOUBLE = frozenset({"DADD", "DMUL", "DFMA", "DSETP", "DMNMX"})
+_C_TYPE = re.compile(r"[FSU](8|16|32|64)")
+_ANY_PRED = re.compile(r"(?<![\w.])!?(U?P)([0-6])")
+_PRED_OPERAND = re.compile(r"!?U?P[0-6T]")
 
 
 @dataclass(frozen=True)
@@ -107,27 +140,106 @@ def _size_width(mods: list[str]) -> int:
 _CACHE: dict[tuple[str, ControlCode], DefUse] = {}
 
 
-def def_use(ins: Instruction) -> DefUse:
+def def_use(ins: Instruction, conservative: bool = False) -> DefUse:
     """Def/use sets of ``ins`` (see module doc). Never raises: unknown syntax contributes no registers.
 
+    ``conservative``: the schedule-legality sets (module doc): register defs/uses only, widened wherever a
+    width or role is in doubt; ``uses`` then includes the guard predicate and ``reg_reads`` equals ``uses``.
     Results are cached by (SASS text, control code): both fully determine them.
     """
+    if conservative:
+        c = _CONSERVATIVE.get(ins.text)
+        if c is None:
+            c = _CONSERVATIVE[ins.text] = _conservative(ins)
+            if len(_CONSERVATIVE) > 200_000:
+                _CONSERVATIVE.clear()
+        return c
     key = (ins.text, ins.control)
     hit = _CACHE.get(key)
     if hit is None:
         # the operand parsing depends on the text alone: done once per text, barriers added per control code
-        text_part = _TEXT_CACHE.get(ins.text)
-        if text_part is None:
-            text_part = _TEXT_CACHE[ins.text] = _def_use(ins, _NO_CONTROL)
-        hit = _with_control(text_part, ins.control)
+        hit = _with_control(_text_part(ins), ins.control)
         if len(_CACHE) > 200_000:
             _CACHE.clear()
             _TEXT_CACHE.clear()
+            _CONSERVATIVE.clear()
         _CACHE[key] = hit
     return hit
 
 
 _TEXT_CACHE: dict[str, DefUse] = {}
+_CONSERVATIVE: dict[str, DefUse] = {}
+
+
+def _text_part(ins: Instruction) -> DefUse:
+    d = _TEXT_CACHE.get(ins.text)
+    if d is None:
+        d = _TEXT_CACHE[ins.text] = _def_use(ins, _NO_CONTROL)
+    return d
+
+
+def _wide_regs(operand: str, width: int) -> set[str]:
+    """Registers and predicates named anywhere in one operand; ``width``: registers a bare name covers
+    (``desc[URn]`` is a uniform pair)."""
+    out = set(_regs(operand, width))
+    for m in _DESC.finditer(operand):
+        out.update(_expand("UR", int(m.group(1)), 2))
+    out.update(f"{k}{n}" for k, n in _ANY_PRED.findall(operand))
+    return out
+
+
+def _conservative(ins: Instruction) -> DefUse:
+    """Schedule-legality def/use (module doc): the precise sets widened where in doubt."""
+    precise = _text_part(ins)
+    base = ins.base_opcode
+    mods = ins.opcode.split(".")[1:]
+    known = base in CONSERVATIVE_KNOWN_WIDTH
+    dw = 1
+    if base in _C_DOUBLE:
+        dw = 2
+    elif "128" in mods:
+        dw = 4
+    elif any("64" in m for m in mods):
+        dw = 2  # .64, .F64, .U64, .S64: a conversion's 64-bit side may be either operand
+    if not known:
+        dw = 4
+    src_w = dw
+    types = [m for m in mods if _C_TYPE.fullmatch(m)]
+    if base in _CONV and base != "FRND" and len(types) == 2:  # F2F.F64.F32: destination type first
+        dw, src_w = (2 if "64" in types[0] else 1), (2 if "64" in types[1] else 1)
+    defs = {r for r in precise.defs if not r.startswith("SB")}
+    uses = set(precise.reg_reads)
+    ops = [o.replace(".reuse", "").strip() for o in ins.operands]
+    i = 0
+    if base in _C_SETP:
+        while i < len(ops) and _PRED_OPERAND.fullmatch(ops[i]):
+            defs |= _wide_regs(ops[i], 1)
+            i += 1
+    elif base not in CONSERVATIVE_NO_DST and ops:
+        w = dw
+        if "WIDE" in mods or (base == "CS2R" and "32" not in mods):
+            w = 2
+        if base in ("LDSM", "MOVM"):
+            w = 4
+        defs |= _wide_regs(ops[0], w if known else 4)
+        i = 1
+        while i < len(ops) and _PRED_OPERAND.fullmatch(ops[i]):  # carry-outs (IADD3, LEA) or sources (VOTE)
+            r = _wide_regs(ops[i], 1)
+            defs |= r
+            uses |= r
+            i += 1
+    for k, o in enumerate(ops[i:], start=i):
+        if o.startswith("c[") and "][" in o and "R" not in o.split("][", 1)[0]:
+            uses |= _wide_regs(o.split("][", 1)[1], 1)
+            continue
+        w = src_w
+        if "[" in o:
+            w = 1  # address operands: widths are written (R2.64) or 32-bit
+        elif "WIDE" in mods and k == len(ops) - 1:
+            w = 2
+        uses |= _wide_regs(o, w if known or "[" in o else 4)
+    fdefs, fuses = frozenset(defs), frozenset(uses)
+    return DefUse(fdefs, fuses, precise.guard, None, None, precise.clobbers_all, fuses)
 _NO_CONTROL = ControlCode(stall=0, yield_flag=0, write_barrier=None, read_barrier=None, wait_mask=0, reuse=0)
 
 

@@ -86,7 +86,7 @@ def label_of(ins: Instruction) -> str | None:
 
 def branch_target(ins: Instruction, fn: Function) -> int | None:
     """Section offset a direct BRA/JMP/CALL/BSSY goes to, or None (indirect, relocated, unknown)."""
-    t = getattr(ins, "target", None)
+    t = ins.target
     if isinstance(t, int):
         return t
     if is_indirect(ins):

@@ -11,10 +11,36 @@ Graphs are networkx ``DiGraph``s whose nodes are basic-block start offsets. Buil
 from __future__ import annotations
 
 import bisect
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 import networkx as nx
 from warpwise.analysis.binary.model import Cubin, Function, Instruction, SourceLoc
+
+_T = TypeVar("_T")
+
+
+class _Memoized:
+    """``memo(key, make)``: ``make()`` computed once per object and ``key``. For derived tables over a program
+    or function (a cubin of hundreds of kernels would otherwise rescan the whole program per kernel, a function
+    of thousands of loops every loop per loop). Programs do not change after they are built, so entries never
+    go stale; they are left out of pickles (the analysis cache)."""
+
+    _memo: dict[Any, Any]
+
+    def memo(self, key: Any, make: Callable[[], _T]) -> _T:
+        """``make()``, computed on the first call with ``key``."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            v = self._memo[key] = make()
+            return v
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_memo"] = {}
+        return state
 
 
 @dataclass
@@ -83,7 +109,7 @@ class CallSite:
 
 
 @dataclass
-class ProgramFunction:
+class ProgramFunction(_Memoized):
     """One function's structure.
 
     ``blocks``: by start offset; ``cfg``: block-level DiGraph (edge attr ``kind``: ``fall``, ``branch``,
@@ -106,6 +132,7 @@ class ProgramFunction:
     _innermost: dict[int, int] = field(default_factory=dict, repr=False)
     _dom_iv: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
     _pdom_iv: dict[int, tuple[int, int]] = field(default_factory=dict, repr=False)
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -195,11 +222,12 @@ def _within(iv: dict[int, tuple[int, int]], a: int, b: int) -> bool:
 
 
 @dataclass
-class Program:
+class Program(_Memoized):
     """A cubin's program structure: ``functions`` by symbol name, ``arch`` (``sm_90``)."""
 
     cubin: Cubin
     functions: dict[str, ProgramFunction]
+    _memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def arch(self) -> str:

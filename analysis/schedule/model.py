@@ -17,7 +17,7 @@ holds for the adjacent pair (X at ``pos``, Y at ``pos+1``; after the swap Y issu
 * ``block``: Y is not a block leader (a branch target or the instruction after a control transfer):
   the pair lies in one basic block, and block starts stay where branches point.
 * ``register``: no RAW/WAR/WAW between X and Y over general, uniform and predicate registers (guard
-  predicates are uses; :mod:`.defuse` over-approximates).
+  predicates are uses; ``blame.operands.def_use(conservative=True)`` over-approximates).
 * ``memory``: two memory instructions may swap only when neither can write what the other touches
   (loads of one space commute; stores, atomics, generic and local accesses do not).
 * ``barrier``: scoreboard semantics stay the same: Y must not wait on a barrier X sets (Y would stop
@@ -65,9 +65,8 @@ from functools import cached_property
 
 from warpwise.analysis.arch.latency import latency_of
 from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.blame.operands import DefUse, def_use
 from warpwise.analysis.program.cfg import CONTROL_TRANSFERS, CONVERGENCE
-
-from .defuse import DefUse, def_use
 
 # SIP §3.1: global memory first; the second tier adds shared memory and async copies.
 MOVABLE_GLOBAL = frozenset({"LDG", "STG"})
@@ -323,7 +322,8 @@ class KernelModel:
         self.leader_positions = set(leaders) | {0}
         self.pinned = set(pinned)
         self.movable = movable
-        self.du: list[DefUse] = [def_use(i) for i in self.instructions]
+        # the one def/use engine in its legality mode: never misses a register (widens where in doubt)
+        self.du: list[DefUse] = [def_use(i, conservative=True) for i in self.instructions]
 
     @cached_property
     def guarded(self) -> dict[int, frozenset[str]]:

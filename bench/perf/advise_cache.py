@@ -3,7 +3,8 @@
 For each bundled example, in fresh processes (``--repeat`` of each): *cold* = an empty cache directory,
 *warm* = the same inputs again (the analysis is loaded from the cache). Times are CPU seconds of the
 process and its children (the report reader, nvdisasm); memory is the advise process's own peak RSS
-(VmHWM) and the largest child's (the report reader runs in a child so its native memory is given back).
+(VmHWM), the largest child's (the report reader runs in a child so its native memory is given back) and
+the process tree's (the sum over the process and its children alive at one moment, sampled every 5 ms).
 Checks that warm output equals cold output byte for byte. Goals (issue 15): warm ≤ 0.5× cold; RSS of
 advise ≤ 150 MiB.
 
@@ -20,6 +21,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,14 +41,57 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+def _rss_kib(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _tree(pid: int) -> list[int]:
+    """``pid`` and its descendants (Linux /proc/<pid>/task/<tid>/children)."""
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for t in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{t}/children") as fh:
+                    todo.extend(int(c) for c in fh.read().split())
+        except OSError:
+            pass
+    return out
+
+
 def run(example: str, cache: Path) -> tuple[dict[str, float], str]:
-    """One fresh ``advise --format json`` process: (probe numbers, stdout)."""
+    """One fresh ``advise --format json`` process: (probe numbers, stdout). ``rss_tree``: peak of the summed
+    RSS of the process and all its children alive at the same moment (sampled every 5 ms, MiB)."""
     env = dict(os.environ, WARPWISE_CACHE_DIR=str(cache))
     env.pop("WARPWISE_NO_CACHE", None)
-    p = subprocess.run([sys.executable, "-c", _PROBE, "advise", str(ROOT / "examples" / example), "--format", "json"],
-                       capture_output=True, text=True, env=env, timeout=600, check=True)
-    probe = next(line for line in p.stderr.splitlines() if line.startswith("PROBE "))
-    return json.loads(probe[6:]), p.stdout
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        p = subprocess.Popen([sys.executable, "-c", _PROBE, "advise", str(ROOT / "examples" / example), "--format",
+                              "json"], stdout=out, stderr=err, env=env)
+        tree_peak = 0
+        t_end = time.monotonic() + 600
+        while p.poll() is None:
+            tree_peak = max(tree_peak, sum(_rss_kib(q) for q in _tree(p.pid)))
+            if time.monotonic() > t_end:
+                p.kill()
+                raise SystemExit(f"advise {example} took more than 600 s")
+            time.sleep(0.005)
+        if p.returncode != 0:
+            raise SystemExit(f"advise {example} failed ({p.returncode})")
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
+    probe = next(line for line in stderr.splitlines() if line.startswith("PROBE "))
+    got = json.loads(probe[6:])
+    got["rss_tree"] = tree_peak // 1024
+    return got, stdout
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,8 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--examples", nargs="+", default=list(NAMES), choices=NAMES)
     args = ap.parse_args(argv)
     print("| example | cold CPU (s) min / median | warm CPU (s) min / median | warm / cold (medians) "
-          "| advise peak RSS (MiB) cold / warm | report-reader child peak RSS (MiB) | warm output = cold |\n"
-          "|---|---:|---:|---:|---:|---:|---|")
+          "| advise peak RSS (MiB) cold / warm | report-reader child peak RSS (MiB) "
+          "| process tree peak RSS (MiB) cold / warm | warm output = cold |\n"
+          "|---|---:|---:|---:|---:|---:|---:|---|")
     for ex in args.examples:
         cold, warm, same = [], [], True
         for _ in range(args.repeat):
@@ -72,7 +118,8 @@ def main(argv: list[str] | None = None) -> int:
         mc, mw = statistics.median(r["cpu"] for r in cold), statistics.median(r["cpu"] for r in warm)
         print(f"| {ex} | {min(r['cpu'] for r in cold):.2f} / {mc:.2f} | {min(r['cpu'] for r in warm):.2f} / "
               f"{mw:.2f} | {mw / mc:.2f}× | {max(r['rss_self'] for r in cold)} / {max(r['rss_self'] for r in warm)} "
-              f"| {max(r['rss_child'] for r in cold)} | {'yes' if same else 'NO'} |", flush=True)
+              f"| {max(r['rss_child'] for r in cold)} | {max(r['rss_tree'] for r in cold)} / "
+              f"{max(r['rss_tree'] for r in warm)} | {'yes' if same else 'NO'} |", flush=True)
     return 0
 
 

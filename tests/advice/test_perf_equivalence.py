@@ -1,6 +1,6 @@
 """The advice stage's fast paths (issue 15) change cost only: `warpwise advise --format json` on every bundled
 example is byte-identical with the straightforward per-edge / per-PC scans they replaced (kept here as the
-reference, patched in for the "before" run)."""
+reference, patched in for the "before" run; per-program tables are recomputed on every request there)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from warpwise.analysis import pipeline
 from warpwise.analysis.advice import code, common
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import KernelView
+from warpwise.analysis.program.model import Program, ProgramFunction
 from warpwise.server.cli import main
 
 NAMES = ("stencil", "gather", "intdiv", "noinline", "cdp")
@@ -61,6 +62,15 @@ def _hotspots_all_rows(view, evs, weight, n=common.TOP_HOTSPOTS):  # type: ignor
     return rows[:n]
 
 
+def _instructions_on_scan(view, lines):  # type: ignore[no-untyped-def]
+    return [(pf.name, i) for pf in view.program.functions.values() for i in pf.instructions
+            if i.loc is not None and (i.loc.file, i.loc.line) in lines]
+
+
+def _memo_uncached(self, key, make):  # type: ignore[no-untyped-def]
+    return make()
+
+
 def _advise_json(name: str, capsys: pytest.CaptureFixture[str]) -> str:
     pipeline._profile_cache.clear()
     pipeline._binary_cache.clear()
@@ -77,6 +87,10 @@ def test_advice_json_identical_to_reference_scans(name: str, capsys: pytest.Capt
         m.setattr(KernelView, "active_in_loop", _active_in_loop_scan)
         m.setattr(code, "_address_registers_after", _address_registers_after_scan)
         m.setattr(common, "hotspots", _hotspots_all_rows)
+        m.setattr(code, "_instructions_on", _instructions_on_scan)
+        m.setattr(Program, "memo", _memo_uncached)
+        m.setattr(ProgramFunction, "memo", _memo_uncached)
+        m.setattr(common, "_loops_sharing_lines", lambda pf, loop: list(pf.loops.values()))
         slow = _advise_json(name, capsys)
     assert '"advice"' in fast and len(fast) > 1000
     assert fast == slow

@@ -71,7 +71,7 @@ def function(src: str, name: str = "k", file: str = "k.cu", start: int = 0) -> F
         c = ControlCode(stall=stall, yield_flag=0, write_barrier=wb, read_barrier=rb, wait_mask=mask, reuse=0)
         i = make_instruction(off, sass, c, SourceLoc(file, line) if line else None)
         if target is not None:
-            i.target = target  # type: ignore[attr-defined]
+            i.target = target
         ins.append(i)
         off += 16
     return Function(name=name, section=f".text.{name}", start=start, size=off - start, is_kernel=True,

@@ -43,6 +43,27 @@ def test_defuse_widths_and_predicates() -> None:
     assert {"R4", "R5", "R6", "R7"} <= du[6].defs  # unknown widths: 4 registers per operand
 
 
+def test_defuse_register_after_a_leading_predicate_destination() -> None:
+    # the schedule's former own def/use read the first operand as the only destination and missed the
+    # register written after a predicate destination (SHFL's lane predicate, LOP3's P0, VOTEU's UR4)
+    du = model(["SHFL.DOWN PT, R3, R13, 0x10, 0x1f", "LOP3.LUT P0, R0, R6, 0x7f, RZ, 0xc0, !PT",
+                "VOTEU.ANY UR4, UPT, PT", "PLOP3.LUT P0, PT, P0, P1, PT, 0xa8, 0x0"]).du
+    assert du[0].defs == {"R3"} and "R13" in du[0].uses
+    assert du[1].defs == {"P0", "R0"} and "R6" in du[1].uses
+    assert du[2].defs == {"UR4"}
+    assert "P0" in du[3].defs and {"P0", "P1"} <= du[3].uses
+
+
+def test_conservative_defuse_contains_the_precise_sets() -> None:
+    from warpwise.analysis.blame.operands import def_use
+
+    m = model(["LDG.E.64 R2, desc[UR4][R4.64]", "HMMA.16816.F32 R4, R8, R12, R4", "@P0 IADD3 R0, P2, R1, R2, RZ",
+               "DFMA R2, R4, R6, R8", "SHFL.IDX PT, R5, R3, RZ, 0x1f"])
+    for ins, du in zip(m.instructions, m.du, strict=True):
+        p = def_use(ins)
+        assert {r for r in p.defs if not r.startswith("SB")} <= du.defs and p.reg_reads <= du.uses, ins.text
+
+
 # ---- rules ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize(
     "a, b, rule",
