@@ -83,8 +83,13 @@ def main() -> int:
     ap.add_argument("--mirror", required=True, type=Path)
     ap.add_argument("--corpus", type=Path, default=Path(__file__).with_name("corpus.txt"))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--modes", default="cuda,shim", help="comma-separated: cuda (real headers), shim")
+    ap.add_argument("--only", help="only the corpus rows whose path contains this text")
     args = ap.parse_args()
+    modes = tuple(m for m in args.modes.split(",") if m)
     rows = [ln.split("\t") for ln in args.corpus.read_text().splitlines() if ln and not ln.startswith("#")]
+    if args.only:
+        rows = [r for r in rows if args.only in r[1]]
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="warpwise-corpus-") as tmp:
         trees: dict[tuple[str, str], Path] = {}
@@ -95,7 +100,7 @@ def main() -> int:
                 trees[(repo, commit)] = dest
             f = trees[(repo, commit)] / path
             row: dict[str, object] = {"repo": repo, "path": path}
-            for mode in ("cuda", "shim"):
+            for mode in modes:
                 if mode == "shim":
                     os.environ["WARPWISE_CUDA_HEADERS"] = "shim"
                 else:
@@ -108,7 +113,7 @@ def main() -> int:
                   f"{repo}:{path} {c['first_blocking'] or c['first']}", file=sys.stderr)
     n = len(results)
     summary: dict[str, object] = {"files": n}
-    for mode in ("cuda", "shim"):
+    for mode in modes:
         rs = [r[mode] for r in results]
         clean = sum(1 for r in rs if isinstance(r, dict) and not r["errors"])
         usable = sum(1 for r in rs if isinstance(r, dict) and not r["blocking"])
