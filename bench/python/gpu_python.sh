@@ -37,31 +37,36 @@ step env.nvcc "$work" 30 nvcc --version
 step env.ncu "$work" 30 "$NCU" --version
 step env.cuobjdump "$work" 30 cuobjdump --version
 
-# PyTorch extension, built twice side by side: (A) as docs/cli.md said (NVCC_FLAGS=-lineinfo) and (B) with
-# nvcc's own environment variable (NVCC_APPEND_FLAGS=-lineinfo); the cubins of each are extracted to see
-# which carries line info (.nv_debug_line_sass / .debug_line).
-for v in A B; do
+# PyTorch extension, built three ways side by side: (A) as docs/cli.md said (NVCC_FLAGS=-lineinfo), (B) with
+# nvcc's own environment variable (NVCC_APPEND_FLAGS=-lineinfo), (C) with -lineinfo in setup.py's
+# extra_compile_args; the cubins of each are extracted to see which carries line info (.debug_line).
+for v in A B C; do
   [ -n "${DRY_RUN:-}" ] || { rm -rf "$work/ext$v"; cp -r "$here/ext" "$work/ext$v"; }
 done
 if [ -n "${DRY_RUN:-}" ]; then
   echo "build A: TORCH_CUDA_ARCH_LIST=9.0 NVCC_FLAGS=-lineinfo $PY setup.py build_ext --inplace"
   echo "build B: TORCH_CUDA_ARCH_LIST=9.0 NVCC_APPEND_FLAGS=-lineinfo $PY setup.py build_ext --inplace"
+  echo "build C: TORCH_CUDA_ARCH_LIST=9.0 WARPWISE_EXT_LINEINFO=1 $PY setup.py build_ext --inplace"
 else
   (TORCH_CUDA_ARCH_LIST=9.0 NVCC_FLAGS=-lineinfo MAX_JOBS=8 step build.A "$work/extA" 180 \
       "$PY" setup.py build_ext --inplace) &
   (TORCH_CUDA_ARCH_LIST=9.0 NVCC_APPEND_FLAGS=-lineinfo MAX_JOBS=8 step build.B "$work/extB" 180 \
       "$PY" setup.py build_ext --inplace) &
+  (TORCH_CUDA_ARCH_LIST=9.0 WARPWISE_EXT_LINEINFO=1 MAX_JOBS=8 step build.C "$work/extC" 180 \
+      "$PY" setup.py build_ext --inplace) &
   wait
 fi
-for v in A B; do
+for v in A B C; do
   d="$work/ext$v"
   step "cubins.$v" "$d" 60 bash -c 'mkdir -p cubins && cd cubins && cuobjdump -xelf all ../my_ext*.so &&
       for f in *.cubin; do echo "== $f"; cuobjdump -elf "$f" | grep -E -o "\.(nv_debug_line_sass|debug_line)\b" |
       sort | uniq -c; done'
 done
-# the docs' command, in the build whose cubins carry line info (B unless only A has it)
+# the docs' command, in the first build whose cubins carry line info (B, C, A; else B)
 ext=B
-[ -n "${DRY_RUN:-}" ] || { grep -q debug_line "$work/cubins.B.out" 2>/dev/null || ext=A; }
+if [ -z "${DRY_RUN:-}" ]; then
+  for v in A C B; do grep -q debug_line "$work/cubins.$v.out" 2>/dev/null && ext=$v; done
+fi
 step profile.ext "$work/ext$ext" 90 bash -c "$WARPWISE profile -o ext.ncu-rep -k regex:my_ext_ -c 3 \
     --binary my_ext*.so -- $PY bench.py"
 step ls.ext "$work/ext$ext" 30 ls -l
@@ -79,7 +84,7 @@ step ls.tri "$work/tri" 30 bash -c 'ls -lR'
 keep="$OUT/python-keep"
 mkdir -p "$keep"
 cp "$work"/*.out "$work"/*.err "$work"/*.rc "$keep"/ 2>/dev/null
-for v in A B; do
+for v in A B C; do
   mkdir -p "$keep/ext$v"
   cp "$work/ext$v"/*.ncu-rep "$work/ext$v"/*.cubin "$keep/ext$v"/ 2>/dev/null
   cp -r "$work/ext$v/cubins" "$keep/ext$v/" 2>/dev/null

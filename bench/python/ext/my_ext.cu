@@ -1,5 +1,6 @@
 // A small PyTorch CUDA extension (written for warpwise's docs/cli.md example): y = a * x + b, one
 // element per thread, with a grid-stride loop. Built by setup.py (torch.utils.cpp_extension).
+#include <c10/cuda/CUDAException.h>
 #include <torch/extension.h>
 #include <cuda_runtime.h>
 
@@ -19,7 +20,7 @@ torch::Tensor axpb(torch::Tensor x, double a, double b) {
   if (grid > 4096) grid = 4096;
   my_ext_axpb_kernel<<<grid, block>>>(x.data_ptr<float>(), y.data_ptr<float>(), static_cast<float>(a),
                                       static_cast<float>(b), n);
-  C10_CUDA_CHECK(cudaGetLastError());
+  C10_CUDA_KERNEL_LAUNCH_CHECK();
   return y;
 }
 
