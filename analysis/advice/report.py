@@ -224,15 +224,20 @@ def _sarif_location(map_file: FileMap | None, *cands: tuple[str | None, int | No
 
 
 def help_uri(optimizer: str, docs_base: str = "") -> str | None:
-    """An absolute ``helpUri`` (SARIF 2.1.0 §3.49.12 requires an absolute URI): ``docs_base`` + the anchor when
-    that is absolute, else the ``file:`` URI of docs/optimizers.md in this checkout, else None (no link)."""
+    """The rule's ``helpUri``: ``docs_base`` + ``docs/optimizers.md#<id>`` when ``docs_base`` is an absolute
+    URI (SARIF 2.1.0 §3.49.12: helpUri must be an absolute URI, RFC 3986), else None: the rule then has
+    no helpUri (a ``file:`` URI of the installed package means nothing to a CI reader or another machine)."""
+    if not docs_base or not is_absolute_uri(docs_base):
+        return None
+    return f"{docs_base}{docs_anchor(optimizer)}"
+
+
+def is_absolute_uri(uri: str) -> bool:
+    """RFC 3986 §4.3 absolute-URI: a scheme, then a hierarchical part (``https://host/...``, ``file:///...``)."""
     from urllib.parse import urlparse
 
-    target = f"{docs_base}{docs_anchor(optimizer)}"
-    if urlparse(target).scheme:
-        return target
-    local = Path(__file__).resolve().parents[2] / DOCS_PAGE
-    return f"{local.as_uri()}#{optimizer}" if local.is_file() else None
+    u = urlparse(uri)
+    return bool(u.scheme) and len(u.scheme) > 1 and (bool(u.netloc) or u.path.startswith("/")) and not u.fragment
 
 
 def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
@@ -246,7 +251,8 @@ def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
             "fullDescription": {"text": opt.detects},
             "help": {"text": f"{opt.detects} Fix: {opt.fix}",
                      "markdown": f"**{opt.title}** — {opt.detects}\n\nTypical fix: {opt.fix}\n\n"
-                                 f"[Details]({uri or docs_anchor(opt.id)})"},
+                                 + (f"[Details]({uri})" if uri else
+                                    f"Details: `{docs_anchor(opt.id)}` in warpwise's documentation")},
             **({"helpUri": uri} if uri else {}),
             "defaultConfiguration": {"level": "note"},
             "properties": {"family": opt.family, "gpaPaper": opt.in_paper},
