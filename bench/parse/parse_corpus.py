@@ -107,7 +107,7 @@ def main() -> int:
                     os.environ.pop("WARPWISE_CUDA_HEADERS", None)
                 row[mode] = _one(f)
             results.append(row)
-            c = row["cuda"]
+            c = row[modes[0]]
             assert isinstance(c, dict)
             print(f"{'ok ' if not c['errors'] else ('use' if not c['blocking'] else 'ERR')} {c['seconds']:6.2f}s "
                   f"{repo}:{path} {c['first_blocking'] or c['first']}", file=sys.stderr)
@@ -120,9 +120,12 @@ def main() -> int:
         secs = sorted(float(r["seconds"]) for r in rs if isinstance(r, dict))
         summary[mode] = {"clean": clean, "clean_share": round(clean / n, 3), "usable": usable,
                          "usable_share": round(usable / n, 3), "median_s": secs[n // 2], "max_s": secs[-1]}
-    first_msgs = Counter(str(r["cuda"]["first_blocking"]).split(": ", 1)[-1]  # type: ignore[index]
-                         for r in results if r["cuda"]["blocking"])  # type: ignore[index]
-    summary["cuda_blocking_messages"] = first_msgs.most_common(10)
+    if "cuda" in modes:
+        first_msgs = Counter(str(r["cuda"]["first_blocking"]).split(": ", 1)[-1]  # type: ignore[index]
+                             for r in results if r["cuda"]["blocking"])  # type: ignore[index]
+        summary["cuda_blocking_messages"] = first_msgs.most_common(10)
+        summary["cuda_unclean"] = [f"{r['repo']}:{r['path']} {r['cuda']['first']}"  # type: ignore[index]
+                                   for r in results if r["cuda"]["errors"]]  # type: ignore[index]
     print(json.dumps(summary, indent=1))
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "files": results}, indent=1))
