@@ -202,3 +202,19 @@ def test_hover_names_the_other_files_lines(program: tuple[Path, Path], analysed:
     hint = hint[:hint.index("\n")]
     bare = [int(m.group(1)) for m in BARE.finditer(hint.replace(" of src/rows.cu", " of\u00a0kernel"))]
     assert bare and all(n in header for n in bare)
+
+
+def test_editor_findings_stay_in_their_files(program: tuple[Path, Path], analysed: dict[str, KernelAnalysis]) -> None:
+    """Both kernels' lines and advice, in one workspace: each .cu shows only its own kernel (their kernels sit
+    at the same lines), the shared header shows both."""
+    from warpwise.server.findings import file_findings
+
+    _, checkout = program
+    ans = [Analysis(report=Path(ka.profile.report), kernels=[ka]) for ka in analysed.values()]
+    for k in ("rows", "cols"):
+        ff = file_findings(ans, checkout / "src" / f"{k}.cu")
+        assert {g.name for g in ff.groups} == {f"blur_{k}"}
+        assert ff.findings and {f.kernel.name for f in ff.findings} == {f"blur_{k}"}
+    ff = file_findings(ans, checkout / "include" / "stencil_math.cuh")
+    assert {g.name for g in ff.groups} == {"blur_rows", "blur_cols"}
+    assert {f.kernel.name for f in ff.findings} == {"blur_rows", "blur_cols"}
