@@ -397,8 +397,9 @@ def _parse_resolving_includes(args: list[str], name: str, files: dict[str, bytes
     return tu, [a for d in dirs for a in ("-I", d)]
 
 
-#: Parses kept per thread (each worker thread its own: a TU is not shared between threads).
-MEMO_SIZE = 4
+#: Parses kept per thread (each worker thread its own: a TU is not shared between threads), one text per
+#: file: a TU with Thrust holds ~200 MiB (cuda-samples lineOfSight), so few are kept.
+MEMO_SIZE = 2
 _memo = threading.local()
 
 
@@ -423,8 +424,8 @@ def parse(source: str, path: str) -> Parsed:
 
     The same text of the same path parsed again in the same thread returns the earlier result while no
     included file changed (mtime and size): the editor asks for launches, fallback diagnostics, code
-    actions and quick fixes of one text separately. A parse that had to blank a missing include is not
-    kept (the header may appear).
+    actions and quick fixes of one text separately. Kept: the latest text of the last :data:`MEMO_SIZE`
+    files per thread. A parse that had to blank a missing include is not kept (the header may appear).
     """
     key = (str(path), hashlib.sha1(source.encode("utf-8", "surrogatepass")).digest(),
            os.environ.get("WARPWISE_CUDA_HEADERS", ""))
@@ -440,7 +441,9 @@ def parse(source: str, path: str) -> Parsed:
         del memo[key]
     p = _parse(source, path)
     stamps = None if p.blanked_includes else _include_stamps(p.tu)
-    if stamps is not None:
+    if stamps is not None and MEMO_SIZE > 0:
+        for k in [k for k in memo if k[0] == key[0]]:  # an older text of this file: edited, not needed again
+            del memo[k]
         memo[key] = (p, stamps)
         while len(memo) > MEMO_SIZE:
             del memo[next(iter(memo))]
