@@ -78,6 +78,20 @@ def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) 
     return None
 
 
+def _check_binary(value: str) -> str | None:
+    """_check_file for --binary, and a report, CSV export or CUDA source given there named as such."""
+    problem = _check_file("--binary", value)
+    if problem is not None:
+        return problem
+    kinds = {".ncu-rep": ("an Nsight Compute report", "pass it as --profile"),
+             ".csv": ("a CSV file", "an ncu export goes in --profile"),
+             ".cu": ("a CUDA source", "pass it as SOURCE"), ".cuh": ("a CUDA header", "pass it as SOURCE")}
+    kind = kinds.get(Path(value).suffix.lower())
+    if kind is None:
+        return None
+    return f"--binary {value}: is {kind[0]}, not a cubin or executable: {kind[1]} {value}"
+
+
 def run_advise(args: argparse.Namespace) -> int:
     """Run the advise sub-command; returns the exit code (2 on unusable input, 1 when nothing matched)."""
     if args.top is not None and args.top < 1:
@@ -93,7 +107,7 @@ def run_advise(args: argparse.Namespace) -> int:
         return _fail(args, [bad])
     given = list(args.profile or [])
     problems = [m for m in (*(_check_file("--profile", g, (".ncu-rep", ".csv")) for g in given),
-                            _check_file("--binary", args.binary) if args.binary else None) if m]
+                            _check_binary(args.binary) if args.binary else None) if m]
     from warpwise.analysis.profile.paths import parse_path_map
 
     try:

@@ -51,6 +51,13 @@ def test_inputs_of_another_kind_as_source(gather: Path) -> None:
         assert res.returncode == 2 and f"{name}: {what} {name}" in res.stderr, res.stderr
 
 
+def test_a_report_as_binary(gather: Path) -> None:
+    res = run("advise", "gather.cu", "--binary", "gather.ncu-rep", cwd=gather)
+    assert res.returncode == 2
+    assert "--binary gather.ncu-rep: is an Nsight Compute report, not a cubin or executable: pass it as --profile " \
+        "gather.ncu-rep" in res.stderr, res.stderr
+
+
 def test_dev_null_is_named_a_character_device(gather: Path) -> None:
     for args, head in ((["/dev/null"], "/dev/null"), (["gather.cu", "--profile", "/dev/null"], "--profile /dev/null"),
                        (["gather.cu", "--binary", "/dev/null"], "--binary /dev/null")):
