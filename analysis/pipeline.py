@@ -24,6 +24,7 @@ from warpwise.analysis.profile.model import KernelProfile
 from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
 from warpwise.analysis.profile.paths import normalize as normalize_path
 from warpwise.analysis.profile.paths import resolve as resolve_path
+from warpwise.analysis.profile.paths import translated
 from warpwise.analysis.profile.source import same_code
 
 log = logging.getLogger("warpwise")
@@ -367,6 +368,15 @@ def map_sources(profile: KernelProfile, cubin: Cubin | None, sources: Sequence[P
         local[r] = local[n] = m.local
         if m.note and m.note not in notes:
             notes.append(m.note)
+    # a header beside the sources' folders (../include/x.cuh): where the mapped files put it (paths.translated)
+    mapped = [(k, v) for k, v in local.items() if v is not None]
+    for n in sorted({normalize_path(k) for k, v in local.items() if v is None}):
+        extra = translated(n, mapped)
+        if extra:
+            local[n] = resolve_path(n, candidates + extra, embedded.get(n), report, path_map).local
+    for r in list(local):
+        if local[r] is None:
+            local[r] = local.get(normalize_path(r))
     return local, notes
 
 

@@ -311,8 +311,9 @@ LEGEND = ("Terms: share = the line's warp samples / all samples of the kernel (T
           "(warps that were ready) count too.")
 
 
-def to_sarif(analyses: list[Analysis]) -> dict[str, Any]:
-    """SARIF 2.1.0 log of every kernel's advice (one result per hotspot), paths mapped to local files."""
+def to_sarif(analyses: list[Analysis], docs_base: str = "") -> dict[str, Any]:
+    """SARIF 2.1.0 log of every kernel's advice (one result per hotspot), paths mapped to local files.
+    ``docs_base``: absolute URI the rules' helpUri start with (advice.report.help_uri; none without it)."""
     from warpwise.analysis.advice import to_sarif as advice_sarif
 
     reports = [g.advice_report for a in analyses for g in a.groups if g.advice_report is not None]
@@ -332,7 +333,7 @@ def to_sarif(analyses: list[Analysis]) -> dict[str, Any]:
             for recorded, local in k.local.items():
                 if local is not None:
                     locals_.setdefault(normalize(recorded), str(local))
-    log = dict(advice_sarif(reports, map_file=map_file))
+    log = dict(advice_sarif(reports, map_file=map_file, docs_base=docs_base))
     _add_inline_sites(log, analyses, map_file)
     return log
 

@@ -4,12 +4,45 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, discover
+
+
+def _special(p: Path) -> str | None:
+    """``is a character device, not a regular file`` (FIFO, socket, block device), or None for a regular
+    file or folder."""
+    import stat
+
+    try:
+        mode = p.stat().st_mode
+    except OSError:
+        return None
+    kinds = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
+             (stat.S_ISSOCK, "a socket"))
+    kind = next((k for test, k in kinds if test(mode)), None)
+    return None if kind is None else f"is {kind}, not a regular file; not read"
+
+
+def _not_a_source(p: Path) -> str | None:
+    """Why a regular file given as SOURCE is an input of another kind (a report, a CSV export, a binary)."""
+    suffix = p.suffix.lower()
+    if suffix == ".ncu-rep":
+        return f"is an Nsight Compute report, not a CUDA source: pass it as --profile {p}"
+    if suffix == ".csv":
+        return f"is a CSV file, not a CUDA source: an ncu export goes in --profile {p}"
+    try:
+        with p.open("rb") as f:
+            head = f.read(4)
+    except OSError:
+        return None
+    if head == b"\x7fELF":
+        return f"is an ELF binary (cubin, executable or library), not a CUDA source: pass it as --binary {p}"
+    return None
 
 
 def _sources(args_sources: list[str]) -> tuple[list[Path], list[str]]:
@@ -20,7 +53,13 @@ def _sources(args_sources: list[str]) -> tuple[list[Path], list[str]]:
         if p.is_dir():
             sources.extend(sorted(x for x in p.rglob("*") if x.suffix in (".cu", ".cuh")))
         elif p.is_file():
-            sources.append(p)
+            why = _not_a_source(p)
+            if why is not None:
+                problems.append(f"{s}: {why}")
+            else:
+                sources.append(p)
+        elif (why := _special(p)) is not None:
+            problems.append(f"{s}: {why}")
         else:
             problems.append(f"{s}: no such file or folder")
     return sources, problems
@@ -28,6 +67,8 @@ def _sources(args_sources: list[str]) -> tuple[list[Path], list[str]]:
 
 def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) -> str | None:
     p = Path(value)
+    if (why := _special(p)) is not None:
+        return f"{flag} {value}: {why}"
     if not p.exists():
         return f"{flag} {value}: no such file"
     if p.is_dir():
@@ -37,13 +78,36 @@ def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) 
     return None
 
 
+def _check_binary(value: str) -> str | None:
+    """_check_file for --binary, and a report, CSV export or CUDA source given there named as such."""
+    problem = _check_file("--binary", value)
+    if problem is not None:
+        return problem
+    kinds = {".ncu-rep": ("an Nsight Compute report", "pass it as --profile"),
+             ".csv": ("a CSV file", "an ncu export goes in --profile"),
+             ".cu": ("a CUDA source", "pass it as SOURCE"), ".cuh": ("a CUDA header", "pass it as SOURCE")}
+    kind = kinds.get(Path(value).suffix.lower())
+    if kind is None:
+        return None
+    return f"--binary {value}: is {kind[0]}, not a cubin or executable: {kind[1]} {value}"
+
+
 def run_advise(args: argparse.Namespace) -> int:
     """Run the advise sub-command; returns the exit code (2 on unusable input, 1 when nothing matched)."""
     if args.top is not None and args.top < 1:
         return _fail(args, ["--top must be at least 1"])
+    if getattr(args, "docs_url", None):
+        from warpwise.analysis.advice.report import is_absolute_uri
+
+        if not is_absolute_uri(args.docs_url):
+            return _fail(args, [f"--docs-url {args.docs_url}: not an absolute URI (SARIF 2.1.0 §3.49.12 requires "
+                                "helpUri to be absolute), e.g. https://github.com/ORG/warpwise/blob/main/"])
+    if (bad := _output_problem(getattr(args, "output", None))) is not None:
+        args.output = None  # nowhere to write: a SARIF failure log goes to stdout
+        return _fail(args, [bad])
     given = list(args.profile or [])
     problems = [m for m in (*(_check_file("--profile", g, (".ncu-rep", ".csv")) for g in given),
-                            _check_file("--binary", args.binary) if args.binary else None) if m]
+                            _check_binary(args.binary) if args.binary else None) if m]
     from warpwise.analysis.profile.paths import parse_path_map
 
     try:
@@ -111,26 +175,57 @@ def run_advise(args: argparse.Namespace) -> int:
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
-        json.dump(to_json(analyses), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        out = json.dumps(to_json(analyses), indent=1) + "\n"
     elif args.format == "html":
         from warpwise.server.findings import group_kernels
         from warpwise.server.profile_view import page_data, render_html
 
-        sys.stdout.write(render_html(page_data(group_kernels(analyses)),
-                                     title=f"warpwise · {', '.join(map(str, args.sources))}"))
+        out = render_html(page_data(group_kernels(analyses)), title=f"warpwise · {', '.join(map(str, args.sources))}")
     elif args.format == "sarif":
         from warpwise.analysis.report import to_sarif
 
-        json.dump(_with_invocation(to_sarif(analyses), True, errors), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        out = json.dumps(_with_invocation(to_sarif(analyses, docs_base=args.docs_url or ""), True, errors),
+                         indent=1) + "\n"
     else:
         from warpwise.analysis.report import render_text
 
-        sys.stdout.write(render_text(analyses, top=args.top, root=Path.cwd()))
+        out = render_text(analyses, top=args.top, root=Path.cwd())
+    if not _emit(args, out):
+        return 2
     for err in errors:
         print(f"warpwise advise: {err}", file=sys.stderr)
     return 0
+
+
+def _output_problem(output: str | None) -> str | None:
+    """Why ``-o OUTPUT`` cannot be written (checked before the analysis), or None."""
+    if not output:
+        return None
+    p = Path(output)
+    if p.is_dir():
+        return f"-o {output}: is a folder; name the file to write"
+    if not p.parent.is_dir():
+        return f"-o {output}: the folder {p.parent} does not exist"
+    if not os.access(p.parent, os.W_OK):
+        return f"-o {output}: the folder {p.parent} is not writable"
+    return None
+
+
+def _emit(args: argparse.Namespace, out: str) -> bool:
+    """``out`` on stdout, or written atomically to ``-o FILE`` (server/output.py); False (after a message
+    naming the file) when it cannot be written."""
+    output = getattr(args, "output", None)
+    if not output:
+        sys.stdout.write(out)
+        return True
+    from warpwise.server.output import write_atomically
+
+    try:
+        write_atomically(output, out.encode("utf-8"))
+    except OSError as e:
+        print(f"warpwise advise: -o {output}: cannot write: {e.strerror or e}", file=sys.stderr)
+        return False
+    return True
 
 
 def _no_profiled_kernel(binary: Path, found: list[Any], analyses: list[Analysis]) -> str:
@@ -150,8 +245,7 @@ def _fail(args: argparse.Namespace, messages: list[str]) -> int:
     if getattr(args, "format", None) == "sarif":
         from warpwise.analysis.report import to_sarif
 
-        json.dump(_with_invocation(to_sarif([]), False, messages), sys.stdout, indent=1)
-        sys.stdout.write("\n")
+        _emit(args, json.dumps(_with_invocation(to_sarif([]), False, messages), indent=1) + "\n")
     return 2
 
 

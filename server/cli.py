@@ -70,6 +70,11 @@ def build_parser() -> argparse.ArgumentParser:
     adv.add_argument("--binary", help=".cubin, or executable/shared library holding cubins")
     adv.add_argument("--format", choices=["text", "json", "sarif", "html"], default="text")
     adv.add_argument("--top", type=int, default=10, help="hot lines / advice per kernel (>= 1)")
+    adv.add_argument("--docs-url", metavar="URL",
+                     help="SARIF: absolute URL of warpwise's documentation (ending in /) for the rules' helpUri "
+                          "(URL + docs/optimizers.md#ID); without it the rules have no helpUri")
+    adv.add_argument("-o", "--output", metavar="FILE",
+                     help="write the report to FILE (atomically: complete or not at all) instead of stdout")
     adv.add_argument("--kernel", help="only kernels whose name contains this")
     adv.add_argument("--path-map", action="append", metavar="OLD=NEW", default=[],
                      help="map a recorded source path prefix (the build machine's) to a local folder; "

@@ -24,6 +24,19 @@ PAGE_VERSION = 1
 CSS_SLOT, JS_SLOT, DATA_SLOT, TITLE_SLOT = "/*WARPWISE_CSS*/", "/*WARPWISE_JS*/", "WARPWISE_DATA", "WARPWISE_TITLE"
 
 
+def _hint(adv: Any, g: EditorKernel) -> str:
+    """The hint as the page shows it under the advice's scope: references into other files name them."""
+    from warpwise.analysis.advice.report import hint_text
+
+    scope = getattr(adv, "scope", None)
+    ka = g.group.first
+
+    def local(recorded: str) -> str:
+        return str(ka.local_path(recorded) or recorded)
+
+    return hint_text(str(getattr(adv, "hint", "") or ""), getattr(scope, "file", None), local)
+
+
 def _advice(adv: Any, g: EditorKernel) -> dict[str, Any]:
     from warpwise.server.render import confidence_text
 
@@ -38,7 +51,7 @@ def _advice(adv: Any, g: EditorKernel) -> dict[str, Any]:
                    if isinstance(v, int | float)},
         "equation": getattr(est, "equation", "") if est is not None else "",
         "confidence": confidence_text(adv),
-        "hint": str(getattr(adv, "hint", "") or ""),
+        "hint": _hint(adv, g),
         "scope": getattr(scope, "name", "") if scope is not None else "",
         "why": str(getattr(adv, "why", "") or ""),
         "upper_bound": bool(getattr(adv, "upper_bound", False)),

@@ -113,9 +113,21 @@ class View:
         """The advice that no edit has retired."""
         return [a for a in advice if id(a) not in self.retired]
 
+    def _local(self, recorded: str) -> Path | None:
+        for g in self.ff.groups:
+            for ka in g.group.launches:
+                p = ka.local_path(recorded)
+                if p is not None:
+                    return Path(p)
+        return None
+
     def relabel(self, text: str) -> str:
         """``line N`` / ``lines 9, 11 and 23`` in an analysis message rewritten to the lines' current numbers
-        (this file); a number whose line was edited is kept as it was."""
+        (this file); a number whose line was edited is kept as it was. A line reference into another file
+        (advice.common.line_ref) names that file, relative to the workspace folder, and keeps its number."""
+        from warpwise.analysis.advice.common import resolve_refs
+        from warpwise.analysis.confine import roots
+
         def one(m: re.Match[str]) -> str:
             cur = self.lmap.line(int(m.group(0)))
             return str(cur) if cur is not None else m.group(0)
@@ -123,7 +135,25 @@ class View:
         def sub(m: re.Match[str]) -> str:
             return m.group(1) + re.sub(r"\d+", one, m.group(2))
 
-        return re.sub(r"\b(lines? )(\d+(?:(?:, | and )\d+)*)\b", sub, text)
+        def current(t: str) -> str:
+            return re.sub(r"\b(lines? )(\d+(?:(?:, | and )\d+)*)\b", sub, t)
+
+        def is_here(recorded: str) -> bool:
+            p = self._local(recorded)
+            return p is not None and p.resolve() == self.ff.path.resolve()
+
+        def name(recorded: str) -> str:
+            p = self._local(recorded)
+            if p is None:
+                return recorded
+            for r in roots():
+                try:
+                    return str(p.resolve().relative_to(r.resolve()))
+                except ValueError:
+                    continue
+            return str(p)
+
+        return resolve_refs(text, is_here, name, own=current, plain=current)
 
     def mapped(self) -> list[tuple[int, LineFinding]]:
         """(current line, finding) for every finding whose line is unchanged."""

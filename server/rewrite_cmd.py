@@ -79,11 +79,12 @@ def _write_output(output: str | None, result: str) -> int:
     the file is byte-identical to the source outside the edited ranges. Returns the exit code."""
     data = result.encode("utf-8")
     if output:
+        from warpwise.server.output import write_atomically
+
         try:
-            with open(output, "wb") as f:
-                f.write(data)
+            write_atomically(output, data)
         except OSError as e:
-            print(f"warpwise rewrite: cannot write {output}: {e.strerror}", file=sys.stderr)
+            print(f"warpwise rewrite: cannot write {output}: {e.strerror or e}", file=sys.stderr)
             return 2
     else:
         sys.stdout.buffer.write(data)

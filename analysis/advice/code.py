@@ -70,7 +70,7 @@ def _local_memory_edges(view: KernelView) -> list[EdgeView]:
 def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
     hs = cm.hotspots(view, evs, cm.stall_weight, 3)
     where = cm.lines_text((h.use.file, h.use.line) for h in hs)
-    loops = {h.loop.name for h in hs if h.loop is not None}
+    loops = {cm.scope_ref(h.loop) for h in hs if h.loop is not None}
     inloop = f" in the {', '.join(sorted(loops))}" if loops else ""
     return (f"values spilled to local memory (LDL/STL) stall {where}{inloop}: the kernel uses "
             f"{view.profile.launch.registers_per_thread or '?'} registers per thread and the compiler ran out. "
@@ -264,9 +264,9 @@ def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str
             if len(lits) == 1:
                 q = lits[0]
                 explained.add((q.file, q.line))
-                parts.append(f"the double literal {q.extra['literal']} at line {q.line} converts every float "
-                             f"operand of '{q.extra['operator']}' to double (F2F.F64.F32, FP64 math, F2F.F32.F64): "
-                             f"write {q.extra['literal']}f")
+                parts.append(f"the double literal {q.extra['literal']} at {cm.line_ref(q.file, q.line)} converts "
+                             f"every float operand of '{q.extra['operator']}' to double (F2F.F64.F32, FP64 math, "
+                             f"F2F.F32.F64): write {q.extra['literal']}f")
             elif lits:
                 explained |= {(q.file, q.line) for q in lits}
                 names = [q.extra["literal"] for q in lits]
@@ -925,7 +925,7 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
     return res
 
 
-def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str, int]]] | None:
+def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str | None, int]]] | None:
     """(M samples, instruction keys -> share removed, their source lines) of the issue slots that divergent
     code wastes, when the kernel is issue-bound (SM at MEMORY_BUSY of its peak or more) and has divergent
     branches; None otherwise."""
@@ -937,7 +937,7 @@ def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[t
     ws = view.arch.warp_size
     tpb = prof.launch.threads_per_block
     e_cta = tpb / (ws * -(-tpb // ws)) if tpb > 0 else 1.0
-    m, keys, where = 0.0, {}, []
+    m, keys, where = 0.0, {}, []  # where: (file, line) of the lanes-wasting instructions
     for s in prof.pcs.values():
         if s.inst_executed <= 0 or s.samples <= 0:
             continue
@@ -947,7 +947,7 @@ def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[t
             m += s.samples * share
             keys[(s.function, s.offset)] = share
             if s.line is not None:
-                where.append((s.file or "", s.line))
+                where.append((s.file, s.line))
     if m <= 0 or m >= view.total:
         return None
     return m, keys, where
@@ -1033,8 +1033,9 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
         h = hs[0]
-        hint = (f"the address used at line {h.use.line} comes from the load at line "
-                f"{h.def_.line if h.def_ else '?'}: every access waits for its index first. Load the index one "
+        hint = (f"the address used at {cm.line_ref(h.use.file, h.use.line)} comes from the load at "
+                f"{cm.line_ref(h.def_.file, h.def_.line) if h.def_ else 'line ?'}: every access waits for its index "
+                "first. Load the index one "
                 "iteration ahead (software prefetch), compute it when it follows a pattern, or store the data in "
                 "the order it is read")
     res = cm.stall_elimination_advice(view, "indirect_address_elimination", evs, hint,

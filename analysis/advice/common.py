@@ -379,14 +379,84 @@ def removal_advice(view: KernelView, opt_id: str, removed: dict[InsKey, float], 
     return base
 
 
-def lines_text(locs: Iterable[tuple[str | None, int | None]]) -> str:
-    """``line 16`` / ``lines 16 and 17`` / ``lines 3, 5 and 9`` for the distinct line numbers given."""
-    nums = sorted({ln for _, ln in locs if ln is not None})
-    if not nums:
-        return "unknown lines"
+#: A line reference inside a hint, ``⟦FILE␟line 16⟧``: hints are built from recorded paths before any path
+#: mapping, so the renderers resolve each reference (:func:`resolve_refs`) against the advice's own file.
+_REF_OPEN, _REF_SEP, _REF_CLOSE = "\u27e6", "\u241f", "\u27e7"
+_REF = re.compile(f"{_REF_OPEN}([^{_REF_SEP}{_REF_CLOSE}]*){_REF_SEP}([^{_REF_CLOSE}]*){_REF_CLOSE}")
+
+
+def _ref(file: str | None, phrase: str) -> str:
+    return phrase if file is None else f"{_REF_OPEN}{file}{_REF_SEP}{phrase}{_REF_CLOSE}"
+
+
+def _numbers(nums: list[int]) -> str:
     if len(nums) == 1:
         return f"line {nums[0]}"
     return "lines " + ", ".join(str(n) for n in nums[:-1]) + f" and {nums[-1]}"
+
+
+def line_ref(file: str | None, line: int | None) -> str:
+    """``line 16`` of the recorded ``file`` as a reference: rendered ``line 16`` in the advice's own file and
+    ``line 16 of include/x.cuh`` in another (:func:`resolve_refs`); ``line ?`` without a line."""
+    return "line ?" if line is None else _ref(file, f"line {line}")
+
+
+def lines_text(locs: Iterable[tuple[str | None, int | None]]) -> str:
+    """``line 16`` / ``lines 16 and 17`` / ``lines 3, 5 and 9`` for the distinct lines given, one phrase per
+    file (a reference, see :func:`line_ref`: a file other than the advice's is named when rendered)."""
+    by_file: dict[str | None, set[int]] = defaultdict(set)
+    for f, ln in locs:
+        if ln is not None:
+            by_file[f].add(ln)
+    if not by_file:
+        return "unknown lines"
+    parts = [_ref(f, _numbers(sorted(nums))) for f, nums in by_file.items()]
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
+
+
+def scope_ref(scope: Scope) -> str:
+    """The scope's name for a hint (``loop at line 8``), its line a reference into the scope's file (named
+    when the hint is shown in another file, e.g. at a hotspot in a header)."""
+    name = scope.name or scope.kind
+    if scope.file is None:
+        return name
+    return re.sub(r"\bline (\d+)\b", lambda m: line_ref(scope.file, int(m.group(1))), name)
+
+
+def resolve_refs(text: str, here: str | Callable[[str], bool] | None, name_file: Callable[[str], str],
+                 own: Callable[[str], str] | None = None, plain: Callable[[str], str] | None = None) -> str:
+    """``text`` with its line references (:func:`line_ref`) written out: a reference into the file where the
+    text is shown (``here``: its recorded path, or a predicate on recorded paths) stays ``line 16`` (``own``
+    may rewrite that phrase, e.g. to the editor's current line numbers); one into another file becomes
+    ``line 16 of NAME`` with ``name_file(recorded)`` (relative to the workspace where the renderer knows it).
+    ``plain`` rewrites the text outside references."""
+    from warpwise.analysis.profile.paths import normalize
+
+    if callable(here):
+        is_here = here
+    else:
+        home = normalize(here) if here else None
+
+        def is_here(f: str) -> bool:
+            return home is not None and normalize(f) == home
+
+    out: list[str] = []
+    pos = 0
+    for m in _REF.finditer(text):
+        out.append(plain(text[pos:m.start()]) if plain is not None else text[pos:m.start()])
+        f, phrase = m.group(1), m.group(2)
+        if is_here(f):
+            out.append(own(phrase) if own is not None else phrase)
+        else:
+            out.append(f"{phrase} of {name_file(f)}")
+        pos = m.end()
+    out.append(plain(text[pos:]) if plain is not None else text[pos:])
+    return "".join(out)
+
+
+def strip_refs(text: str) -> str:
+    """``text`` with the references' markers removed (their phrases kept): for matching, not for display."""
+    return _REF.sub(lambda m: m.group(2), text)
 
 
 def plural(n: float, word: str, many: str | None = None) -> str:

@@ -251,8 +251,12 @@ class KernelView:
                      function=pf.name, name=label)
 
     def function_scope(self, pf: ProgramFunction) -> Scope:
-        """A function as a report scope: the line range of its instructions in its main file (computed once
-        per function: it scans every instruction and optimizers ask per region)."""
+        """A function as a report scope: the line range of its own body in its main file (computed once per
+        function: it scans every instruction and optimizers ask per region).
+
+        An instruction inlined from a helper (a ``__forceinline__`` function of a .cuh) counts at its
+        outermost call site, which is in the function's own body: a kernel whose time is in a header's
+        helper is still scoped to the file that defines it."""
         return pf.memo("function_scope", lambda: _function_scope(pf))
 
     def kernel_scope(self) -> Scope:
@@ -331,7 +335,9 @@ def demangle_short(name: str) -> str:
 
 
 def _function_scope(pf: ProgramFunction) -> Scope:
-    lines = [(i.loc.file, i.loc.line) for i in pf.instructions if i.loc is not None]
+    lines = [((i.inline_chain[-1] if i.inline_chain else i.loc).file,
+              (i.inline_chain[-1] if i.inline_chain else i.loc).line)
+             for i in pf.instructions if i.loc is not None]
     file = None
     lo = hi = None
     if lines:

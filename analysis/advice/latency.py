@@ -105,8 +105,9 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     def hint(r: cm.Region) -> str:
         loop = r.loop
         hs = cm.hotspots(view, r.edges, cm.latency_weight, 3)
-        pairs = "; ".join(cm.unique(f"line {h.use.line} waits {cm.plural(h.distance, 'instruction')} after line "
-                                    f"{h.def_.line if h.def_ else '?'}" for h in hs))
+        pairs = "; ".join(cm.unique(f"{cm.line_ref(h.use.file, h.use.line)} waits "
+                                    f"{cm.plural(h.distance, 'instruction')} after "
+                                    f"{cm.line_ref(h.def_.file, h.def_.line) if h.def_ else 'line ?'}" for h in hs))
         factor, ask = advised(r)
         how = "runs rolled in the binary and" if factor < cm.UNROLLED_MEDIAN_COPIES else \
             f"is unrolled about {factor}x in the binary, yet"
@@ -120,7 +121,7 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                 q = None
             if q is not None:
                 fix = f" ({q.title.lower()})"
-        return (f"the {r.scope.name} {how} each iteration waits for its own loads ({pairs}): "
+        return (f"the {cm.scope_ref(r.scope)} {how} each iteration waits for its own loads ({pairs}): "
                 f"{more}{fix} so the loads of several iterations are issued before their first use"
                 f"{aliasing_note(r)}")
 
@@ -189,8 +190,9 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
 
     def hint(r: cm.Region) -> str:
         hs = cm.hotspots(view, r.edges, cm.latency_weight, cm.TOP_HOTSPOTS)
-        parts = cm.unique(f"line {h.use.line} ({h.use.opcode}) uses the result of line "
-                          f"{h.def_.line if h.def_ else '?'} ({h.def_.opcode if h.def_ else '?'}) "
+        parts = cm.unique(f"{cm.line_ref(h.use.file, h.use.line)} ({h.use.opcode}) uses the result of "
+                          f"{cm.line_ref(h.def_.file, h.def_.line) if h.def_ else 'line ?'} "
+                          f"({h.def_.opcode if h.def_ else '?'}) "
                           f"{cm.plural(h.distance, 'instruction')} later" for h in hs)[:3]
         return ("; ".join(parts) + ": start these loads or long operations earlier, with independent work between "
                 "them and their first use") if parts else ""

@@ -31,6 +31,25 @@ def _file(path: str | None, map_file: FileMap | None) -> str | None:
     return map_file(path) if map_file is not None else path
 
 
+def _display(path: str) -> str:
+    """A local path as a hint names it: relative to the working folder (the CLI's workspace) when below it."""
+    p = Path(path)
+    if p.is_absolute():
+        try:
+            return str(p.relative_to(Path.cwd()))
+        except ValueError:
+            return path
+    return path
+
+
+def hint_text(text: str, here: str | None, map_file: FileMap | None = None) -> str:
+    """A hint as shown at a location in the recorded file ``here``: its line references into other files name
+    the file (common.resolve_refs), mapped with ``map_file`` and relative to the working folder."""
+    from warpwise.analysis.advice.common import resolve_refs
+
+    return resolve_refs(text, here, lambda f: _display(_file(f, map_file) or f))
+
+
 # ---- JSON --------------------------------------------------------------------------------------------
 
 def _num(v: float) -> float | int:
@@ -73,7 +92,8 @@ def advice_json(a: Advice, map_file: FileMap | None = None) -> dict[str, Any]:
             "regions": [{"scope": scope_json(r.scope, map_file), "matched_samples": _num(r.matched_samples),
                          "estimated_speedup": round(r.estimate.speedup, 6), "estimate": estimate_json(r.estimate)}
                         for r in a.regions],
-            "hint": a.hint, "missing": a.missing or None, "docs": docs_anchor(a.optimizer),
+            "hint": hint_text(a.hint, a.scope.file, map_file), "missing": a.missing or None,
+            "docs": docs_anchor(a.optimizer),
             "confidence": {"interval": [round(x, 6) for x in a.interval] if a.interval else None,
                            "samples": a.samples, "level": 0.95},
             "upper_bound": a.upper_bound, "rank_value": round(a.rank_value, 6),
@@ -82,7 +102,8 @@ def advice_json(a: Advice, map_file: FileMap | None = None) -> dict[str, Any]:
             "why": a.why,
             "alternatives": [{"optimizer": x.optimizer, "estimated_speedup": round(x.estimated_speedup, 6),
                               "matched_samples": _num(x.matched_samples), "overlap": round(x.overlap, 4),
-                              "upper_bound": x.upper_bound, "hint": x.hint} for x in a.alternatives],
+                              "upper_bound": x.upper_bound, "hint": hint_text(x.hint, a.scope.file, map_file)}
+                             for x in a.alternatives],
             "launches": [{"index": list(x.launch), "duration_ns": x.duration_ns, "samples": x.samples,
                           "estimated_speedup": round(x.speedup, 6), "grid": list(x.grid), "block": list(x.block)}
                          for x in a.launches]}
@@ -152,7 +173,7 @@ def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMa
                 if f and sc.line else "(no line info)"
             out.append(f"   scope: {sc.name or sc.kind} at {span}")
             if a.hint:
-                out.append(f"   suggestion: {a.hint}")
+                out.append(f"   suggestion: {hint_text(a.hint, sc.file, map_file)}")
             if a.missing:
                 out.append(f"   missing: {a.missing}")
             if a.alternatives:
@@ -203,15 +224,20 @@ def _sarif_location(map_file: FileMap | None, *cands: tuple[str | None, int | No
 
 
 def help_uri(optimizer: str, docs_base: str = "") -> str | None:
-    """An absolute ``helpUri`` (SARIF 2.1.0 §3.49.12 requires an absolute URI): ``docs_base`` + the anchor when
-    that is absolute, else the ``file:`` URI of docs/optimizers.md in this checkout, else None (no link)."""
+    """The rule's ``helpUri``: ``docs_base`` + ``docs/optimizers.md#<id>`` when ``docs_base`` is an absolute
+    URI (SARIF 2.1.0 §3.49.12: helpUri must be an absolute URI, RFC 3986), else None: the rule then has
+    no helpUri (a ``file:`` URI of the installed package means nothing to a CI reader or another machine)."""
+    if not docs_base or not is_absolute_uri(docs_base):
+        return None
+    return f"{docs_base}{docs_anchor(optimizer)}"
+
+
+def is_absolute_uri(uri: str) -> bool:
+    """RFC 3986 §4.3 absolute-URI: a scheme, then a hierarchical part (``https://host/...``, ``file:///...``)."""
     from urllib.parse import urlparse
 
-    target = f"{docs_base}{docs_anchor(optimizer)}"
-    if urlparse(target).scheme:
-        return target
-    local = Path(__file__).resolve().parents[2] / DOCS_PAGE
-    return f"{local.as_uri()}#{optimizer}" if local.is_file() else None
+    u = urlparse(uri)
+    return bool(u.scheme) and len(u.scheme) > 1 and (bool(u.netloc) or u.path.startswith("/")) and not u.fragment
 
 
 def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
@@ -225,7 +251,8 @@ def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
             "fullDescription": {"text": opt.detects},
             "help": {"text": f"{opt.detects} Fix: {opt.fix}",
                      "markdown": f"**{opt.title}** — {opt.detects}\n\nTypical fix: {opt.fix}\n\n"
-                                 f"[Details]({uri or docs_anchor(opt.id)})"},
+                                 + (f"[Details]({uri})" if uri else
+                                    f"Details: `{docs_anchor(opt.id)}` in warpwise's documentation")},
             **({"helpUri": uri} if uri else {}),
             "defaultConfiguration": {"level": "note"},
             "properties": {"family": opt.family, "gpaPaper": opt.in_paper},
@@ -257,10 +284,12 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                    f"{a.estimated_speedup:.3f}x ({a.share:.1%} of samples)."
             if a.hotspots:
                 for h in a.hotspots:
+                    # the result sits at the hotspot's line: references are resolved against that file
+                    at = h.use.file if h.use.file and h.use.line else a.scope.file
                     res: dict[str, Any] = {
                         "ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
                         "message": {"text": f"{head} {h.samples:.0f} samples ({h.reason}) at distance {h.distance}. "
-                                            f"{a.hint}".strip()},
+                                            f"{hint_text(a.hint, at, map_file)}".strip()},
                         "properties": {**base_props, "samples": _num(h.samples), "distance": h.distance,
                                        "reason": h.reason, "pc": f"{h.use.pc:#x}"},
                     }
@@ -278,7 +307,8 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                     results.append(res)
             else:
                 res = {"ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
-                       "message": {"text": f"{head} {a.hint}".strip()}, "properties": base_props}
+                       "message": {"text": f"{head} {hint_text(a.hint, a.scope.file, map_file)}".strip()},
+                       "properties": base_props}
                 loc = _sarif_location(map_file, (a.scope.file, a.scope.line), _kernel_line(rep))
                 if loc is None:
                     continue

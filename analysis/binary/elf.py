@@ -59,6 +59,7 @@ class CudaElf:
     debug_build: bool
     texts: dict[str, bytes] = field(default_factory=dict)
     functions: list[FunctionSymbol] = field(default_factory=list)
+    line_table: bytes = b""  # the .debug_line section (empty: built without line info)
 
 
 def sm_from_flags(e_flags: int, abi_version: int) -> int | None:
@@ -187,6 +188,7 @@ def _read(path: str, data: bytes, elf: ELFFile) -> CudaElf:
             end = starts[k + 1][0] if k + 1 < len(starts) else size
             functions.append(FunctionSymbol(name, sec_name, start, end - start, kernel))
 
+    lines = elf.get_section_by_name(".debug_line")
     return CudaElf(
         path=path,
         arch=f"sm_{sm}",
@@ -195,4 +197,26 @@ def _read(path: str, data: bytes, elf: ELFFile) -> CudaElf:
         debug_build=_is_debug_build(elf),
         texts=texts,
         functions=functions,
+        line_table=lines.data() if lines is not None and lines["sh_type"] == "SHT_PROGBITS" else b"",
     )
+
+
+def line_table_problem(data: bytes) -> str | None:
+    """What is wrong with the header of the first line program of a ``.debug_line`` section, or None.
+
+    DWARF 4/5 §6.2.4: ``unit_length`` (4 bytes; 0xffffffff then 8 bytes: 64-bit DWARF) counts the bytes
+    after itself and must fit in the section; ``version`` (2 bytes) is 2..5.
+    """
+    if len(data) < 6:
+        return f"it is {len(data)} bytes, shorter than a line-program header"
+    length, head = struct.unpack_from("<I", data, 0)[0], 4
+    if length == 0xFFFFFFFF:
+        if len(data) < 14:
+            return "it is truncated inside a 64-bit line-program header"
+        length, head = struct.unpack_from("<Q", data, 4)[0], 12
+    if length + head > len(data):
+        return f"its first line program claims {length} bytes but the section holds {len(data) - head}"
+    version = struct.unpack_from("<H", data, head)[0]
+    if not 2 <= version <= 5:
+        return f"its first line program has DWARF version {version} (expected 2 to 5)"
+    return None

@@ -25,3 +25,7 @@ class UnsupportedArchError(BinaryError):
 
 class ToolError(BinaryError):
     """An NVIDIA tool (nvdisasm, cuobjdump) is missing, failed, or printed output we could not match."""
+
+
+class CorruptLineTableError(BinaryError):
+    """The cubin has a line table (``.debug_line``: built with -lineinfo or -G) that yields no source line."""

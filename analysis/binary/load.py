@@ -15,8 +15,8 @@ from pathlib import Path
 
 from warpwise.analysis.bounded import InputFileError, read_bytes
 
-from .elf import EM_CUDA, CudaElf, read_cuda_elf
-from .errors import BinaryError, NoDeviceCodeError, NotElfError, ToolError, UnsupportedArchError
+from .elf import EM_CUDA, CudaElf, line_table_problem, read_cuda_elf
+from .errors import BinaryError, CorruptLineTableError, NoDeviceCodeError, NotElfError, ToolError, UnsupportedArchError
 from .model import ControlCode, Cubin, Function, Instruction
 from .sass import Disassembly, disassemble, split_instruction
 from .tools import find_tool, run_tool
@@ -84,6 +84,12 @@ def _build(path: str, elf: CudaElf, dis: Disassembly, member: str | None) -> Cub
             out.append(Instruction(off, ln.text, opcode, pred, operands, lo, hi, cc, ln.loc, ln.inline_chain))
         by_section[sec] = out
 
+    if elf.line_table and not any(i.loc is not None for ins in by_section.values() for i in ins):
+        # built with line info, yet no instruction has a line: the table is damaged, not missing
+        why = line_table_problem(elf.line_table) or "nvdisasm decoded no source line from it"
+        raise CorruptLineTableError(
+            f"{path}: its line table (.debug_line, {len(elf.line_table)} bytes) is corrupt: {why}; the cubin was "
+            "built with line info, so rebuild it (nvcc -lineinfo) or pass an intact copy")
     functions: dict[str, Function] = {}
     for fs in elf.functions:
         ins = by_section[fs.section][fs.start // 16 : (fs.start + fs.size) // 16]
@@ -112,6 +118,9 @@ def normalize_arch(arch: str | int) -> int:
 
 
 def _kind(path: str, head: bytes) -> str:
+    if not head:
+        raise NotElfError(f"{path}: the file is empty (0 bytes), not a cubin, executable or fatbin: was the build "
+                          "or the copy interrupted?")
     if head[:4] == b"\x7fELF":
         if len(head) >= 20 and struct.unpack_from("<H", head, 18)[0] == EM_CUDA:
             return "cubin"

@@ -90,6 +90,23 @@ def find_tool(name: str, explicit: str | None = None) -> str | None:
         return None
 
 
+def _explicit_tool_problem(tool: str) -> str | None:
+    """What is wrong with a tool the user named (a path, or a bare name looked up on $PATH), or None."""
+    if os.sep not in tool and (os.altsep is None or os.altsep not in tool):
+        return None if shutil.which(tool) else "not found on PATH (give the path of the ncu executable)"
+    p = Path(tool)
+    if not p.exists():
+        return "no such file"
+    if p.is_dir():
+        inside = p / "ncu"
+        return "is a folder; pass the ncu executable" + (f" ({inside})" if inside.is_file() else "")
+    if not p.is_file():
+        return "not a regular file"
+    if not os.access(p, os.X_OK):
+        return "not executable (chmod +x, or pass the ncu executable)"
+    return None
+
+
 def _option_name(arg: str) -> str:
     return arg.split("=", 1)[0]
 
@@ -262,6 +279,10 @@ def profile(command: list[str], report: Path, ncu: str | None = None,
         raise ProfileError("no command to profile: use `warpwise profile -o R.ncu-rep -- ./app args`")
     report = report if report.suffix == ".ncu-rep" else report.with_name(report.name + ".ncu-rep")
     ncu_command("ncu", report, command, extra_ncu_args)  # option errors before looking for ncu or a GPU
+    if ncu:
+        problem = _explicit_tool_problem(ncu)
+        if problem is not None:
+            raise ProfileError(f"--ncu {ncu}: {problem}")
     tool = find_tool("ncu", ncu)
     if tool is None:
         raise ProfileError("ncu (Nsight Compute) not found on PATH: install Nsight Compute or pass --ncu PATH")

@@ -62,6 +62,36 @@ def map_path(recorded: str, candidates: Iterable[str | Path]) -> Path | None:
     return best
 
 
+def translated(recorded: str, mapped: Iterable[tuple[str, Path]]) -> list[Path]:
+    """Where ``recorded`` would be in the checkout that holds files already mapped: for each (recorded path,
+    local file) pair, the recorded folder above their shared suffix is replaced by the local one.
+
+    ``/box/build/./src/a.cu`` mapped to ``/laptop/proj/src/a.cu`` puts ``/box/build/./src/../include/h.cuh``
+    at ``/laptop/proj/include/h.cuh`` — a header in a sibling folder of the sources (``include/``,
+    ``../common/``) that no suffix search near the sources finds. Existing regular files only, each once,
+    in the order of ``mapped``.
+    """
+    target = _parts(recorded)
+    out: list[Path] = []
+    for rec, local in mapped:
+        n = common_suffix(rec, str(local))
+        src = _parts(rec)
+        lp = Path(local).parts
+        if n == 0 or n >= len(lp):
+            continue
+        root = src[:len(src) - n]
+        if len(target) <= len(root) or target[:len(root)] != root:
+            continue
+        cand = Path(*lp[:len(lp) - n], *target[len(root):])
+        try:
+            ok = cand.is_file()
+        except OSError:
+            ok = False
+        if ok and cand not in out:
+            out.append(cand)
+    return out
+
+
 def parse_path_map(items: Iterable[str]) -> list[tuple[str, str]]:
     """``OLD=NEW`` strings as (normalized old prefix, new prefix) pairs, longest old prefix first.
 

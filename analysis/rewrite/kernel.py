@@ -213,6 +213,15 @@ def find_child(p: Parsed, name: str) -> Child | None:
     return None
 
 
+def find_child_template(p: Parsed, name: str) -> ci.Cursor | None:
+    """The definition of ``name`` as a ``__global__`` function template in the main file, or None."""
+    for c in p.top_level():
+        if c.kind == K.FUNCTION_TEMPLATE and c.spelling == name and c.is_definition() \
+                and has_attr(c, K.CUDAGLOBAL_ATTR):
+            return c
+    return None
+
+
 def analyse_child(p: Parsed, fn: ci.Cursor) -> Child:
     """Collect builtin uses, returns, synchronisation, shared memory and helper calls of a kernel."""
     body = body_of(fn)

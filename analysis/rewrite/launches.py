@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import clang.cindex as ci
 
 from .cursors import K, body_of, expr_children, has_attr, is_device_function, is_launch
-from .kernel import Child, find_child, statement_end
+from .kernel import Child, find_child, find_child_template, statement_end
 from .model import Launch, RewriteError, Span
 from .parse import Parsed, parse, require_parses, walk, walk_with_parents
 from .threads import ThreadCount, recover_thread_count
@@ -140,6 +140,13 @@ def refusals(p: Parsed, site: Site, child: Child | None) -> dict[str, str]:
         common = "the launch comes from a macro expansion"
     elif site.stmt_end is None:
         common = "the launch is not a statement of its own (it is part of a larger expression)"
+    elif child is None and find_child_template(p, site.child_name) is not None:
+        launched = p.text(site.call.extent.start.offset, site.config.extent.start.offset).rstrip(" \t<")
+        common = (f"child kernel `{site.child_name}` is a function template (launched as `{launched}`): the "
+                  "rewrites copy the child's body into new device code (a serial loop, a coarsened or an "
+                  "aggregated kernel), and those copies would have to be templates of the same parameters "
+                  "instantiated with the launch's arguments, which warpwise does not generate; write the "
+                  "instantiation you launch as a non-template kernel to rewrite it")
     elif child is None:
         common = f"the definition of child kernel `{site.child_name}` is not in this file"
     elif "<" in site.child_name or child.cursor.kind == K.FUNCTION_TEMPLATE:

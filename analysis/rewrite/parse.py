@@ -22,6 +22,7 @@ takes a parse from ~2 s to ~0.1–1 s.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -82,6 +83,8 @@ class Parsed:
     path: str
     errors: list[ClangError]  # error/fatal diagnostics located in the main file, in source order
     headers: str = "cuda"
+    #: True when a missing #include was blanked (its names are then lookup errors)
+    blanked_includes: bool = False
 
     def text(self, start: int, end: int) -> str:
         """Source text of bytes [start, end)."""
@@ -119,11 +122,14 @@ class Parsed:
 @dataclass(frozen=True)
 class CudaHeaders:
     """Where the real headers are: CUDA's include folder (its parent is clang's ``--cuda-path``), CCCL's,
-    and clang's resource folder (the one with ``include/__clang_cuda_runtime_wrapper.h``)."""
+    clang's resource folder (the one with ``include/__clang_cuda_runtime_wrapper.h``), and the folders of
+    the CUDA library headers found besides (cuBLAS, cuRAND, cuFFT, the profiler API, NVTX...: a CUDA
+    toolkit's ``include/`` or the library wheels), searched after the others (``-idirafter``)."""
 
     cuda_include: Path
     cccl_include: Path | None
     resource_dir: Path
+    library_includes: tuple[Path, ...] = ()
 
 
 def find_cuda_headers() -> CudaHeaders | None:
@@ -152,7 +158,53 @@ def find_cuda_headers() -> CudaHeaders | None:
     if res is None:
         return None
     cccl = inc / "cccl"
-    return CudaHeaders(inc, cccl if (cccl / "cuda").is_dir() else None, res)
+    return CudaHeaders(inc, cccl if (cccl / "cuda").is_dir() else None, res, _library_includes(str(inc)))
+
+
+def _version_key(name: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", name))
+
+
+@functools.cache
+def _library_includes(cuda_include: str) -> tuple[Path, ...]:
+    """Folders with the CUDA library headers a project may include (cublas_v2.h, curand_kernel.h, cufft.h,
+    cuda_profiler_api.h, nvtx3/...), other than ``cuda_include``: where cuda.pathfinder finds each
+    library's header (its wheel or a CUDA toolkit), then the toolkit's ``include/`` (CUDA_HOME/CUDA_PATH),
+    then GCC's own include folder (omp.h).
+
+    A project built with nvcc has these on its include path; without them the include is blanked and the
+    names it declares are parse errors."""
+    try:
+        from cuda.pathfinder import SUPPORTED_HEADERS_CTK, find_nvidia_header_directory, get_cuda_path_or_home
+    except ImportError:
+        return ()
+    found: list[Path] = []
+    for lib in sorted(SUPPORTED_HEADERS_CTK):
+        if lib in ("cudart", "cccl"):
+            continue
+        try:
+            d = find_nvidia_header_directory(lib)
+        except Exception:  # pathfinder raises its own errors for unsupported/odd installs: skip that library
+            d = None
+        if d:
+            found.append(Path(d))
+    try:
+        home = get_cuda_path_or_home()
+    except Exception:
+        home = None
+    if home and (Path(home) / "include" / "cuda_runtime.h").is_file():
+        found.append(Path(home) / "include")
+    # the host compiler's own headers that clang's resource folder lacks: omp.h (projects built with
+    # `-Xcompiler -fopenmp`, e.g. cuda-samples UnifiedMemoryStreams); GCC's newest, as nvcc's default host
+    # compiler would find it
+    gcc = sorted(Path("/usr/lib/gcc").glob("*/*/include/omp.h"), key=lambda p: _version_key(p.parent.parent.name))
+    if gcc:
+        found.append(gcc[-1].parent)
+    out: list[Path] = []
+    for d in found:
+        if d != Path(cuda_include) and d not in out and d.is_dir():
+            out.append(d)
+    return tuple(out)
 
 
 def _cache_dir() -> Path:
@@ -197,6 +249,8 @@ def _args(h: CudaHeaders, resource: Path) -> list[str]:
             "-D_NV_RSQRT_SPECIFIER="]
     if h.cccl_include is not None:
         args += ["-isystem", str(h.cccl_include)]
+    for d in h.library_includes:
+        args += ["-idirafter", str(d)]
     return [*args, "-include", "warpwise_cuda_extra.h"]
 
 
@@ -206,7 +260,7 @@ def _key(h: CudaHeaders) -> str:
 
     files = (h.cuda_include / "cuda_runtime.h", h.resource_dir / "include" / "__clang_cuda_runtime_wrapper.h",
              CUDA_INCLUDE / "warpwise_cuda_extra.h", CUDA_INCLUDE / "warpwise_builtin_vars.h", Path(__file__))
-    stamp = "|".join(f"{p}:{p.stat().st_mtime_ns}" for p in files)
+    stamp = "|".join(f"{p}:{p.stat().st_mtime_ns}" for p in files) + "|" + "|".join(map(str, h.library_includes))
     try:
         lib = version("libclang")
     except PackageNotFoundError:
@@ -343,12 +397,60 @@ def _parse_resolving_includes(args: list[str], name: str, files: dict[str, bytes
     return tu, [a for d in dirs for a in ("-I", d)]
 
 
+#: Parses kept per thread (each worker thread its own: a TU is not shared between threads), one text per
+#: file: a TU with Thrust holds ~200 MiB (cuda-samples lineOfSight), so few are kept.
+MEMO_SIZE = 2
+_memo = threading.local()
+
+
+def _include_stamps(tu: ci.TranslationUnit) -> tuple[tuple[str, int, int], ...] | None:
+    """(path, mtime ns, size) of every file the TU included, or None when one cannot be read."""
+    out = []
+    for inc in tu.get_includes():
+        name = inc.include.name
+        try:
+            st = os.stat(name)
+        except OSError:
+            return None
+        out.append((name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
+
+
 def parse(source: str, path: str) -> Parsed:
     """Parse CUDA ``source`` (the text of ``path``) host-only, with the real CUDA headers when installed.
 
     Raises RewriteError when libclang cannot build a translation unit at all. Error diagnostics are
     returned in ``Parsed.errors``; callers decide whether they matter for the code they rewrite.
+
+    The same text of the same path parsed again in the same thread returns the earlier result while no
+    included file changed (mtime and size): the editor asks for launches, fallback diagnostics, code
+    actions and quick fixes of one text separately. Kept: the latest text of the last :data:`MEMO_SIZE`
+    files per thread. A parse that had to blank a missing include is not kept (the header may appear).
     """
+    key = (str(path), hashlib.sha1(source.encode("utf-8", "surrogatepass")).digest(),
+           os.environ.get("WARPWISE_CUDA_HEADERS", ""))
+    memo: dict[tuple[str, bytes, str], tuple[Parsed, tuple[tuple[str, int, int], ...]]] | None = getattr(
+        _memo, "entries", None)
+    if memo is None:
+        memo = _memo.entries = {}
+    hit = memo.get(key)
+    if hit is not None:
+        if _include_stamps(hit[0].tu) == hit[1]:
+            memo[key] = memo.pop(key)  # most recently used last
+            return hit[0]
+        del memo[key]
+    p = _parse(source, path)
+    stamps = None if p.blanked_includes else _include_stamps(p.tu)
+    if stamps is not None and MEMO_SIZE > 0:
+        for k in [k for k in memo if k[0] == key[0]]:  # an older text of this file: edited, not needed again
+            del memo[k]
+        memo[key] = (p, stamps)
+        while len(memo) > MEMO_SIZE:
+            del memo[next(iter(memo))]
+    return p
+
+
+def _parse(source: str, path: str) -> Parsed:
     global _index
     if _index is None:
         _index = ci.Index.create()
@@ -360,7 +462,8 @@ def parse(source: str, path: str) -> Parsed:
             tu = _index.parse(name, args=_SHIM_ARGS,
                               unsaved_files=[(name, _blank_system_includes(data).decode("utf-8"))],
                               options=ci.TranslationUnit.PARSE_INCOMPLETE)
-            return Parsed(tu=tu, data=data, path=name, errors=_errors(tu, name), headers="shim")
+            return Parsed(tu=tu, data=data, path=name, errors=_errors(tu, name), headers="shim",
+                          blanked_includes=True)
         key = _key(h)
         try:
             resource = _resource_overlay(h, key)
@@ -374,9 +477,11 @@ def parse(source: str, path: str) -> Parsed:
         spaced = _SPACED_CHEVRONS.sub(lambda m: m.group(1) * 3 + m.group(2), data)
         files: dict[str, bytes] = {name: spaced}
         tu, includes = _parse_resolving_includes(full, name, files)
+        blanked = files[name] != spaced or len(files) > 1
         parents = _templated_launch_parents(tu, data, name)
         if not parents:
-            return Parsed(tu=tu, data=data, path=name, errors=_errors(tu, name), headers="cuda")
+            return Parsed(tu=tu, data=data, path=name, errors=_errors(tu, name), headers="cuda",
+                          blanked_includes=blanked)
         patched = bytearray(files[name])
         names = set()
         for k in parents:
@@ -392,7 +497,7 @@ def parse(source: str, path: str) -> Parsed:
     # the host-side launches of a re-marked parent are the artefact of that parse, not errors of the file
     artefact = re.compile(r"kernel call to non-global function '(\w+)'")
     errors = [e for e in _errors(tu, name) if not ((a := artefact.match(e.message)) and a.group(1) in names)]
-    return Parsed(tu=tu, data=data, path=name, errors=errors, headers="cuda")
+    return Parsed(tu=tu, data=data, path=name, errors=errors, headers="cuda", blanked_includes=blanked)
 
 
 def blocking_errors(p: Parsed) -> list[ClangError]:

@@ -83,8 +83,13 @@ def main() -> int:
     ap.add_argument("--mirror", required=True, type=Path)
     ap.add_argument("--corpus", type=Path, default=Path(__file__).with_name("corpus.txt"))
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--modes", default="cuda,shim", help="comma-separated: cuda (real headers), shim")
+    ap.add_argument("--only", help="only the corpus rows whose path contains this text")
     args = ap.parse_args()
+    modes = tuple(m for m in args.modes.split(",") if m)
     rows = [ln.split("\t") for ln in args.corpus.read_text().splitlines() if ln and not ln.startswith("#")]
+    if args.only:
+        rows = [r for r in rows if args.only in r[1]]
     results: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="warpwise-corpus-") as tmp:
         trees: dict[tuple[str, str], Path] = {}
@@ -95,29 +100,32 @@ def main() -> int:
                 trees[(repo, commit)] = dest
             f = trees[(repo, commit)] / path
             row: dict[str, object] = {"repo": repo, "path": path}
-            for mode in ("cuda", "shim"):
+            for mode in modes:
                 if mode == "shim":
                     os.environ["WARPWISE_CUDA_HEADERS"] = "shim"
                 else:
                     os.environ.pop("WARPWISE_CUDA_HEADERS", None)
                 row[mode] = _one(f)
             results.append(row)
-            c = row["cuda"]
+            c = row[modes[0]]
             assert isinstance(c, dict)
             print(f"{'ok ' if not c['errors'] else ('use' if not c['blocking'] else 'ERR')} {c['seconds']:6.2f}s "
                   f"{repo}:{path} {c['first_blocking'] or c['first']}", file=sys.stderr)
     n = len(results)
     summary: dict[str, object] = {"files": n}
-    for mode in ("cuda", "shim"):
+    for mode in modes:
         rs = [r[mode] for r in results]
         clean = sum(1 for r in rs if isinstance(r, dict) and not r["errors"])
         usable = sum(1 for r in rs if isinstance(r, dict) and not r["blocking"])
         secs = sorted(float(r["seconds"]) for r in rs if isinstance(r, dict))
         summary[mode] = {"clean": clean, "clean_share": round(clean / n, 3), "usable": usable,
                          "usable_share": round(usable / n, 3), "median_s": secs[n // 2], "max_s": secs[-1]}
-    first_msgs = Counter(str(r["cuda"]["first_blocking"]).split(": ", 1)[-1]  # type: ignore[index]
-                         for r in results if r["cuda"]["blocking"])  # type: ignore[index]
-    summary["cuda_blocking_messages"] = first_msgs.most_common(10)
+    if "cuda" in modes:
+        first_msgs = Counter(str(r["cuda"]["first_blocking"]).split(": ", 1)[-1]  # type: ignore[index]
+                             for r in results if r["cuda"]["blocking"])  # type: ignore[index]
+        summary["cuda_blocking_messages"] = first_msgs.most_common(10)
+        summary["cuda_unclean"] = [f"{r['repo']}:{r['path']} {r['cuda']['first']}"  # type: ignore[index]
+                                   for r in results if r["cuda"]["errors"]]  # type: ignore[index]
     print(json.dumps(summary, indent=1))
     if args.json:
         args.json.write_text(json.dumps({"summary": summary, "files": results}, indent=1))

@@ -6,6 +6,7 @@ import pytest
 from synth_sass import cubin, function, profile
 from warpwise.analysis.advice import Advice, Skipped, evaluate
 from warpwise.analysis.advice.quickfix import fixes_for_advice
+from warpwise.analysis.advice.report import hint_text
 from warpwise.analysis.blame.model import BlameEdge, BlameGraph
 from warpwise.analysis.profile.model import KernelProfile, LaunchConfig
 from warpwise.analysis.program.build import build_program
@@ -98,7 +99,7 @@ def test_warp_balance_ignores_selected_samples() -> None:
              BlameEdge("k", None, 0x10, "selected", "self", 10.0, 0.0)]
     a = run("warp_balance", prof, prog, edges)
     assert isinstance(a, Advice) and a.estimate.inputs == {"T": 100, "M": 30.0}
-    assert "barrier at line 4" in a.hint
+    assert "barrier at line 4" in hint_text(a.hint, a.scope.file)  # references resolved as renderers do
 
 
 def _launch_profile(launch: LaunchConfig, selected: int = 100, total: int = 1000) -> KernelProfile:

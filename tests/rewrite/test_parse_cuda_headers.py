@@ -87,3 +87,64 @@ def test_real_errors_are_still_errors() -> None:
     reason = parse_failure(parse(src, "bad.cu"))
     assert reason is not None and reason.startswith("parse failed at bad.cu:1:")
     assert "__not_an_intrinsic" in reason
+
+
+# What nvcc declares without an #include and clang's wrapper does not (bench/parse corpus failures):
+# time() via crt/common_functions.h, surface objects, host min/max of crt/math_functions.h.
+NVCC_IMPLICIT = r"""
+#include <sys/time.h>
+#include <cstdlib>
+__global__ void k(cudaSurfaceObject_t s, uchar4* out) {
+  uchar4 v;
+  surf2Dread(&v, s, threadIdx.x * 4, 0);
+  out[threadIdx.x] = v;
+}
+int main() {
+  srand(time(NULL));
+  int dx = rand() - 5, dy = rand();
+  unsigned u = 3;
+  long long w = max(2LL, (long long)dy);
+  return max(abs(dx), abs(dy)) + min(u, 4u) + (int)max(1.0f, 2.0) + (int)w;
+}
+"""
+
+
+def test_what_nvcc_declares_implicitly_parses() -> None:
+    p = parse(NVCC_IMPLICIT, "implicit.cu")
+    assert p.errors == [], [e.message for e in p.errors]
+
+
+def test_host_min_max_declarations_stay_compatible_with_a_projects_own_definition() -> None:
+    src = "int max(int a, int b) { return a > b ? a : b; }\nint main() { return max(1, 2); }\n"
+    assert parse(src, "own_max.cu").errors == []
+
+
+def test_library_headers_are_found_where_installed() -> None:
+    from warpwise.analysis.rewrite.parse import _library_includes
+
+    h = find_cuda_headers()
+    assert h is not None
+    dirs = [h.cuda_include, *_library_includes(str(h.cuda_include))]
+    have = [name for name in ("curand_kernel.h", "cufft.h", "cublas_v2.h", "cuda_profiler_api.h")
+            if any((d / name).is_file() for d in dirs)]
+    if not have:
+        pytest.skip("no CUDA library headers installed (toolkit or nvidia-curand/cufft/cublas wheels)")
+    src = "".join(f"#include <{n}>\n" for n in have) + "int main() { return 0; }\n"
+    p = parse(src, "libs.cu")
+    assert p.errors == [] and not p.blanked_includes
+
+
+def test_the_same_text_is_parsed_once_until_a_header_changes(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    (tmp_path / "h.cuh").write_text("#pragma once\n__device__ inline int one() { return 1; }\n")
+    src = '#include "h.cuh"\n__global__ void k(int* a) { a[0] = one(); }\n'
+    f = str(tmp_path / "k.cu")
+    first = parse(src, f)
+    assert parse(src, f) is first
+    assert parse(src + "\n", f) is not first  # another text
+    (tmp_path / "h.cuh").write_text("#pragma once\n__device__ inline int one() { return 2; }\n// longer\n")
+    st = os.stat(tmp_path / "h.cuh")
+    os.utime(tmp_path / "h.cuh", ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    again = parse(src, f)
+    assert again is not first and again.errors == []

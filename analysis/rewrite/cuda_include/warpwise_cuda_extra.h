@@ -49,3 +49,35 @@ __attribute__((deprecated("removed in CUDA 13: use cudaDeviceGetCacheConfig"))) 
 static __attribute__((device, deprecated("CDP1: device-side cudaDeviceSynchronize was removed in CUDA 12 for "
                                          "sm_90+ (CDP2); use a tail launch or restructure"))) inline cudaError_t
 cudaDeviceSynchronize(void) { return cudaSuccess; }
+/* What nvcc brings in and clang's wrapper does not (checked against nvcc 13's preprocessed output):
+ * crt/common_functions.h includes <string.h> and <time.h> for host code (Rodinia calls time() with only
+ * <sys/time.h> included), and cuda_runtime.h includes surface_indirect_functions.h (surf2Dread...). */
+#include <string.h>
+#include <time.h>
+#pragma push_macro("__CUDACC__")
+#define __CUDACC__
+#include "surface_indirect_functions.h"
+#pragma pop_macro("__CUDACC__")
+/* Host min/max: nvcc's crt/math_functions.h declares them __host__ __device__ (int max(int, int) and the
+ * mixed-signedness/width overloads of crt/math_functions.hpp); clang's wrapper makes them __device__ only,
+ * so host code such as `max(abs(dx), abs(dy))` (cuda-samples lineOfSight) would not resolve. Declarations
+ * only, with nvcc's signatures, so a project's own definition of one stays compatible. */
+#define __WARPWISE_HOST_MINMAX(R, A, B) \
+  __attribute__((host)) R min(const A a, const B b); __attribute__((host)) R max(const A a, const B b);
+__WARPWISE_HOST_MINMAX(int, int, int)
+__WARPWISE_HOST_MINMAX(unsigned int, unsigned int, unsigned int)
+__WARPWISE_HOST_MINMAX(unsigned int, int, unsigned int)
+__WARPWISE_HOST_MINMAX(unsigned int, unsigned int, int)
+__WARPWISE_HOST_MINMAX(long int, long int, long int)
+__WARPWISE_HOST_MINMAX(unsigned long int, unsigned long int, unsigned long int)
+__WARPWISE_HOST_MINMAX(unsigned long int, long int, unsigned long int)
+__WARPWISE_HOST_MINMAX(unsigned long int, unsigned long int, long int)
+__WARPWISE_HOST_MINMAX(long long int, long long int, long long int)
+__WARPWISE_HOST_MINMAX(unsigned long long int, unsigned long long int, unsigned long long int)
+__WARPWISE_HOST_MINMAX(unsigned long long int, long long int, unsigned long long int)
+__WARPWISE_HOST_MINMAX(unsigned long long int, unsigned long long int, long long int)
+__WARPWISE_HOST_MINMAX(float, float, float)
+__WARPWISE_HOST_MINMAX(double, double, double)
+__WARPWISE_HOST_MINMAX(double, float, double)
+__WARPWISE_HOST_MINMAX(double, double, float)
+#undef __WARPWISE_HOST_MINMAX

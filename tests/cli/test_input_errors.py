@@ -1,0 +1,131 @@
+"""Inputs of the wrong kind get a precise message naming the file and what is wrong, and exit 2
+(issue 12): --ncu paths, a report passed as SOURCE, special files, an empty cubin, a corrupt line table
+(not "built without -lineinfo"); `advise -o FILE` writes atomically; SARIF helpUri only when absolute."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from elftools.elf.elffile import ELFFile
+
+from tests.conftest import example
+
+CLI = [sys.executable, "-m", "warpwise.server.cli"]
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "WARPWISE_NO_CACHE": "1"}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+
+
+@pytest.fixture()
+def gather(tmp_path: Path) -> Path:
+    for ext in (".cu", ".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("gather", ext), tmp_path / f"gather{ext}")
+    return tmp_path
+
+
+def test_ncu_option_names_what_is_wrong(tmp_path: Path) -> None:
+    script = tmp_path / "ncu"
+    script.write_text("#!/bin/sh\n")
+    cases = {str(tmp_path / "missing" / "ncu"): "no such file", str(tmp_path): "is a folder",
+             str(script): "not executable", "no-such-ncu-anywhere": "not found on PATH"}
+    for value, what in cases.items():
+        res = run("profile", "--ncu", value, "-o", str(tmp_path / "r.ncu-rep"), "--", "/bin/true")
+        assert res.returncode == 2
+        assert f"--ncu {value}: {what}" in res.stderr, res.stderr
+
+
+def test_inputs_of_another_kind_as_source(gather: Path) -> None:
+    for name, what in (("gather.ncu-rep", "is an Nsight Compute report, not a CUDA source: pass it as --profile"),
+                       ("gather.sm_90.cubin", "is an ELF binary (cubin, executable or library), not a CUDA source: "
+                                              "pass it as --binary")):
+        res = run("advise", name, cwd=gather)
+        assert res.returncode == 2 and f"{name}: {what} {name}" in res.stderr, res.stderr
+
+
+def test_a_report_as_binary(gather: Path) -> None:
+    res = run("advise", "gather.cu", "--binary", "gather.ncu-rep", cwd=gather)
+    assert res.returncode == 2
+    assert "--binary gather.ncu-rep: is an Nsight Compute report, not a cubin or executable: pass it as --profile " \
+        "gather.ncu-rep" in res.stderr, res.stderr
+
+
+def test_dev_null_is_named_a_character_device(gather: Path) -> None:
+    for args, head in ((["/dev/null"], "/dev/null"), (["gather.cu", "--profile", "/dev/null"], "--profile /dev/null"),
+                       (["gather.cu", "--binary", "/dev/null"], "--binary /dev/null")):
+        res = run("advise", *args, cwd=gather)
+        assert res.returncode == 2
+        assert f"{head}: is a character device, not a regular file" in res.stderr, res.stderr
+
+
+def test_empty_cubin(gather: Path) -> None:
+    (gather / "empty.cubin").write_bytes(b"")
+    res = run("advise", "gather.cu", "--binary", "empty.cubin", cwd=gather)
+    assert res.returncode == 2 and "empty.cubin: the file is empty (0 bytes)" in res.stderr, res.stderr
+
+
+def _debug_line(path: Path) -> tuple[int, int]:
+    with path.open("rb") as f:
+        sec = ELFFile(f).get_section_by_name(".debug_line")
+        return sec["sh_offset"], sec["sh_size"]
+
+
+def test_corrupt_line_table_is_not_called_missing_lineinfo(gather: Path) -> None:
+    good = gather / "gather.sm_90.cubin"
+    off, size = _debug_line(good)
+    rng = random.Random(1)
+    data = bytearray(good.read_bytes())
+    data[off:off + size] = bytes(rng.randrange(256) for _ in range(size))
+    (gather / "bad.cubin").write_bytes(data)
+    res = run("advise", "gather.cu", "--profile", "gather.ncu-rep", "--binary", "bad.cubin", cwd=gather)
+    assert res.returncode == 2, res.stdout
+    assert f"bad.cubin: its line table (.debug_line, {size} bytes) is corrupt: its first line program claims" \
+        in res.stderr
+    assert "without -lineinfo" not in res.stderr + res.stdout
+    # the intact cubin still reads
+    ok = run("advise", "gather.cu", "--profile", "gather.ncu-rep", "--binary", "gather.sm_90.cubin", cwd=gather)
+    assert ok.returncode == 0 and "gather.cu:17" in ok.stdout
+
+
+def test_advise_output_file_is_written_whole_or_not_at_all(gather: Path) -> None:
+    out = gather / "report.sarif"
+    res = run("advise", "gather.cu", "--format", "sarif", "-o", str(out), cwd=gather)
+    assert res.returncode == 0 and res.stdout == ""
+    log = json.loads(out.read_text())
+    assert log["runs"][0]["invocations"][0]["executionSuccessful"] is True and log["runs"][0]["results"]
+    before = out.read_bytes()
+    # a failing run (SARIF): the failure log replaces the file, atomically, with no temporary left behind
+    res = run("advise", "missing.cu", "--format", "sarif", "-o", str(out), cwd=gather)
+    assert res.returncode == 2 and "missing.cu: no such file or folder" in res.stderr
+    assert json.loads(out.read_text())["runs"][0]["invocations"][0]["executionSuccessful"] is False
+    assert out.read_bytes() != before and not [p for p in gather.iterdir() if p.name.endswith(".tmp")]
+    # text: a failure leaves the previous file as it was
+    txt = gather / "report.txt"
+    assert run("advise", "gather.cu", "-o", str(txt), cwd=gather).returncode == 0
+    kept = txt.read_bytes()
+    assert b"gather.cu:17" in kept
+    assert run("advise", "missing.cu", "-o", str(txt), cwd=gather).returncode == 2
+    assert txt.read_bytes() == kept
+    for bad, what in ((str(gather), "is a folder"), (str(gather / "no" / "r.txt"), "does not exist")):
+        res = run("advise", "gather.cu", "-o", bad, cwd=gather)
+        assert res.returncode == 2 and f"-o {bad}: " in res.stderr and what in res.stderr
+
+
+def test_sarif_help_uri_only_when_absolute(gather: Path) -> None:
+    res = run("advise", "gather.cu", "--format", "sarif", cwd=gather)
+    rules = json.loads(res.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    assert rules and all("helpUri" not in r for r in rules)  # no file: URI of the installed package
+    res = run("advise", "gather.cu", "--format", "sarif", "--docs-url", "https://example.org/warpwise/", cwd=gather)
+    rules = json.loads(res.stdout)["runs"][0]["tool"]["driver"]["rules"]
+    assert {r["helpUri"] for r in rules} == {f"https://example.org/warpwise/docs/optimizers.md#{r['id']}"
+                                             for r in rules}
+    res = run("advise", "gather.cu", "--format", "sarif", "--docs-url", "docs/", cwd=gather)
+    assert res.returncode == 2 and "--docs-url docs/: not an absolute URI" in res.stderr
