@@ -15,9 +15,13 @@ and the launch context, so bench/dp/plan_loo.py can re-run the rule without the 
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import json
+import lzma
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,12 +60,30 @@ def lookup(plan: Plan, times: dict[tuple[str, str], float], key: str) -> tuple[s
 
 
 def report_for(results_dir: Path, extra: list[Path], key: str) -> Path | None:
-    """The ncu report of ``key`` (example@input): the run's own, else the first of ``extra`` holding it."""
+    """The ncu report of ``key`` (example@input): the run's own, else the first of ``extra`` holding it. The
+    committed reports are xz-compressed (``key.ncu-rep.xz``, a tenth of the size: the working tree must stay
+    small enough to travel to the GPU machine); such a report is unpacked into a temporary folder."""
     for d in [results_dir / "profiles", *extra]:
         rep = d / f"{key}.ncu-rep"
         if rep.exists():
             return rep
+        packed = d / f"{key}.ncu-rep.xz"
+        if packed.exists():
+            return unpack_report(packed)
     return None
+
+
+_UNPACKED = Path(tempfile.mkdtemp(prefix="warpwise-dp-reports-"))
+atexit.register(shutil.rmtree, _UNPACKED, True)
+
+
+def unpack_report(packed: Path) -> Path:
+    """``name.ncu-rep.xz`` decompressed to ``name.ncu-rep`` in a temporary folder removed at exit."""
+    out = _UNPACKED / packed.name.removesuffix(".xz")
+    if not out.exists():
+        with lzma.open(packed) as src, out.open("wb") as dst:
+            shutil.copyfileobj(src, dst)
+    return out
 
 
 def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object]]:

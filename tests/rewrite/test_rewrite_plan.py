@@ -158,24 +158,37 @@ def test_code_actions_put_the_profile_guided_choice_first() -> None:
 
 
 H200 = ROOT / "bench" / "dp" / "results_h200" / "profiles"
+H200_XL = ROOT / "bench" / "dp" / "results_h200_xl" / "profiles"
+
+
+def h200_report(folder: Path, name: str, into: Path) -> Path:
+    """A committed DP benchmark report (xz-compressed, ``name.ncu-rep.xz``) unpacked into ``into``."""
+    import lzma
+    import shutil
+
+    out = into / f"{name}.ncu-rep"
+    with lzma.open(folder / f"{name}.ncu-rep.xz") as src, out.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
 
 
 @pytest.mark.parametrize(("inp", "mean", "choice"), [("small", 6.9, Choice(256, 1, None)),
                                                       ("large", 119.9, Choice(32, 4, "grid"))])
-def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice) -> None:
+def test_plan_from_the_benchmark_profile(inp: str, mean: float, choice: Choice, tmp_path: Path) -> None:
     """btree's CDP original profiled on the H200 (bench/dp/gpu.sh): 32768 queries, one launch each."""
     from warpwise.analysis.profile.ncu import load_profiles
 
     src_path = ROOT / "examples" / "dp" / "btree" / "btree.cu"
     src = src_path.read_text()
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "scan_range<<<" in t)
-    plan = plan_launch(src, "examples/dp/btree/btree.cu", line, load_profiles(H200 / f"btree@{inp}.ncu-rep"))
+    profiles = load_profiles(h200_report(H200, f"btree@{inp}", tmp_path))
+    plan = plan_launch(src, "examples/dp/btree/btree.cu", line, profiles)
     assert plan.facts is not None and plan.facts.child_launches == 32768
     assert round(plan.facts.mean_child_threads, 1) == mean
     assert plan.choice == choice
 
 
-def test_recursive_launch_is_aggregated_per_block() -> None:
+def test_recursive_launch_is_aggregated_per_block(tmp_path: Path) -> None:
     """The quadtree's recursive node kernel, profiled on the H200: every level aggregated per block (no
     threshold: a serial child would run its whole subtree in one thread)."""
     from warpwise.analysis.profile.ncu import load_profiles
@@ -184,7 +197,7 @@ def test_recursive_launch_is_aggregated_per_block() -> None:
     src = path.read_text()
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "qt_node<<<(hi - lo" in t)
     plan = plan_launch(src, "examples/dp/quadtree/quadtree.cu", line,
-                       load_profiles(H200 / "quadtree@large.ncu-rep"))
+                       load_profiles(h200_report(H200, "quadtree@large", tmp_path)))
     assert plan.facts is not None and plan.facts.recursive and plan.facts.child_launches == 11752
     assert plan.choice == Choice(0, 1, "block") and plan.choice.steps() == [("aggregate", "block")]
     assert plan.choice.label == "no threshold, no coarsening, aggregate per block"
@@ -196,14 +209,14 @@ def test_recursive_launch_is_aggregated_per_block() -> None:
     assert "ww_qt_node_ragg<<<" in out and "ww_qt_node_serial" not in out
 
 
-def test_too_few_child_launches_fall_back_to_the_default() -> None:
+def test_too_few_child_launches_fall_back_to_the_default(tmp_path: Path) -> None:
     """sssp's first rounds profiled on the H200 (xl input): 12 child launches, fewer than the 132 SMs."""
     from warpwise.analysis.profile.ncu import load_profiles
 
     path = ROOT / "examples" / "dp" / "sssp" / "sssp.cu"
     src = path.read_text()
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "relax_edges<<<" in t)
-    rep = ROOT / "bench" / "dp" / "results_h200_xl" / "profiles" / "sssp@xl.ncu-rep"
+    rep = h200_report(H200_XL, "sssp@xl", tmp_path)
     plan = plan_launch(src, "examples/dp/sssp/sssp.cu", line, load_profiles(rep))
     assert plan.facts is None and plan.choice == Choice(256, 4, "multiblock")
     assert plan.reasons[0].startswith("the profile of `relax_frontier` holds 12 child launches, fewer than the GPU's "
