@@ -6,16 +6,17 @@ than that unit allows: with a unit at p% of peak and at most a% reachable, the s
 (the roofline argument of Williams, Waterman and Patterson, CACM 2009, applied per unit).
 
 Reachable fractions (``ACHIEVABLE``) are the highest values measured on the H200 with Nsight Compute, not
-datasheet peaks: DRAM 88.5% of peak for a STREAM triad (bench/advice/pairs/stream_triad, 2026-12-01; a
+datasheet peaks: DRAM 89.3% of peak for a read-only stream (bench/arch/dram_mix.cu; a STREAM triad reached
+88.5%, bench/advice/pairs/stream_triad, 2026-12-01; a
 device-to-device copy through PyTorch moved 4.3 of the datasheet's 4.8 TB/s, KINDS.md), L2 96% for the ELL
 SpMV gather (examples/gather). L1/TEX and SM throughputs are the utilization of the unit's busiest
 sub-unit (a pipe: Kernel Profiling Guide, "Throughput"), which does reach 100%.
 
 DRAM's reachable share depends on the traffic's mix: writes cost the bus read/write turnarounds, so a copy
-(half writes) saturates near 80% of peak where read-mostly streams reach 88%. ``DRAM_REACH_BY_WRITE_SHARE``
+(half writes) saturates near 80% of peak where read-mostly streams reach 88-89%. ``DRAM_REACH_BY_WRITE_SHARE``
 is measured on the H200 by bench/arch/dram_mix.cu (bench/arch/gpu_dram_mix.sh, 2026-12-01: streams of R
 reads and W writes per element at full occupancy, unrolled 1-4x, DRAM bytes read and written from ncu; the
-data in bench/arch/dram_mix_h200.csv); a launch's write share is taken from its global stores' L2 sectors.
+data in bench/arch/dram_mix_h200.csv and _run2.csv); a launch's write share is taken from its global stores' L2 sectors.
 """
 
 from __future__ import annotations
@@ -24,16 +25,16 @@ import itertools
 from dataclasses import dataclass
 
 #: Largest fraction of peak a real kernel reaches per unit (see the module docstring for the sources).
-ACHIEVABLE: dict[str, float] = {"dram": 0.885, "l2": 0.96, "l1": 1.0, "sm": 1.0}
+ACHIEVABLE: dict[str, float] = {"dram": 0.893, "l2": 0.96, "l1": 1.0, "sm": 1.0}
 #: The shortest a launch can take (ns): an empty kernel's gpu__time_duration on the H200, 1.6 us for 132 CTAs of
 #: 1024 threads and 1.9 us for 528 CTAs of 512 (bench/arch/dram_mix.cu, 2026-12-01) — grid launch and drain,
 #: which no change to the kernel's code removes.
 LAUNCH_FLOOR_NS = 1700.0
-#: (share of DRAM bytes written, reachable fraction of DRAM peak), ascending: H200, bench/arch/dram_mix.cu
-#: (4:1 0.19 -> 88.4%, 3:1 0.24 -> 88.1%, 2:1 0.32 -> 85.3%, 1:1 0.48 -> 80.8%, 1:2 0.65 -> 78.3%, write-only
-#: 79.0%; the best of two launches each). Below 0.19 the read-heaviest measured value is kept.
+#: (share of DRAM bytes written, reachable fraction of DRAM peak), ascending: H200, bench/arch/dram_mix.cu, the
+#: best of four launches per mix over two runs (bench/arch/dram_mix_h200*.csv): read-only 89.3%, 4:1 (0.19)
+#: 88.4%, 3:1 (0.24) 88.6%, 2:1 (0.32) 85.3%, 1:1 (0.48) 80.8%, 1:2 (0.65) 78.3%, write-only 79.3%.
 DRAM_REACH_BY_WRITE_SHARE: tuple[tuple[float, float], ...] = (
-    (0.0, 0.884), (0.19, 0.884), (0.24, 0.881), (0.32, 0.853), (0.48, 0.808), (0.65, 0.783), (1.0, 0.790))
+    (0.0, 0.893), (0.19, 0.884), (0.24, 0.886), (0.32, 0.853), (0.48, 0.808), (0.65, 0.783), (1.0, 0.793))
 #: Readable unit names.
 UNIT_NAMES: dict[str, str] = {"dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1/TEX throughput",
                               "sm": "SM (instruction/pipe) throughput"}

@@ -29,16 +29,16 @@ def test_occupancy_ties_and_unused_resources() -> None:
 
 
 def test_caps_hard_and_soft() -> None:
-    tp = {"dram": 44.25, "l2": 30.0}
+    tp = {"dram": 44.65, "l2": 30.0}
     cap = rk.roofline_cap(tp, ("dram", "l2"))
-    assert cap is not None and cap.unit == "dram" and cap.cap == pytest.approx(88.5 / 44.25) and not cap.bound
+    assert cap is not None and cap.unit == "dram" and cap.cap == pytest.approx(89.3 / 44.65) and not cap.bound
     e, c = rk.apply_cap(Estimate(3.0, "T/(T-M)", {}), cap, soft=True)
     assert e.speedup == pytest.approx(2.0) and c is not None and c.binding and "C_dram" in e.formula
-    # at a bound the saved shares combine harmonically: e = 0.5, e_C = 1 - 82/88.5
+    # at a bound the saved shares combine harmonically: e = 0.5, e_C = 1 - 82/89.3
     bound = rk.roofline_cap({"dram": 82.0}, ("dram",))
     assert bound is not None and bound.bound
     e2, _ = rk.apply_cap(Estimate(2.0, "x", {}), bound, soft=True)
-    s_c = 1 - 82 / 88.5
+    s_c = 1 - 82 / 89.3
     # a launch whose traffic is half writes reaches less (H200: 80.8% for a 1:1 mix): 82% is already there
     mixed = rk.roofline_cap({"dram": 82.0}, ("dram",), reach_of={"dram": 0.808})
     assert mixed is not None and mixed.cap == 1.0 and mixed.bound
