@@ -99,12 +99,15 @@ def run_advise(args: argparse.Namespace) -> int:
     if getattr(args, "docs_url", None):
         from warpwise.analysis.advice.report import is_absolute_uri
 
+        if not args.docs_url.endswith("/"):  # a base the docs paths are appended to: .../docs -> .../docs/
+            args.docs_url += "/"
         if not is_absolute_uri(args.docs_url):
             return _fail(args, [f"--docs-url {args.docs_url}: not an absolute URI (SARIF 2.1.0 §3.49.12 requires "
                                 "helpUri to be absolute), e.g. https://github.com/ORG/warpwise/blob/main/"])
     if (bad := _output_problem(getattr(args, "output", None))) is not None:
         args.output = None  # nowhere to write: a SARIF failure log goes to stdout
         return _fail(args, [bad])
+
     given = list(args.profile or [])
     problems = [m for m in (*(_check_file("--profile", g, (".ncu-rep", ".csv")) for g in given),
                             _check_binary(args.binary) if args.binary else None) if m]
@@ -138,6 +141,13 @@ def run_advise(args: argparse.Namespace) -> int:
                                 f"{', '.join(map(str, args.sources))} (nor an ncu CSV export <stem>.source.csv); "
                                 "pass --profile REPORT.ncu-rep "
                                 "(record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
+    if getattr(args, "output", None):  # after discovery: a report or cubin found beside the source is an input too
+        from warpwise.server.output import input_clobbered
+
+        inputs: list[str | Path] = [*args.sources, *sources, *profiles, *pages, *binaries]
+        if (hit := input_clobbered(args.output, inputs)) is not None:
+            output, args.output = args.output, None
+            return _fail(args, [f"-o {output}: is the input {hit}; name another file to write"])
     analyses: list[Analysis] = []
     skipped: list[str] = []  # discovered reports that could not be read: warn, keep the others
     for rep in profiles:

@@ -8,6 +8,21 @@ import tempfile
 from pathlib import Path
 
 
+def input_clobbered(output: str | Path, inputs: list[str | Path]) -> str | None:
+    """The input that ``output`` would overwrite (the same file, through any path or link), or None: a
+    command's -o must never replace what it reads (the source, report or binary)."""
+    out = Path(output)
+    if not out.exists():
+        return None
+    for given in inputs:
+        try:
+            if os.path.samefile(out, given):
+                return str(given)
+        except OSError:
+            continue
+    return None
+
+
 def write_atomically(path: str | Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same folder renamed over it (POSIX
     rename is atomic): a reader never sees a partial file, and a failure leaves the old file as it was.

@@ -61,6 +61,14 @@ def run_rewrite(args: argparse.Namespace) -> int:
     if args.factor is not None and args.transform != "coarsen":
         print(f"warpwise rewrite: --factor applies to coarsen only, not {args.transform}", file=sys.stderr)
         return 2
+    if args.output:
+        from warpwise.server.output import input_clobbered
+
+        # writing over the source is the in-place rewrite; over a report it would lose the profile
+        if (hit := input_clobbered(args.output, list(getattr(args, "profile", None) or []))) is not None:
+            print(f"warpwise rewrite: -o {args.output}: is the input {hit}; name another file to write",
+                  file=sys.stderr)
+            return 2
     if args.transform == "plan":
         return _run_plan(args, src, text)
     try:
@@ -125,10 +133,12 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str) -> int:
     for i, a in enumerate(plan.alternatives, 1):
         print(f"    {i}. {a.label}", file=out)
     if args.output and result is not None:
-        try:
-            Path(args.output).write_text(result, encoding="utf-8")
+        from warpwise.server.output import write_atomically
+
+        try:  # bytes as they are, like the other transforms' -o
+            write_atomically(args.output, result.encode("utf-8"))
         except OSError as e:
-            print(f"warpwise rewrite: cannot write {args.output}: {e.strerror}", file=sys.stderr)
+            print(f"warpwise rewrite: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
             return 2
         print(f"wrote {args.output} ({choice.label})", file=out)
     return 0

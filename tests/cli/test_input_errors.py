@@ -129,3 +129,28 @@ def test_sarif_help_uri_only_when_absolute(gather: Path) -> None:
                                              for r in rules}
     res = run("advise", "gather.cu", "--format", "sarif", "--docs-url", "docs/", cwd=gather)
     assert res.returncode == 2 and "--docs-url docs/: not an absolute URI" in res.stderr
+
+
+def test_output_never_overwrites_an_input(gather: Path, tmp_path: Path) -> None:
+    """-o naming the source, the report found beside it or its cubin (or a link to one) is refused before
+    anything is written; the in-place rewrite of the source stays allowed, over its report it is refused."""
+    src, rep, cubin = gather / "gather.cu", gather / "gather.ncu-rep", gather / "gather.sm_90.cubin"
+    link = tmp_path / "link.ncu-rep"
+    link.symlink_to(rep)
+    before = {p: p.read_bytes() for p in (src, rep, cubin)}
+    for out in (src, rep, cubin, link):
+        r = run("advise", str(src), "-o", str(out))
+        assert r.returncode == 2 and f"-o {out}: is the input" in r.stderr and "Traceback" not in r.stderr
+    assert {p: p.read_bytes() for p in before} == before
+    r = run("rewrite", "plan", str(src), "--launch", "1", "--profile", str(rep), "-o", str(rep))
+    assert r.returncode == 2 and "is the input" in r.stderr and rep.read_bytes() == before[rep]
+    fine = tmp_path / "report.txt"
+    r = run("advise", str(src), "-o", str(fine))
+    assert r.returncode == 0 and "spmv_ell" in fine.read_text()
+
+
+def test_docs_url_without_a_trailing_slash_is_a_folder(gather: Path) -> None:
+    r = run("advise", str(gather / "gather.cu"), "--format", "sarif", "--docs-url", "https://example.com/base")
+    assert r.returncode == 0
+    uris = {rule.get("helpUri") for rule in json.loads(r.stdout)["runs"][0]["tool"]["driver"]["rules"]}
+    assert uris and all(u.startswith("https://example.com/base/docs/optimizers.md#") for u in uris)
