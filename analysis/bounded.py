@@ -197,6 +197,7 @@ def read_text(path: str | Path, kind: str = "source", max_bytes: int | None = No
 # ---- external programs -------------------------------------------------------------------------------
 _live: set[int] = set()  # process-group ids of running tools, killed by kill_all() on server exit
 _live_lock = threading.Lock()
+_closed = threading.Event()  # set by kill_all(final=True): the process is ending, start no more tools
 
 
 def _killpg(pgid: int) -> None:
@@ -225,9 +226,13 @@ def untrack_group(pgid: int) -> None:
         _live.discard(pgid)
 
 
-def kill_all() -> int:
-    """Kill every tool process group this process started and that still runs; returns how many."""
+def kill_all(final: bool = False) -> int:
+    """Kill every tool process group this process started and that still runs; returns how many.
+    ``final`` (shutdown, exit, Ctrl-C): the process is ending, so :func:`run` starts no tool after this (a
+    worker thread still busy would otherwise start one that outlives the process)."""
     with _live_lock:
+        if final:
+            _closed.set()
         groups = list(_live)
     for g in groups:
         _killpg(g)
@@ -258,6 +263,8 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
     """
     limit_s = tool_timeout() if timeout is None else timeout
     name = Path(args[0]).name if args else "?"
+    if _closed.is_set():
+        raise ToolRunError(f"{what}: not started: warpwise is shutting down")
     try:
         proc = subprocess.Popen(list(args), cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, start_new_session=True)
@@ -266,6 +273,13 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
     pgid = proc.pid  # start_new_session: the child leads its own group
     with _live_lock:
         _live.add(pgid)
+        late = _closed.is_set()  # kill_all(final=True) ran between the check above and the start
+    if late:
+        _killpg(pgid)
+        proc.wait()
+        with _live_lock:
+            _live.discard(pgid)
+        raise ToolRunError(f"{what}: stopped at start: warpwise is shutting down")
     out: dict[int, list[bytes]] = {}
     total = 0
     reason = ""

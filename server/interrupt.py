@@ -39,7 +39,7 @@ def interrupted() -> bool:
 
 
 def _force_exit() -> None:
-    kill_all()
+    kill_all(final=True)
     try:
         print(MESSAGE, file=sys.stderr, flush=True)
     except (OSError, ValueError):

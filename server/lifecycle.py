@@ -60,12 +60,12 @@ def install(server: Any) -> None:
     @server.feature(lsp.SHUTDOWN)
     def on_shutdown(ls: Any, *args: Any) -> None:
         state["shutdown"] = True
-        kill_all()
+        kill_all(final=True)
         _cancel_pending(ls.protocol)
 
     @server.feature(lsp.EXIT)
     def on_exit(ls: Any, *args: Any) -> None:
-        kill_all()
+        kill_all(final=True)
         code = 0 if state["shutdown"] else 1  # LSP: exit without shutdown ends with 1
         threading.Thread(target=_hard_exit, args=(code, EXIT_GRACE_S), daemon=True, name="warpwise-exit").start()
 
@@ -129,7 +129,7 @@ def serve_stdio(server: Any) -> None:
         try:
             server.start_io()
         finally:
-            kill_all()
+            kill_all(final=True)
         return
 
     async def main() -> None:
@@ -155,7 +155,7 @@ def serve_stdio(server: Any) -> None:
     except SystemExit as e:  # pygls's exit handler: 1 when exit came without shutdown (LSP)
         code = e.code if isinstance(e.code, int) else 0
     finally:
-        kill_all()  # the client went away without shutdown/exit: no tool or tuner outlives the server
+        kill_all(final=True)  # the client went away without shutdown/exit: no tool or tuner outlives the server
         server.shutdown()
     if code:
         sys.exit(code)

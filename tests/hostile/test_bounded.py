@@ -4,6 +4,7 @@ group, a crashing tool is a clear error naming the file and the tool."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -141,3 +142,16 @@ def test_huge_sparse_report_and_cubin_are_refused_at_the_default_limits(tmp_path
         with pytest.raises(err, match=rf"huge\{suffix}: 3,072.0 MiB is larger than the {kind} limit"):
             load(huge)
         assert time.monotonic() - t < 5
+
+
+def test_no_tool_starts_once_the_process_is_ending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After shutdown/exit/Ctrl-C (kill_all(final=True)) a worker thread still busy cannot start a tool that
+    would outlive the server (fresh-user test: nvdisasm started during shutdown ran on under PID 1)."""
+    import threading
+
+    monkeypatch.setattr(bounded, "_closed", threading.Event())
+    assert bounded.run([sys.executable, "-c", "print(1)"], "python").returncode == 0
+    bounded.kill_all(final=True)
+    with pytest.raises(bounded.ToolRunError, match="shutting down"):
+        bounded.run([sys.executable, "-c", "import time; time.sleep(60)"], "python sleeper")
+    assert bounded.kill_all() == 0
