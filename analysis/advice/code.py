@@ -1058,6 +1058,6 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
     if keep_traffic is not None and res.estimated_speedup > keep_traffic.cap * 1.001:
         # more than a fix that keeps the index traffic could give: only computing the index (a pattern) gets it
         res.upper_bound = True
-        res.hint += "; the estimate is an upper bound: it assumes the index loads go away"
+        res.hint += "; the estimate is an upper bound, as it assumes the index loads go away"
     return res
 

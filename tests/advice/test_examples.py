@@ -53,7 +53,7 @@ def test_gather_is_l2_bound_and_latency_hiding_is_capped(reports: dict[str, Advi
     assert first.cap is not None and first.cap.unit == "l2" and "r_l2" in first.estimate.inputs
     assert first.estimated_speedup > rep.bound.cap
     assert {"code_reordering", "loop_unrolling"} <= {x.optimizer for x in first.alternatives}
-    assert first.hint.endswith("the estimate is an upper bound: it assumes the index loads go away")
+    assert first.hint.endswith("the estimate is an upper bound, as it assumes the index loads go away")
     lu = get(rep, "loop_unrolling")
     assert lu.cap is not None and lu.cap.binding and "C_l2" in lu.estimate.formula
     assert (lu.scope.kind, lu.scope.line, lu.scope.end_line) == ("loop", 15, 17)
