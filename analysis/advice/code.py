@@ -243,7 +243,15 @@ def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str
     by_kind: dict[str, list[EdgeView]] = defaultdict(list)
     for e, k in matched:
         by_kind[k].append(e)
-    order = sorted(by_kind, key=lambda k: -sum(e.stall for e in by_kind[k]))
+    # the fix for double literals removes the conversions and the FP64 math they cause: weigh them together, so
+    # the part that names the literals comes first when FP64 work is what costs most
+    weight = {k: sum(e.stall for e in evs) for k, evs in by_kind.items()}
+    family: dict[str, str] = {"fp64_conversion": "fp64", "fp64": "fp64"}
+    fam_weight: dict[str, float] = defaultdict(float)
+    for k, w in weight.items():
+        fam_weight[family.get(str(k), str(k))] += w
+    order = sorted(by_kind, key=lambda k: (-fam_weight[family.get(str(k), str(k))], k != "fp64_conversion",
+                                           -weight[k]))
     parts: list[str] = []
     explained: set[tuple[str, int]] = set()  # lines whose FP64 work a double literal already explains
     for k in order:
