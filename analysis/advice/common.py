@@ -362,6 +362,13 @@ def removal_edges(view: KernelView, removed: dict[InsKey, float]) -> tuple[list[
     return evs, m
 
 
+def barrier_samples(view: KernelView, matched: Iterable[EdgeView] = ()) -> float:
+    """Samples of warps waiting at a block barrier (Nsight Compute's ``barrier`` reason), less those already in
+    ``matched``."""
+    seen = {id(e) for e in matched}
+    return float(sum(e.stall for e in view.edges if e.edge.reason == "barrier" and id(e) not in seen))
+
+
 def removal_advice(view: KernelView, opt_id: str, removed: dict[InsKey, float], hint: str, what: str,
                    nothing: str = "nothing to remove") -> Advice | Skipped:
     """GPA eq. 2 for a fix that deletes instructions: S = T / (T − M) with M from :func:`removal_edges`
@@ -372,9 +379,10 @@ def removal_advice(view: KernelView, opt_id: str, removed: dict[InsKey, float], 
     base = stall_elimination_advice(view, opt_id, evs, hint, nothing=nothing)
     if not isinstance(base, Advice):
         return base
-    e = est.stall_elimination(view.total, m)
-    base.estimate = type(e)(e.speedup, f"T/(T-M), M = samples on {what} + stalls waiting on them", e.inputs,
-                            "GPA eq. 2 (instructions removed)")
+    b = barrier_samples(view, evs)
+    e = est.work_removal(view.total, m, b)
+    base.estimate = type(e)(e.speedup, f"{e.formula}, M = samples on {what} + stalls waiting on them", e.inputs,
+                            e.equation if b > 0 else "GPA eq. 2 (instructions removed)")
     base.matched_samples, base.share = m, m / view.total
     return base
 

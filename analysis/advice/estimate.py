@@ -52,6 +52,26 @@ def stall_elimination(total: float, matched: float) -> Estimate:
     return Estimate(total / (total - matched), "T/(T-M)", {"T": total, "M": matched}, "GPA eq. 2")
 
 
+def work_removal(total: float, matched: float, barrier: float = 0.0) -> Estimate:
+    """GPA eq. 2 for a fix that deletes the same share of every warp's work, with the barrier waits it
+    shortens: S = (T − B) / (T − B − M).
+
+    ``total`` T, ``matched`` M (samples on the deleted instructions and the stalls waiting on them),
+    ``barrier`` B (samples of warps waiting at a block barrier, not in M). A warp waits at a barrier for the
+    slowest warp of its block; when the fix removes the share M / (T − B) of each warp's work, every phase
+    between barriers, and with it the wait at its end, shrinks by that share (a warpwise reading of GPA §5.2:
+    eq. 2 with the synchronization samples scaled, not removed). With B = 0 this is eq. 2. Raises
+    EstimateError for negative inputs or M ≥ T − B.
+    """
+    _check_samples(T=total, M=matched, B=barrier)
+    if matched >= total - barrier:
+        raise EstimateError(f"matched samples M = {matched} must be below T − B = {total - barrier}")
+    if barrier <= 0:
+        return stall_elimination(total, matched)
+    return Estimate((total - barrier) / (total - barrier - matched), "(T-B)/(T-B-M)",
+                    {"T": total, "M": matched, "B": barrier}, "GPA eq. 2, barrier waits scaled")
+
+
 def latency_hiding(total: float, active: float, matched_latency: float, latency: float | None = None) -> Estimate:
     """GPA eq. 4: S_h = T / (T − min(A, M_L)); the hidden latency cannot exceed the active samples that
     could fill the stall slots.

@@ -83,3 +83,16 @@ def test_eqs6_to_10_as_a_throughput_ratio() -> None:
     assert lanes.speedup == pytest.approx(2.0) and "work=lanes/lanes_new" in lanes.formula
     with pytest.raises(est.EstimateError):
         est.launch_shape_speedup(0.1, (0, 16), (1, 16), 4)
+
+
+def test_work_removal_scales_barrier_waits_with_the_work_removed() -> None:
+    # T = 1000 samples, 200 of them at a barrier; the fix deletes 400 samples of work (half of the other 800),
+    # so each phase and its barrier wait halve: (T - B) / (T - B - M) = 800 / 400.
+    e = est.work_removal(1000, 400, 200)
+    assert e.speedup == pytest.approx(2.0)
+    assert e.formula == "(T-B)/(T-B-M)" and e.inputs == {"T": 1000, "M": 400, "B": 200}
+    # Without barrier waits it is eq. 2.
+    assert est.work_removal(1000, 400).speedup == pytest.approx(1000 / 600)
+    assert est.work_removal(1000, 400).equation == "GPA eq. 2"
+    with pytest.raises(est.EstimateError, match="below T"):
+        est.work_removal(1000, 800, 200)
