@@ -52,6 +52,18 @@ def hint_text(text: str, here: str | None, map_file: FileMap | None = None) -> s
 
 # ---- JSON --------------------------------------------------------------------------------------------
 
+def basis_text(a: Advice) -> str:
+    """What an estimate rests on, as the reports print it: the matched share of samples, or for estimates
+    that do not scale with it, the launch shape (GPA eqs. 6-10) or the traffic after the fix (the roofline of
+    analysis/arch/roofline.after_fix), with the matched share beside it."""
+    family = REGISTRY[a.optimizer].family if a.optimizer in REGISTRY else ""
+    if family == "parallel":
+        return "from the launch shape"
+    if "roofline after the fix (SpeedOfLight x traffic)" in a.estimate.equation:
+        return f"from the traffic after the fix ({a.share:.1%} of samples matched)"
+    return f"{a.share:.1%} of samples"
+
+
 def _num(v: float) -> float | int:
     return int(v) if float(v).is_integer() else round(float(v), 6)
 
@@ -162,7 +174,7 @@ def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMa
             opt = REGISTRY.get(a.optimizer)
             title = opt.title if opt else a.optimizer
             ci = f" (95% {a.interval[0]:.3f}-{a.interval[1]:.3f}x)" if a.interval else ""
-            out.append(f"{i}. {title} [{a.optimizer}]: {a.share:.1%} of samples, "
+            out.append(f"{i}. {title} [{a.optimizer}]: {basis_text(a)}, "
                        f"{'upper bound' if a.upper_bound else 'estimated speedup'} {a.estimated_speedup:.3f}x{ci}")
             if a.why:
                 out.append(f"   why: {a.why}")
@@ -281,7 +293,7 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                           "upperBound": a.upper_bound, "samplesBehind": a.samples, "why": a.why}
             head = f"{REGISTRY[a.optimizer].title if a.optimizer in REGISTRY else a.optimizer}: " \
                    f"{'upper bound' if a.upper_bound else 'estimated speedup'} " \
-                   f"{a.estimated_speedup:.3f}x ({a.share:.1%} of samples)."
+                   f"{a.estimated_speedup:.3f}x ({basis_text(a)})."
             if a.hotspots:
                 for h in a.hotspots:
                     # the result sits at the hotspot's line: references are resolved against that file

@@ -129,3 +129,21 @@ def test_docs_have_one_section_per_optimizer() -> None:
         anchor = docs_anchor(opt).split("#", 1)[1]
         assert f'<a id="{anchor}"></a>' in text
         assert re.search(rf"^## `?{opt}`?\s*$", text, re.M), opt
+
+
+def test_the_report_says_what_an_estimate_rests_on() -> None:
+    # A launch-shape estimate does not scale with a matched share ("2.7% of samples, upper bound 31.9x" read
+    # as if 2.7% of the time gave 31.9x); a traffic estimate names the traffic and keeps the share beside it.
+    from warpwise.analysis.advice.model import Advice, Estimate, Scope
+    from warpwise.analysis.advice.report import basis_text
+
+    def adv(opt: str, e: Estimate) -> Advice:
+        return Advice(optimizer=opt, kernel="k", scope=Scope(kind="kernel"), matched_samples=27.0, share=0.027,
+                      estimate=e)
+
+    assert basis_text(adv("block_increase", Estimate(31.9, "(P_new/P)/work", {}, "GPA eqs. 6-10"))) == \
+        "from the launch shape"
+    traffic = Estimate(7.4, "min(...)", {}, "roofline after the fix (SpeedOfLight x traffic), launch floor (Amdahl)")
+    assert basis_text(adv("global_memory_coalesce", traffic)) == \
+        "from the traffic after the fix (2.7% of samples matched)"
+    assert basis_text(adv("strength_reduction", Estimate(1.2, "T/(T-M)", {}, "GPA eq. 2"))) == "2.7% of samples"
