@@ -11,7 +11,7 @@
 #   DRY_RUN=1 OUT=/tmp/x bash bench/dp/gpu.sh # no GPU: compile 2 builds, print the runs it would make
 #   ONLY='^(color|quadtree)__' PROFILE='^color@' RUN_GROUPS='@small$' ... # a subset: builds whose line
 #       matches ONLY, profiles of example@input matching PROFILE (NCU=none: none), groups matching RUN_GROUPS
-#   ORDER='^mst@xl,^sssp@,...' # group order (regexes; default: the groups the last run lacked first)
+#   ORDER='^mst@xl,@small$,...' # group order (regexes; default: the groups the last run lacked first)
 #
 # Needs nvcc (CUDA 12+), ncu (optional: NCU=none skips profiling), compute-sanitizer (optional), python3
 # (standard library only) and sm_90 GPUs (ARCH=sm_XX to change). Each program checks its result against
@@ -38,7 +38,7 @@ NCU_TIMEOUT=${NCU_TIMEOUT:-40}
 DEADLINE=${DEADLINE:-425}  # seconds: no group starts whose estimate ends later
 HARD_DEADLINE=${HARD_DEADLINE:-440}  # seconds: no run starts later (the estimate was wrong)
 DIAG_TIMEOUT=${DIAG_TIMEOUT:-8}
-DIAG_UNTIL=${DIAG_UNTIL:-230}  # seconds: the histo diagnostics stop here
+DIAG_UNTIL=${DIAG_UNTIL:-225}  # seconds: the histo diagnostics stop here
 SANITIZER=${SANITIZER:-compute-sanitizer}
 DRY_RUN=${DRY_RUN:-0}
 mkdir -p "$OUT/bin" "$OUT/logs" "$OUT/profiles"
@@ -61,10 +61,10 @@ PY
 ONLY=${ONLY:-}
 PROFILE=${PROFILE:-.}  # example@input of the multi-round programs to profile (schedule.py)
 SPREAD=${SPREAD:-3}  # launches profiled per multi-round program@input, spread over one run
-PROFILE_UNTIL=${PROFILE_UNTIL:-140}  # seconds: no profile is started later
+PROFILE_UNTIL=${PROFILE_UNTIL:-150}  # seconds: no profile is started later
 PREV_RAW=${PREV_RAW:-bench/dp/results_h200_xl/raw.tsv}  # the previous run: round counts, group costs
 # groups (example@input) in this order, each run whole or not at all (schedule.py); RUN_GROUPS selects them
-ORDER=${ORDER:-^mst@xl,^sssp@,@small\$,@large\$,@xl\$}
+ORDER=${ORDER:-^mst@xl,@small\$,^sssp@,@large\$,@xl\$}
 GROUPS_RE=${RUN_GROUPS:-.}  # (not GROUPS: a bash variable)
 if [ -n "$ONLY" ]; then grep -E "$ONLY" "$OUT/builds.tsv" > "$OUT/builds.only" || true; mv "$OUT/builds.only" "$OUT/builds.tsv"; fi
 if [ "$DRY_RUN" = 1 ]; then head -2 "$OUT/builds.tsv" > "$OUT/builds.dry" && mv "$OUT/builds.dry" "$OUT/builds.tsv"; fi
@@ -76,6 +76,8 @@ if [ -f bench/dp/generated/histo/tc.cu ] && [ "$DRY_RUN" != 1 ] && [ "${DIAG:-1}
   for t in $DIAG_THRESHOLDS; do
     printf 'histo__diag_t%s_c1\tbench/dp/generated/histo/tc.cu\tdiag\tlarge\t-DWARPWISE_THRESHOLD=%s -DWARPWISE_CFACTOR=1\n' "$t" "$t" >> "$OUT/diag_builds.tsv"
   done
+  # threshold alone (the no-CDP source at 256, no coarsened copy): is coarsening involved at all
+  printf 'histo__diag_thr256\tbench/dp/generated/histo/nocdp.cu\tdiag\tlarge\t-DWARPWISE_THRESHOLD=256\n' >> "$OUT/diag_builds.tsv"
   printf 'histo__diag_t256_c1_lineinfo\tbench/dp/generated/histo/tc.cu\tdiag\tlarge\t-DWARPWISE_THRESHOLD=256 -DWARPWISE_CFACTOR=1 -lineinfo\n' >> "$OUT/diag_builds.tsv"
 fi
 echo "compiling $(( $(wc -l < "$OUT/builds.tsv") + $(wc -l < "$OUT/diag_builds.tsv") )) binaries with $JOBS jobs ($("$NVCC" --version | tail -1))"
@@ -156,10 +158,10 @@ DIAG_LONG=${DIAG_LONG:-25}
 SAN_TIMEOUT=${SAN_TIMEOUT:-40}
 : > "$OUT/diag.tsv"
 if [ -s "$OUT/diag_builds.tsv" ] && [ "$DRY_RUN" != 1 ]; then
-  for t in 255 257; do
-    [ -x "$OUT/bin/histo__diag_t${t}_c1" ] || { printf 'histo__diag_t%s_c1\tlarge\tBUILD_FAILED\t\t\n' "$t" >> "$OUT/diag.tsv"; continue; }
+  for name in histo__diag_t255_c1 histo__diag_t257_c1 histo__diag_thr256; do
+    [ -x "$OUT/bin/$name" ] || { printf '%s\tlarge\tBUILD_FAILED\t\t\n' "$name" >> "$OUT/diag.tsv"; continue; }
     [ "$(elapsed)" -gt "$DIAG_UNTIL" ] && break
-    run_one "histo__diag_t${t}_c1" large "$DIAG_TIMEOUT" 0 "HISTO_DOCS=32768" | sed "s/^/docs=32768 /" >> "$OUT/diag.tsv"
+    run_one "$name" large "$DIAG_TIMEOUT" 0 "HISTO_DOCS=32768" | sed "s/^/docs=32768 /" >> "$OUT/diag.tsv"
   done
   if [ -x "$OUT/bin/histo__diag_t256_c1_lineinfo" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ] && command -v "$SANITIZER" > /dev/null; then
     "$SANITIZER" --version > "$OUT/logs/sanitizer_version.txt" 2>&1
