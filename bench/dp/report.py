@@ -117,7 +117,8 @@ def table(summary: dict[str, object]) -> str:
 
 
 def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
-    """raw.tsv of two runs into one: an example in ``replace`` is taken whole from the second run;
+    """raw.tsv of two runs into one: an example (``bfs``) or a group (``bfs@small``: one example on one
+    input) in ``replace`` is taken whole from the second run, so a group's ratios stay side by side;
     otherwise the first run's line of a (build, input) unless it has no result (skipped, timed out),
     then the second's. Writes ``out`` and returns drift lines: builds timed in both runs."""
     def lines(raw: Path) -> dict[tuple[str, str], str]:
@@ -132,6 +133,7 @@ def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
     drift = []
     for key in dict.fromkeys([*a, *b]):
         ex = key[0].split("__")[0]
+        ex = f"{ex}@{key[1]}" if f"{ex}@{key[1]}" in replace else ex
         la, lb = a.get(key), b.get(key)
         has = (lambda ln: ln is not None and "RESULT" in ln)  # noqa: E731
         if ex in replace:
@@ -147,6 +149,19 @@ def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
             merged[key] = pick
     out.write_text("\n".join(merged.values()) + "\n")
     return drift
+
+
+def complete_groups(raw: Path) -> set[str]:
+    """The groups (``example@input``) of a raw.tsv none of whose builds was skipped (gpu.sh runs a group whole
+    or not at all: these are the groups its run measured side by side)."""
+    seen: dict[str, bool] = {}
+    for ln in raw.read_text().splitlines():
+        parts = ln.split("\t")
+        if len(parts) < 3:
+            continue
+        g = f"{parts[0].split('__')[0]}@{parts[1]}"
+        seen[g] = seen.get(g, True) and parts[2] not in ("SKIPPED_DEADLINE", "NOT_SELECTED")
+    return {g for g, ok in seen.items() if ok}
 
 
 def _geo(xs: list[float]) -> float | None:
@@ -242,7 +257,10 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("merge", help="join the raw.tsv of a second (subset) run into the first")
     g.add_argument("--raw", required=True, type=Path)
     g.add_argument("--raw2", required=True, type=Path)
-    g.add_argument("--replace", default="", help="comma-separated examples taken whole from the second run")
+    g.add_argument("--replace", default="", help="comma-separated examples (bfs) or groups (bfs@small) taken "
+                   "whole from the second run")
+    g.add_argument("--complete-groups", action="store_true",
+                   help="also take whole every group the second run measured whole (complete_groups)")
     g.add_argument("--out", required=True, type=Path, help="merged raw.tsv")
     m = sub.add_parser("markdown")
     m.add_argument("results", type=Path)
@@ -259,7 +277,9 @@ def main(argv: list[str] | None = None) -> int:
         print(table(summary))
         return 0
     if a.cmd == "merge":
-        for d in merge(a.raw, a.raw2, {x for x in a.replace.split(",") if x}, a.out):
+        replace = {x for x in a.replace.split(",") if x} | (complete_groups(a.raw2) if a.complete_groups else set())
+        print("taken whole from the second run: " + ", ".join(sorted(replace)))
+        for d in merge(a.raw, a.raw2, replace, a.out):
             print(d)
         return 0
     data = json.loads(a.results.read_text())

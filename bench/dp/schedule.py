@@ -57,7 +57,8 @@ def rounds(prev: dict[tuple[str, str], tuple[str, float | None]], ex: str, inp: 
 
 def spread(r: int, k: int) -> list[int]:
     """Launch indices of a systematic sample of ``k`` of ``r`` launches: floor(i * r / k), distinct."""
-    return sorted({i * r // k for i in range(min(k, r))})
+    k = min(k, r)
+    return [i * r // k for i in range(k)]
 
 
 def profile_jobs(prev_raw: Path, k: int, select: str) -> list[str]:

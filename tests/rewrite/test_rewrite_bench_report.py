@@ -64,3 +64,23 @@ def test_the_plan_space_is_the_sweep() -> None:
     sweep = load_bench_module("sweep")
     assert plan.THRESHOLDS == sweep.THRESHOLDS and plan.FACTORS == sweep.FACTORS
     assert set(sweep.GRANULARITIES) == {"block", "multiblock", "grid"}
+
+
+def test_merge_takes_a_group_whole_and_finds_the_complete_groups(tmp_path: Path) -> None:
+    r = "RESULT {e}@{i} PASS time_ms={t} launch_errors=0 mismatches=0 hash=h"
+    (tmp_path / "r1").write_text("\n".join([
+        f"a__original\tsmall\t0\t{r.format(e='a', i='small', t=5)}", "a__tc\tsmall\tSKIPPED_DEADLINE\t",
+        f"a__original\tlarge\t0\t{r.format(e='a', i='large', t=7)}",
+        f"a__tc\tlarge\t0\t{r.format(e='a', i='large', t=4)}"]) + "\n")
+    (tmp_path / "r2").write_text("\n".join([
+        f"a__original\tsmall\t0\t{r.format(e='a', i='small', t=6)}",
+        f"a__tc\tsmall\t0\t{r.format(e='a', i='small', t=1)}",
+        f"a__original\tlarge\t0\t{r.format(e='a', i='large', t=9)}", "a__tc\tlarge\tSKIPPED_DEADLINE\t"]) + "\n")
+    groups = _report.complete_groups(tmp_path / "r2")
+    assert groups == {"a@small"}
+    drift = _report.merge(tmp_path / "r1", tmp_path / "r2", groups, tmp_path / "m")
+    got = {tuple(ln.split("\t")[:2]): ln for ln in (tmp_path / "m").read_text().splitlines()}
+    # a@small whole from run 2 (its CDP time too: side by side with its tc time); a@large from run 1
+    assert "time_ms=6 " in got[("a__original", "small")] and "time_ms=1 " in got[("a__tc", "small")]
+    assert "time_ms=7 " in got[("a__original", "large")] and "time_ms=4 " in got[("a__tc", "large")]
+    assert drift == ["a__original@large: run 1 7 ms, run 2 9 ms"]
