@@ -7,7 +7,8 @@ RESULTS_DIR: an unpacked dp.tar.gz (results.json, profiles/). A report example@i
 from RESULTS_DIR/profiles, else from the --profiles folders in order (gpu.sh profiles the xl inputs;
 the large/small reports of the same kernels are committed under bench/dp/results_h200/profiles, the
 default); where a folder holds one report per sampled launch (``example@input.l<k>.ncu-rep``: gpu.sh
-profiles multi-round programs at launches spread over the run) the plan reads them together. Writes RESULTS_DIR/plans.json: per benchmark@input the plan (choice, reasons), the build that
+profiles multi-round programs at launches spread over the run) the plan reads them together.
+Writes RESULTS_DIR/plans.json: per benchmark@input the plan (choice, reasons), the build that
 holds it, its time, the default choice (no profile) and its time, the profile facts (all DpFacts fields)
 and the launch context, so bench/dp/plan_loo.py can re-run the rule without the reports. Needs warpwise
 (libclang, the ncu report reader).

@@ -16,8 +16,8 @@ issue's priority (SSSP, whose window was wrong, first).
 Groups: every build of one ``example@input`` runs on one GPU in one go (side by side); groups are
 ordered by ORDER (comma-separated regexes over ``example@input``; unmatched groups last) and carry an
 estimated cost in seconds (the previous run's wall time of the group's builds, from PREV_RAW; a build
-it did not time counts as the mean of that group's no-CDP and CDP builds; a group it did not run at all counts as the same
-program's large group, twice), so gpu.sh starts a group only when it can finish before its deadline.
+it did not time counts as the mean of that group's no-CDP and CDP builds; a group it did not run at all
+counts as the same program's large group, twice), so gpu.sh starts a group only when it can finish before its deadline.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import INPUTS, PROFILE  # noqa: E402
+from sweep import INPUTS, PROFILE
 
 ORDER = ("sssp", "mst", "bfs", "color")  # multi-round programs, in the issue's priority
 
