@@ -17,6 +17,12 @@ counts executions (``inst_executed`` warps, ``thread_inst_executed`` threads), s
 - mean child grid m = C / L threads; samples in the device runtime (its sub-functions and unattributed
   samples) over all samples = the launch overhead's share of the time.
 
+The facts are sums over every profiled launch of the parent, so each launch weighs by its own child
+launches and threads: a sample of the parent's launches spread evenly over the run (systematic: launch
+floor(i * R / K) of R, one report each, bench/dp/schedule.py) estimates the run's child grids, while a
+window of the first launches of a multi-round program (a frontier that starts at one vertex) holds only
+its first rounds — on the DP benchmark's SSSP, 12 child launches in six rounds of 26.
+
 The rule (reasons are returned with it; its constants, ``Rule``, come from the hardware and the paper's
 arguments, not from a fit: bench/dp/plan_loo.py measures how much a fit on the sweep would gain, in
 sample and leave-one-program-out, docs/benchmarks.md "Dynamic parallelism"):
@@ -380,8 +386,9 @@ def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE) -> Pl
             why = f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): " + why
         elif facts is not None:
             why = (f"the profile of `{la.parent}` holds {facts.child_launches} child launches, fewer than the GPU's "
-                   f"{facts.sm_count} SMs: too few to tell the program's child grids (profile more parent launches, "
-                   "ncu --launch-count): " + why)
+                   f"{facts.sm_count} SMs: too few to tell the program's child grids (a window of the first launches "
+                   "of a multi-round program holds only its first rounds: profile single launches spread over the "
+                   "run, ncu --launch-skip S --launch-count 1 at several S, and give the plan every report): " + why)
         return Plan(choice, [why], alternatives(choice, allowed, grid_ok, ctx.recursive), None if few else facts)
     return choose(facts, block, allowed, grid_ok, rule)
 

@@ -6,7 +6,9 @@ took of the CDP originals, and looked up in the sweep that the same run timed.
 RESULTS_DIR: an unpacked dp.tar.gz (results.json, profiles/). A report example@input.ncu-rep is taken
 from RESULTS_DIR/profiles, else from the --profiles folders in order (gpu.sh profiles the xl inputs;
 the large/small reports of the same kernels are committed under bench/dp/results_h200/profiles, the
-default). Writes RESULTS_DIR/plans.json: per benchmark@input the plan (choice, reasons), the build that
+default); where a folder holds one report per sampled launch (``example@input.l<k>.ncu-rep``: gpu.sh
+profiles multi-round programs at launches spread over the run) the plan reads them together.
+Writes RESULTS_DIR/plans.json: per benchmark@input the plan (choice, reasons), the build that
 holds it, its time, the default choice (no profile) and its time, the profile facts (all DpFacts fields)
 and the launch context, so bench/dp/plan_loo.py can re-run the rule without the reports. Needs warpwise
 (libclang, the ncu report reader).
@@ -59,18 +61,20 @@ def lookup(plan: Plan, times: dict[tuple[str, str], float], key: str) -> tuple[s
     return b, t, None
 
 
-def report_for(results_dir: Path, extra: list[Path], key: str) -> Path | None:
-    """The ncu report of ``key`` (example@input): the run's own, else the first of ``extra`` holding it. The
-    committed reports are xz-compressed (``key.ncu-rep.xz``, a tenth of the size: the working tree must stay
-    small enough to travel to the GPU machine); such a report is unpacked into a temporary folder."""
+def reports_for(results_dir: Path, extra: list[Path], key: str) -> list[Path]:
+    """The ncu reports of ``key`` (example@input), from the first folder that holds any: RESULTS_DIR/profiles,
+    then ``extra`` in order. A folder holds either one report ``key.ncu-rep`` (a window of consecutive
+    launches, or the whole run of a single-launch program) or one report per sampled launch,
+    ``key.l<k>.ncu-rep`` (gpu.sh: launches spread over the run, bench/dp/schedule.py); the plan reads all of
+    them together. Reports may be xz-compressed (``.ncu-rep.xz``, a tenth of the size: the working tree must
+    stay small enough to travel to the GPU machine); those are unpacked into a temporary folder."""
     for d in [results_dir / "profiles", *extra]:
-        rep = d / f"{key}.ncu-rep"
-        if rep.exists():
-            return rep
-        packed = d / f"{key}.ncu-rep.xz"
-        if packed.exists():
-            return unpack_report(packed)
-    return None
+        spread = sorted(d.glob(f"{key}.l*.ncu-rep")) or sorted(d.glob(f"{key}.l*.ncu-rep.xz"))
+        spread.sort(key=lambda p: int(p.name[len(key) + 2:].split(".")[0]))  # by launch index
+        found = spread or [p for p in (d / f"{key}.ncu-rep", d / f"{key}.ncu-rep.xz") if p.exists()][:1]
+        if found:
+            return [unpack_report(p) if p.suffix == ".xz" else p for p in found]
+    return []
 
 
 _UNPACKED = Path(tempfile.mkdtemp(prefix="warpwise-dp-reports-"))
@@ -101,13 +105,13 @@ def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object
         (la,) = [x for x in find_launches(source, rel) if x.child == child]
         ctx = launch_context(source, rel, la.line)
         for inp in INPUTS:
-            rep = report_for(results_dir, extra, f"{ex}@{inp}")
-            entry: dict[str, object] = {"report": str(rep.relative_to(ROOT) if rep.is_relative_to(ROOT) else rep)
-                                        if rep else None,
+            reps = reports_for(results_dir, extra, f"{ex}@{inp}")
+            shown = [str(r.relative_to(ROOT) if r.is_relative_to(ROOT) else r) for r in reps]
+            entry: dict[str, object] = {"reports": shown,
                                         "context": {"parent": ctx.parent, "recursive": ctx.recursive,
                                                     "allowed": sorted(ctx.allowed), "grid_ok": ctx.grid_ok,
                                                     "child_block": ctx.child_block}}
-            profiles = load_profiles(rep) if rep else None
+            profiles = [kp for r in reps for kp in load_profiles(r)] if reps else None
             plan = plan_launch(source, rel, la.line, profiles)
             default = plan_launch(source, rel, la.line, None)
             for key, p in (("plan", plan), ("default", default)):

@@ -117,7 +117,8 @@ def table(summary: dict[str, object]) -> str:
 
 
 def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
-    """raw.tsv of two runs into one: an example in ``replace`` is taken whole from the second run;
+    """raw.tsv of two runs into one: an example (``bfs``) or a group (``bfs@small``: one example on one
+    input) in ``replace`` is taken whole from the second run, so a group's ratios stay side by side;
     otherwise the first run's line of a (build, input) unless it has no result (skipped, timed out),
     then the second's. Writes ``out`` and returns drift lines: builds timed in both runs."""
     def lines(raw: Path) -> dict[tuple[str, str], str]:
@@ -132,6 +133,7 @@ def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
     drift = []
     for key in dict.fromkeys([*a, *b]):
         ex = key[0].split("__")[0]
+        ex = f"{ex}@{key[1]}" if f"{ex}@{key[1]}" in replace else ex
         la, lb = a.get(key), b.get(key)
         has = (lambda ln: ln is not None and "RESULT" in ln)  # noqa: E731
         if ex in replace:
@@ -149,11 +151,24 @@ def merge(raw1: Path, raw2: Path, replace: set[str], out: Path) -> list[str]:
     return drift
 
 
+def complete_groups(raw: Path) -> set[str]:
+    """The groups (``example@input``) of a raw.tsv none of whose builds was skipped (gpu.sh runs a group whole
+    or not at all: these are the groups its run measured side by side)."""
+    seen: dict[str, bool] = {}
+    for ln in raw.read_text().splitlines():
+        parts = ln.split("\t")
+        if len(parts) < 3:
+            continue
+        g = f"{parts[0].split('__')[0]}@{parts[1]}"
+        seen[g] = seen.get(g, True) and parts[2] not in ("SKIPPED_DEADLINE", "NOT_SELECTED")
+    return {g for g, ok in seen.items() if ok}
+
+
 def _geo(xs: list[float]) -> float | None:
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
 
 
-def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) -> str:
+def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]], tie: float = 0.0) -> str:
     """Markdown table with the profile-guided choice (plan_eval.py) beside the baselines and the sweep's best;
     geometric means of both over CDP, no-CDP and aggregation only."""
     per: dict[str, dict[str, object]] = summary["examples"]  # type: ignore[assignment]
@@ -203,13 +218,36 @@ def plan_table(summary: dict[str, object], plans: dict[str, dict[str, object]]) 
         lines.append("† the choice's build was not timed in this run; every profiled child grid runs serially under "
                      "it, so the no-CDP time (the same serial path) stands in")
         lines.append("")
-    lines.append(goals(per, plans))
+    lines.append(goals(per, plans, tie))
     return "\n".join(lines)
 
 
-def goals(per: dict[str, dict[str, object]], plans: dict[str, dict[str, object]]) -> str:
+def noise(raw1: Path, raw2: Path, q: float = 0.5) -> tuple[float, int]:
+    """Run-to-run noise of the sweep's times: the ``q`` quantile of |t2 / t1 - 1| over every (build, input)
+    that passed in both raw.tsv files with the same output hash (the same build and input timed in two
+    runs on the same GPU model), and how many pairs it comes from. (0.0, 0) when no build was timed in both."""
+    def times(raw: Path) -> dict[tuple[str, str], tuple[float, str]]:
+        out: dict[tuple[str, str], tuple[float, str]] = {}
+        for ln in raw.read_text().splitlines():
+            parts = ln.split("\t")
+            m = re.search(r"RESULT \S+ PASS time_ms=([\d.]+) .*hash=(\S+)", ln)
+            if m and len(parts) > 1 and float(m.group(1)) > 0:
+                out[(parts[0], parts[1])] = (float(m.group(1)), m.group(2))
+        return out
+
+    a, b = times(raw1), times(raw2)
+    # the same output hash: the same input (an input changed between the runs is no measure of noise)
+    devs = sorted(abs(b[k][0] / a[k][0] - 1) for k in a.keys() & b.keys() if a[k][1] == b[k][1])
+    if not devs:
+        return 0.0, 0
+    return devs[min(len(devs) - 1, int(q * len(devs)))], len(devs)
+
+
+def goals(per: dict[str, dict[str, object]], plans: dict[str, dict[str, object]], tie: float = 0.0) -> str:
     """The issue's per-input goals for the profile-guided choice, counted: within 10% of the sweep's best,
-    faster than CDP, faster than no-CDP (a ratio of 1.00 is not faster), and the worst of each."""
+    faster than CDP, faster than no-CDP (a ratio of 1.00 is not faster), and the worst of each. ``tie``
+    (a fraction, e.g. the run-to-run noise of :func:`noise`): a ratio over no-CDP within 1 +- tie is
+    counted as a tie, not as a loss or a win."""
     within, over_cdp, over_nocdp, n = [], [], [], 0
     for ex, e in per.items():
         g = plans.get(ex, {}).get("plan")
@@ -224,12 +262,18 @@ def goals(per: dict[str, dict[str, object]], plans: dict[str, dict[str, object]]
             over_nocdp.append((float(e["nocdp_ms"]) / float(t), ex))  # type: ignore[arg-type]
     if not n:
         return "no profile-guided times"
-    return (f"profile-guided choice on {n} inputs: within 10% of the sweep's best on "
+    tied = [ex for x, ex in over_nocdp if abs(x - 1) <= tie]
+    text = (f"profile-guided choice on {n} inputs: within 10% of the sweep's best on "
             f"{sum(x <= 1.10 for x, _ in within)} (worst {max(within)[0]:.2f}× the best, {max(within)[1]}); "
             f"faster than CDP on {sum(x > 1 for x, _ in over_cdp)} of {len(over_cdp)} "
             f"(lowest {min(over_cdp)[0]:.2f}×, {min(over_cdp)[1]}); faster than no-CDP on "
             f"{sum(x > 1 for x, _ in over_nocdp)} of {len(over_nocdp)} (lowest {min(over_nocdp)[0]:.2f}×, "
             f"{min(over_nocdp)[1]})")
+    if tie:
+        text += (f"; within the run-to-run noise (±{100 * tie:.1f}%) of no-CDP on {len(tied)} "
+                 f"({', '.join(tied) or 'none'}), beyond it faster on "
+                 f"{sum(x > 1 + tie for x, _ in over_nocdp)}, slower on {sum(x < 1 - tie for x, _ in over_nocdp)}")
+    return text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,11 +286,16 @@ def main(argv: list[str] | None = None) -> int:
     g = sub.add_parser("merge", help="join the raw.tsv of a second (subset) run into the first")
     g.add_argument("--raw", required=True, type=Path)
     g.add_argument("--raw2", required=True, type=Path)
-    g.add_argument("--replace", default="", help="comma-separated examples taken whole from the second run")
+    g.add_argument("--replace", default="", help="comma-separated examples (bfs) or groups (bfs@small) taken "
+                   "whole from the second run")
+    g.add_argument("--complete-groups", action="store_true",
+                   help="also take whole every group the second run measured whole (complete_groups)")
     g.add_argument("--out", required=True, type=Path, help="merged raw.tsv")
     m = sub.add_parser("markdown")
     m.add_argument("results", type=Path)
     m.add_argument("--plans", type=Path, default=None, help="plans.json of plan_eval.py: add the guided choice")
+    m.add_argument("--noise", nargs=2, type=Path, default=None, metavar=("RAW1", "RAW2"),
+                   help="two runs' raw.tsv: count a ratio over no-CDP within their run-to-run noise as a tie")
     a = ap.parse_args(argv)
     if a.cmd == "collect":
         rows = collect(a.manifest, a.raw, a.out)
@@ -259,14 +308,21 @@ def main(argv: list[str] | None = None) -> int:
         print(table(summary))
         return 0
     if a.cmd == "merge":
-        for d in merge(a.raw, a.raw2, {x for x in a.replace.split(",") if x}, a.out):
+        replace = {x for x in a.replace.split(",") if x} | (complete_groups(a.raw2) if a.complete_groups else set())
+        print("taken whole from the second run: " + ", ".join(sorted(replace)))
+        for d in merge(a.raw, a.raw2, replace, a.out):
             print(d)
         return 0
     data = json.loads(a.results.read_text())
     print(f"GPU: {data.get('gpu') or 'unknown'}\n")
     summary = summarise(data["rows"])  # recomputed: results.json of an older report.py may differ
+    tie = 0.0
+    if a.noise is not None:
+        tie, pairs = noise(*a.noise)
+        print(f"run-to-run noise: median of |t2/t1 - 1| over {pairs} builds timed in both runs = "
+              f"{100 * tie:.1f}%\n")
     if a.plans is not None:
-        print(plan_table(summary, json.loads(a.plans.read_text())))
+        print(plan_table(summary, json.loads(a.plans.read_text()), tie))
     else:
         print(table(summary))
     return 0

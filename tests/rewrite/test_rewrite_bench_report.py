@@ -64,3 +64,40 @@ def test_the_plan_space_is_the_sweep() -> None:
     sweep = load_bench_module("sweep")
     assert plan.THRESHOLDS == sweep.THRESHOLDS and plan.FACTORS == sweep.FACTORS
     assert set(sweep.GRANULARITIES) == {"block", "multiblock", "grid"}
+
+
+def test_merge_takes_a_group_whole_and_finds_the_complete_groups(tmp_path: Path) -> None:
+    r = "RESULT {e}@{i} PASS time_ms={t} launch_errors=0 mismatches=0 hash=h"
+    (tmp_path / "r1").write_text("\n".join([
+        f"a__original\tsmall\t0\t{r.format(e='a', i='small', t=5)}", "a__tc\tsmall\tSKIPPED_DEADLINE\t",
+        f"a__original\tlarge\t0\t{r.format(e='a', i='large', t=7)}",
+        f"a__tc\tlarge\t0\t{r.format(e='a', i='large', t=4)}"]) + "\n")
+    (tmp_path / "r2").write_text("\n".join([
+        f"a__original\tsmall\t0\t{r.format(e='a', i='small', t=6)}",
+        f"a__tc\tsmall\t0\t{r.format(e='a', i='small', t=1)}",
+        f"a__original\tlarge\t0\t{r.format(e='a', i='large', t=9)}", "a__tc\tlarge\tSKIPPED_DEADLINE\t"]) + "\n")
+    groups = _report.complete_groups(tmp_path / "r2")
+    assert groups == {"a@small"}
+    drift = _report.merge(tmp_path / "r1", tmp_path / "r2", groups, tmp_path / "m")
+    got = {tuple(ln.split("\t")[:2]): ln for ln in (tmp_path / "m").read_text().splitlines()}
+    # a@small whole from run 2 (its CDP time too: side by side with its tc time); a@large from run 1
+    assert "time_ms=6 " in got[("a__original", "small")] and "time_ms=1 " in got[("a__tc", "small")]
+    assert "time_ms=7 " in got[("a__original", "large")] and "time_ms=4 " in got[("a__tc", "large")]
+    assert drift == ["a__original@large: run 1 7 ms, run 2 9 ms"]
+
+
+def test_noise_is_the_run_to_run_spread_of_the_same_builds_on_the_same_inputs(tmp_path: Path) -> None:
+    r = "RESULT a@large PASS time_ms={t} launch_errors=0 mismatches=0 hash={h}"
+    (tmp_path / "r1").write_text("".join(f"a__{v}\tlarge\t0\t{r.format(t=t, h=h)}\t9\n" for v, t, h in
+                                         (("x", 10, "h"), ("y", 10, "h"), ("z", 10, "h"), ("w", 10, "old"))))
+    (tmp_path / "r2").write_text("".join(f"a__{v}\tlarge\t0\t{r.format(t=t, h=h)}\t9\n" for v, t, h in
+                                         (("x", 10.2, "h"), ("y", 9.5, "h"), ("z", 11, "h"), ("w", 30, "new"))))
+    # w's input changed (another hash): not a measure of noise; x, y, z moved 2%, 5%, 10%
+    tie, pairs = _report.noise(tmp_path / "r1", tmp_path / "r2")
+    assert pairs == 3 and math.isclose(tie, 0.05)
+    per = {f"{e}@large": {"best_ms": 1.0, "cdp_ms": 50.0, "nocdp_ms": n} for e, n in (("p", 1.03), ("q", 2.0),
+                                                                                        ("s", 0.9))}
+    plans = {k: {"plan": {"time_ms": 1.0}} for k in per}
+    text = _report.goals(per, plans, tie)  # type: ignore[arg-type]
+    assert "faster than no-CDP on 2 of 3" in text
+    assert "within the run-to-run noise (±5.0%) of no-CDP on 1 (p@large), beyond it faster on 1, slower on 1" in text

@@ -220,4 +220,6 @@ def test_too_few_child_launches_fall_back_to_the_default(tmp_path: Path) -> None
     plan = plan_launch(src, "examples/dp/sssp/sssp.cu", line, load_profiles(rep))
     assert plan.facts is None and plan.choice == Choice(256, 4, "multiblock")
     assert plan.reasons[0].startswith("the profile of `relax_frontier` holds 12 child launches, fewer than the GPU's "
-                                      "132 SMs")
+                                      "132 SMs: too few to tell the program's child grids (a window of the first "
+                                      "launches of a multi-round program holds only its first rounds: profile single "
+                                      "launches spread over the run")
