@@ -142,7 +142,9 @@ class Advice:
     matched mostly the same samples; ``launches``: per-launch detail when the kernel ran several times.
     ``matched``: matched samples per (function, def pc, use pc) pair, used to find overlapping advice.
     ``params``: values the advice's quick fix must use (``unroll_factor@FILE:LINE`` for a loop), so the fix
-    does what the hint says. ``priority``: breaks ties of equal rank value in favour of the more specific fix
+    does what the hint says, and what the quick fix alone gives where the hint asks for more than it edits
+    (``pragma_alone_speedup``, ×: the unroll pragma without the ``__restrict__`` the estimate assumes).
+    ``priority``: breaks ties of equal rank value in favour of the more specific fix
     (a rolled loop's unrolling over generic reordering of the same loads, lifting a register cap over reuse).
     """
 

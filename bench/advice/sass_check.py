@@ -47,6 +47,9 @@ CHECKS: dict[str, tuple[str, Callable[[Counts, Counts, bool], bool]]] = {
     "aos_particles": ("the layout changes the kernel", lambda o, f, s: not s),
     "tiny_blocks_blur": ("identical kernel (only the launch changes)", lambda o, f, s: s),
     "fourblock_poly": ("identical kernel (only the launch changes)", lambda o, f, s: s),
+    "fourblock_poly_grid": ("identical kernel (only the launch changes)", lambda o, f, s: s),
+    "table_prefetch_unroll": ("the unrolled loop issues several loads ahead",
+                              lambda o, f, s: f["LDG"] > o["LDG"]),
     "oneblock_sumsq": ("identical kernel (only the launch changes)", lambda o, f, s: s),
 }
 
