@@ -13,6 +13,7 @@ import weakref
 from collections import defaultdict
 from typing import Any
 
+from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
@@ -1036,7 +1037,8 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
     if (miss := _needs_binary(view, "indirect_address_elimination")) is not None:
         return miss
     evs = [e for e in view.edges if not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY
-           and cm.base(e.def_ins) in cm.GLOBAL_LOADS and _feeds_address(view, e)]
+           and cm.base(e.def_ins) in cm.GLOBAL_LOADS and _feeds_address(view, e)
+           and not atomics.feeds_atomic_address(view, e)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

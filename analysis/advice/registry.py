@@ -26,7 +26,9 @@ RELEASED_IDS: tuple[str, ...] = (
     "divergence_reduction", "branch_elimination", "async_copy", "indirect_address_elimination",
     "occupancy_increase", "occupancy_decrease", "block_decrease", "sm_balance", "register_increase",
 )
-OPTIMIZER_IDS: tuple[str, ...] = PAPER_IDS + RELEASED_IDS
+#: Optimizers of warpwise's own, for patterns GPA has no optimizer for.
+WARPWISE_IDS: tuple[str, ...] = ("atomic_privatization",)
+OPTIMIZER_IDS: tuple[str, ...] = PAPER_IDS + RELEASED_IDS + WARPWISE_IDS
 
 Runner = Callable[["KernelView"], "Advice | Skipped"]
 
@@ -73,6 +75,6 @@ def register(id: str, title: str, family: Family, detects: str, fix: str) -> Cal
 
 def optimizers() -> list[Optimizer]:
     """All registered optimizers in contract order (imports the optimizer modules on first use)."""
-    from warpwise.analysis.advice import code, latency, parallel  # noqa: F401  (registration side effect)
+    from warpwise.analysis.advice import atomics, code, latency, parallel  # noqa: F401  (registration side effect)
 
     return [REGISTRY[i] for i in OPTIMIZER_IDS if i in REGISTRY]

