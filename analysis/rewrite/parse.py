@@ -317,6 +317,10 @@ _LEGACY_NAME = re.compile(
 LEGACY_HEADER = "warpwise_legacy_cuda.h"
 
 
+def _error_count(tu: ci.TranslationUnit) -> int:
+    return sum(1 for d in tu.diagnostics if d.severity >= ci.Diagnostic.Error)
+
+
 def _needs_legacy(tu: ci.TranslationUnit) -> bool:
     return any(d.severity >= ci.Diagnostic.Error and _LEGACY_NAME.search(d.spelling) for d in tu.diagnostics)
 
@@ -561,9 +565,13 @@ def _parse(source: str, path: str) -> Parsed:
         tu, includes = _parse_resolving_includes(full, name, files)
         legacy = _needs_legacy(tu)
         if legacy:  # a removed API (texture references...): parse again with their declarations
-            full = [*full, "-include", LEGACY_HEADER]
-            tu = _index.parse(name, args=full + includes, unsaved_files=_unsaved(files),
-                              options=ci.TranslationUnit.PARSE_INCOMPLETE)
+            with_legacy = [*full, "-include", LEGACY_HEADER]
+            tu2 = _index.parse(name, args=with_legacy + includes, unsaved_files=_unsaved(files),
+                               options=ci.TranslationUnit.PARSE_INCOMPLETE)
+            # kept only when it resolves errors (a name that merely looked legacy stays the first parse's)
+            legacy = _error_count(tu2) < _error_count(tu)
+            if legacy:
+                tu, full = tu2, with_legacy
         blanked = files[name] != spaced or len(files) > 1
         parents = _templated_launch_parents(tu, data, name)
         if not parents:

@@ -10,7 +10,8 @@ listed file twice, side by side: with the real CUDA headers (the default) and wi
 
 Counted per file: clean = no error diagnostic in the file itself; usable = no *blocking* error (what the
 rewrites require: parse.blocking_errors tolerates name-lookup errors in host-only code, e.g. a header of
-the project's build that is not found).
+the project's build that is not found); legacy_api = parsed with the declarations of APIs CUDA 12/13
+removed (parse.LEGACY_HEADER: texture references..., brought in only when the first parse fails on them).
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ def _one(path: Path) -> dict[str, object]:
     blocking = blocking_errors(p)
     first = p.errors[0] if p.errors else None
     return {"headers": p.headers, "seconds": round(time.perf_counter() - t, 3), "errors": len(p.errors),
+            "legacy_api": p.legacy_api,
             "blocking": len(blocking),
             "first": f"{first.line}:{first.column}: {first.message}" if first else "",
             "first_blocking": f"{blocking[0].line}:{blocking[0].column}: {blocking[0].message}" if blocking else ""}
@@ -118,8 +120,10 @@ def main() -> int:
         clean = sum(1 for r in rs if isinstance(r, dict) and not r["errors"])
         usable = sum(1 for r in rs if isinstance(r, dict) and not r["blocking"])
         secs = sorted(float(r["seconds"]) for r in rs if isinstance(r, dict))
+        legacy = sum(1 for r in rs if isinstance(r, dict) and r.get("legacy_api"))
         summary[mode] = {"clean": clean, "clean_share": round(clean / n, 3), "usable": usable,
-                         "usable_share": round(usable / n, 3), "median_s": secs[n // 2], "max_s": secs[-1]}
+                         "usable_share": round(usable / n, 3), "legacy_api": legacy, "median_s": secs[n // 2],
+                         "p90_s": secs[int(0.9 * n)], "max_s": secs[-1]}
     if "cuda" in modes:
         first_msgs = Counter(str(r["cuda"]["first_blocking"]).split(": ", 1)[-1]  # type: ignore[index]
                              for r in results if r["cuda"]["blocking"])  # type: ignore[index]

@@ -75,6 +75,8 @@ def test_code_for_an_older_toolkit_parses_clean_with_deprecations_naming_the_rem
     p = parse(LEGACY, "legacy.cu")
     assert p.errors == [] and parse_failure(p) is None
     assert p.legacy_api is True
+    # no error anywhere in the translation unit: warpwise's own legacy header included
+    assert [d.spelling for d in p.tu.diagnostics if d.severity >= ci.Diagnostic.Error] == []
     warns = _warnings(p)
     assert any("texture references were removed in CUDA 12.0" in w for w in warns)
     assert any("surface references were removed in CUDA 12.0" in w for w in warns)
@@ -109,6 +111,8 @@ __global__ void k(float4* o, int2* q) { o[0] = tex2D(tn, 0.f, 0.f); q[0] = tex1D
 def test_modern_code_with_its_own_texture_and_surface_names_is_unaffected() -> None:
     p = parse(MODERN, "modern.cu")
     assert p.errors == [] and p.legacy_api is False
+    # nor anywhere else in the TU (the generated driver_types.h copy included)
+    assert [d.spelling for d in p.tu.diagnostics if d.severity >= ci.Diagnostic.Error] == []
 
 
 def test_a_field_the_installed_struct_still_has_is_not_added_twice() -> None:
@@ -125,3 +129,11 @@ def test_errors_that_no_old_toolkit_accepted_stay_errors() -> None:
     msgs = [e.message for e in p.errors]
     assert any("no member named 'clockRateX' in 'cudaDeviceProp'" in m for m in msgs)
     assert any("no matching function for call to 'tex1Dfetch'" in m for m in msgs)
+
+
+def test_a_name_that_only_looks_legacy_keeps_the_first_parse() -> None:
+    # `surface` undeclared here (a project header not found, say): the legacy template would not help
+    src = "int f() { return surface + 1; }\n"
+    p = parse(src, "looks_legacy.cu")
+    assert p.legacy_api is False
+    assert [e.message for e in p.errors] == ["use of undeclared identifier 'surface'"]

@@ -104,12 +104,13 @@ template <class T, enum cudaTextureReadMode M> struct __ww_texel { typedef T typ
 #define __WW_NORMALIZED(T, F, C)                                                             \
   template <> struct __ww_texel<T, cudaReadModeNormalizedFloat> { typedef F type; typedef float component; }; \
   template <> struct __ww_texel<T, cudaReadModeElementType> { typedef T type; typedef C component; };
-#define __WW_NORMALIZED_ALL(C)                                                                       \
-  __WW_NORMALIZED(C##1, float1, C) __WW_NORMALIZED(C##2, float2, C) __WW_NORMALIZED(C##4, float4, C)
+#define __WW_NORMALIZED_ALL(V, C)                                                                    \
+  __WW_NORMALIZED(V##1, float1, C) __WW_NORMALIZED(V##2, float2, C) __WW_NORMALIZED(V##4, float4, C)
 __WW_NORMALIZED(char, float, char) __WW_NORMALIZED(signed char, float, signed char)
 __WW_NORMALIZED(unsigned char, float, unsigned char) __WW_NORMALIZED(short, float, short)
 __WW_NORMALIZED(unsigned short, float, unsigned short)
-__WW_NORMALIZED_ALL(char) __WW_NORMALIZED_ALL(uchar) __WW_NORMALIZED_ALL(short) __WW_NORMALIZED_ALL(ushort)
+__WW_NORMALIZED_ALL(char, char) __WW_NORMALIZED_ALL(uchar, unsigned char) __WW_NORMALIZED_ALL(short, short)
+__WW_NORMALIZED_ALL(ushort, unsigned short)
 #undef __WW_NORMALIZED_ALL
 #undef __WW_NORMALIZED
 #define __WW_COMPONENT(V, C) template <> struct __ww_texel<V, cudaReadModeElementType> { typedef V type; typedef C component; };
