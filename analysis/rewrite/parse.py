@@ -440,8 +440,44 @@ def _find_upward(start: Path, include: str, levels: int = 5) -> Path | None:
     return None
 
 
-def _parse_resolving_includes(args: list[str], name: str, files: dict[str, bytes]) -> tuple[
-        ci.TranslationUnit, list[str]]:
+#: Resolve the main file's project includes before the first parse (:func:`_preresolved_dirs`); False gives
+#: the previous behaviour (bench/parse/parse_corpus.py compares the two).
+PRESCAN_INCLUDES = True
+_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"\n]+)[>\"]", re.M)
+
+
+@functools.cache
+def _system_include_dirs(h: CudaHeaders) -> tuple[Path, ...]:
+    """Folders the compiler searches on its own (clang's resource headers, the CUDA and library headers,
+    the C and C++ system folders): an include found there is not a project header."""
+    dirs = [CUDA_INCLUDE, h.resource_dir / "include", h.cuda_include, *([h.cccl_include] if h.cccl_include else []),
+            *h.library_includes, Path("/usr/local/include"), Path("/usr/include")]
+    for pattern in ("/usr/include/c++/*", "/usr/include/*-linux-gnu", "/usr/include/*-linux-gnu/c++/*"):
+        dirs += sorted(Path("/").glob(pattern.lstrip("/")))
+    return tuple(d for d in dirs if d.is_dir())
+
+
+def _preresolved_dirs(data: bytes, name: str, h: CudaHeaders) -> list[str]:
+    """The -I folders :func:`_parse_resolving_includes` would add for the main file's own includes, found
+    before the first parse: an include the file's folder and the compiler's folders lack but a project
+    folder nearby holds (cuda-samples' ``#include <helper_cuda.h>`` from ``Common/``). A missing include is a
+    fatal error, which clang reports one at a time after parsing the rest (all of Thrust, say): each costs
+    a whole parse round."""
+    folder = Path(name).parent
+    system = _system_include_dirs(h)
+    out: list[str] = []
+    for m in _INCLUDE_LINE.finditer(data):
+        inc = m.group(1).decode("utf-8", "replace").strip()
+        if not inc or inc.startswith("/") or (folder / inc).is_file() or any((d / inc).is_file() for d in system):
+            continue
+        found = _find_upward(folder, inc)
+        if found is not None and str(found) not in out:
+            out.append(str(found))
+    return out
+
+
+def _parse_resolving_includes(args: list[str], name: str, files: dict[str, bytes],
+                              dirs: list[str] | None = None) -> tuple[ci.TranslationUnit, list[str]]:
     """Parse; where an #include is not found, add the folder that has it near the file (-I) or blank the
     line (same byte length) in an unsaved copy of the including file, and parse again (bounded).
 
@@ -449,8 +485,9 @@ def _parse_resolving_includes(args: list[str], name: str, files: dict[str, bytes
     blocking_errors tolerates in host code. Returns the translation unit and the -I arguments added;
     ``files`` gets the unsaved contents used (Parsed keeps the main file's original bytes)."""
     assert _index is not None
-    dirs: list[str] = []
-    tu = _index.parse(name, args=args, unsaved_files=_unsaved(files), options=ci.TranslationUnit.PARSE_INCOMPLETE)
+    dirs = list(dirs or [])
+    tu = _index.parse(name, args=args + [a for d in dirs for a in ("-I", d)], unsaved_files=_unsaved(files),
+                      options=ci.TranslationUnit.PARSE_INCOMPLETE)
     for _ in range(INCLUDE_ROUNDS):
         changed = False
         for d in tu.diagnostics:
@@ -562,7 +599,8 @@ def _parse(source: str, path: str) -> Parsed:
         # parsed copy (same byte length, so offsets stay those of the file)
         spaced = _SPACED_CHEVRONS.sub(lambda m: m.group(1) * 3 + m.group(2), data)
         files: dict[str, bytes] = {name: spaced}
-        tu, includes = _parse_resolving_includes(full, name, files)
+        pre = _preresolved_dirs(data, name, h) if PRESCAN_INCLUDES else []
+        tu, includes = _parse_resolving_includes(full, name, files, pre)
         legacy = _needs_legacy(tu)
         if legacy:  # a removed API (texture references...): parse again with their declarations
             with_legacy = [*full, "-include", LEGACY_HEADER]
