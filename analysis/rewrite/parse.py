@@ -346,7 +346,8 @@ def _key(h: CudaHeaders) -> str:
     files = (h.cuda_include / "cuda_runtime.h", h.resource_dir / "include" / "__clang_cuda_runtime_wrapper.h",
              h.cuda_include / "driver_types.h", CUDA_INCLUDE / "warpwise_cuda_extra.h",
              CUDA_INCLUDE / "warpwise_builtin_vars.h", Path(__file__))
-    stamp = "|".join(f"{p}:{p.stat().st_mtime_ns}" for p in files) + "|" + "|".join(map(str, h.library_includes))
+    stamp = "|".join(f"{p}:{p.stat().st_mtime_ns if p.is_file() else '-'}" for p in files) + "|" + "|".join(
+        map(str, h.library_includes))
     try:
         lib = version("libclang")
     except PackageNotFoundError:

@@ -5,23 +5,14 @@ from (not "hot lines cannot be placed" above placed hot lines and "unknown lines
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
+from tests.cli.test_input_errors import run
 from tests.conftest import example
-
-CLI = [sys.executable, "-m", "warpwise.server.cli"]
-
-
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WARPWISE_NO_CACHE": "1"}
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
 
 
 @pytest.fixture()
