@@ -417,9 +417,18 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
         notes.append(f"no cubin for {profile.name} ({profile.arch}) was found: showing sampled lines only; "
                      "blame and advice need the binary (--binary, or keep the .cubin next to the report)")
     if cubin is not None and not any(i.loc is not None for f in cubin.functions.values() for i in f.instructions):
-        notes.append(f"no line information in {Path(cubin.path).name}: it was built without -lineinfo, so hot lines "
-                     "and line-level advice cannot be placed on the source; kernel-level advice is shown. Rebuild "
-                     "with `nvcc -lineinfo` and profile again")
+        from warpwise.analysis.profile.join import lines_from_profile
+
+        with_lines, n = lines_from_profile(profile, cubin)
+        if n:  # the report's own lines (the profiled build had -lineinfo): advice is placed on them too
+            cubin = with_lines
+            notes.append(f"no line table in {Path(cubin.path).name} (built without -lineinfo, or stripped): lines "
+                         f"come from {Path(profile.report).name}, whose PCs Nsight Compute correlated with the "
+                         "profiled build's line table; inlined call sites are not known")
+        else:
+            notes.append(f"no line information in {Path(cubin.path).name}: it was built without -lineinfo, so hot "
+                         "lines and line-level advice cannot be placed on the source; kernel-level advice is shown. "
+                         "Rebuild with `nvcc -lineinfo` and profile again")
     lines = line_stats(profile)
     local, ambiguous = map_sources(profile, cubin, sources, path_map)
     ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes + ambiguous,

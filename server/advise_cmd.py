@@ -182,10 +182,13 @@ def run_advise(args: argparse.Namespace) -> int:
         covered = ", ".join(sorted({Path(f).name for k in found for f in k.local})) or "no source lines"
         return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
                             f"{', '.join(map(str, args.sources))}; it covers {covered}"])
+    notes = _uncovered_sources(args.sources, found, given)
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
-        out = json.dumps(to_json(analyses), indent=1) + "\n"
+        obj = to_json(analyses)
+        obj["notes"] = notes
+        out = json.dumps(obj, indent=1) + "\n"
     elif args.format == "html":
         from warpwise.server.findings import group_kernels
         from warpwise.server.profile_view import page_data, render_html
@@ -194,17 +197,48 @@ def run_advise(args: argparse.Namespace) -> int:
     elif args.format == "sarif":
         from warpwise.analysis.report import to_sarif
 
-        out = json.dumps(_with_invocation(to_sarif(analyses, docs_base=args.docs_url or ""), True, errors),
-                         indent=1) + "\n"
+        out = json.dumps(_with_invocation(to_sarif(analyses, docs_base=args.docs_url or ""), True,
+                                          errors + notes), indent=1) + "\n"
     else:
         from warpwise.analysis.report import render_text
 
-        out = render_text(analyses, top=args.top, root=Path.cwd())
+        out = "".join(f"note: {n}\n\n" for n in notes) + render_text(analyses, top=args.top, root=Path.cwd())
     if not _emit(args, out):
         return 2
     for err in errors:
         print(f"warpwise advise: {err}", file=sys.stderr)
+    if args.format != "text" or getattr(args, "output", None):  # text on stdout already shows them
+        for n in notes:
+            print(f"warpwise advise: note: {n}", file=sys.stderr)
     return 0
+
+
+def _uncovered_sources(named: list[str], found: list[Any], given: list[str]) -> list[str]:
+    """One note per SOURCE file named on the command line that no analysed kernel's lines map to (a folder's
+    files are not listed: a folder holds files that were not profiled). Without the note such a source
+    would just be missing from the output."""
+    from warpwise.analysis.pipeline import discover
+
+    covered = {Path(v).resolve() for k in found for v in k.local.values() if v is not None}
+    notes = []
+    for s in named:
+        p = Path(s)
+        if not p.is_file() or p.resolve() in covered:
+            continue
+        if given:
+            reports = sorted(set(given))
+            where = "given"
+        else:
+            reports = [str(r) for r in discover([p])[0]]
+            where = "found beside it"
+        if reports:
+            why = (f"the report{'s' if len(reports) > 1 else ''} {where} ({', '.join(reports)}) "
+                   f"record{'' if len(reports) > 1 else 's'} no line of it")
+        else:
+            why = "no report was found beside it"
+        notes.append(f"{s}: left out, no profiled kernel covers it ({why}); pass its report with --profile, "
+                     "or record one with `warpwise profile`")
+    return notes
 
 
 def _output_problem(output: str | None) -> str | None:

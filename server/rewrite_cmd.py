@@ -101,18 +101,28 @@ def _write_output(output: str | None, result: str) -> int:
 
 
 def _run_plan(args: argparse.Namespace, src: Path, text: str) -> int:
+    from warpwise.analysis.profile.ncu import load_profiles
     from warpwise.analysis.rewrite import RewriteError, apply_edits
     from warpwise.analysis.rewrite.plan import plan_edits, plan_launch
 
-    profiles = []
-    for rep in getattr(args, "profile", []):
-        try:
-            from warpwise.analysis.profile.ncu import load_profiles
+    given = list(getattr(args, "profile", None) or [])
+    reports, notes = (given, []) if given else _reports_beside(src)
+    if args.output:
+        from warpwise.server.output import input_clobbered
 
+        if (hit := input_clobbered(args.output, list(reports))) is not None:
+            print(f"warpwise rewrite: -o {args.output}: is the input {hit}; name another file to write",
+                  file=sys.stderr)
+            return 2
+    profiles = []
+    for rep in reports:
+        try:
             profiles += load_profiles(rep)
         except Exception as e:  # a bad report is the user's input: name it
-            print(f"warpwise rewrite: cannot read profile {rep}: {e}", file=sys.stderr)
-            return 2
+            if given:
+                print(f"warpwise rewrite: cannot read profile {rep}: {e}", file=sys.stderr)
+                return 2
+            notes.append(f"the report found beside the source, {rep}, cannot be read ({e}): not used")
     try:
         plan = plan_launch(text, str(src), args.launch, profiles or None)
         k = getattr(args, "alternative", 0) or 0
@@ -127,6 +137,8 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str) -> int:
         return 2
     out = sys.stdout
     print(f"{src}:{args.launch}: {'profile-guided' if plan.facts else 'default'}: {plan.choice.label}", file=out)
+    for n in notes:
+        print(f"  - {n}", file=out)
     for r in plan.reasons:
         print(f"  - {r}", file=out)
     print("  alternatives:", file=out)
@@ -142,6 +154,21 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str) -> int:
             return 2
         print(f"wrote {args.output} ({choice.label})", file=out)
     return 0
+
+
+def _reports_beside(src: Path) -> tuple[list[str], list[str]]:
+    """The Nsight Compute reports found beside ``src`` the way ``advise`` finds them (pipeline.discover), and
+    notes saying which are used: a CSV export alone cannot serve (it holds no samples of the device runtime,
+    which the plan weighs)."""
+    from warpwise.analysis.pipeline import discover
+
+    found, _ = discover([src])
+    reports = [str(r) for r in found if r.suffix == ".ncu-rep"]
+    notes = [f"using the report found beside the source: {', '.join(reports)} (--profile names another)"] \
+        if reports else []
+    notes += [f"{c} is an ncu CSV export: the plan needs the .ncu-rep report (device-runtime samples); not used"
+              for c in found if c.suffix == ".csv"]
+    return reports, notes
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,9 +7,10 @@ sampled offsets must agree. Sampled PCs past the end of their section are moved 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import copy
+from dataclasses import dataclass, replace
 
-from warpwise.analysis.binary.model import Cubin, Instruction
+from warpwise.analysis.binary.model import Cubin, Instruction, SourceLoc
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.ncu import UNATTRIBUTED
 
@@ -112,3 +113,33 @@ def join(profile: KernelProfile, cubin: Cubin, min_agreement: float = 0.95) -> K
         new[(s.function, s.offset)] = s
     profile.pcs = new
     return profile
+
+
+def lines_from_profile(profile: KernelProfile, cubin: Cubin) -> tuple[Cubin, int]:
+    """A copy of ``cubin`` (after :func:`join`) whose instructions without a line take the line the
+    profile records for their PC, and how many did.
+
+    For a cubin without a line table (built without -lineinfo, or stripped) profiled from a build that had
+    one: Nsight Compute correlated the report's PCs from the profiled binary's own line table, so the same
+    SASS (join checked it) has those lines. Inline chains are not in a report's per-PC lines and stay
+    empty. A copy: the loaded cubin is shared by every profile of the binary (pipeline's cache).
+    """
+    secs = sections(cubin)
+    lines: dict[tuple[str, int], SourceLoc] = {}
+    for s in profile.pcs.values():
+        if s.file and s.line is not None and s.function in secs:
+            lines[(s.function, s.offset)] = SourceLoc(s.file, s.line)
+    n = 0
+    functions = {}
+    for name, f in cubin.functions.items():
+        owner = f.section.removeprefix(".text.")
+        ins_out = []
+        for ins in f.instructions:
+            loc = lines.get((owner, ins.offset)) if ins.loc is None else None
+            if loc is not None:
+                ins = copy.copy(ins)
+                ins.loc = loc
+                n += 1
+            ins_out.append(ins)
+        functions[name] = replace(f, instructions=ins_out)
+    return replace(cubin, functions=functions), n

@@ -321,9 +321,16 @@ def alternatives(choice: Choice, allowed: set[str], grid_ok: bool, recursive: bo
 # the single point of the space with the best geometric mean over the DP benchmark's sweep (H200,
 # docs/benchmarks.md): 1.35x the per-program best; it needs no host launch in the file
 DEFAULT = Choice(THRESHOLDS[-1], FACTORS[-1], "multiblock")
-DEFAULT_REASON = ("no profile of the CDP program: the measured default (bench/dp, docs/benchmarks.md) — "
-                  "threshold 256, coarsen x4, aggregate per group of blocks (a recursive launch: aggregation per "
-                  "block only)")
+NO_PROFILE = "no profile of the CDP program"
+
+
+def default_reason(choice: Choice, recursive: bool) -> str:
+    """Why the default ``choice`` was made, naming what applies to this launch (its label; for a recursive
+    launch that aggregation per block alone is the one transform the recursion allows, aggregate_rec.py)."""
+    why = f"the measured default (bench/dp, docs/benchmarks.md): {choice.label}"
+    if recursive and choice.threshold == 0:
+        why += " (a recursive launch: aggregation per block alone; threshold and coarsening do not combine with it)"
+    return why
 
 
 @dataclass(frozen=True)
@@ -360,16 +367,23 @@ def launch_context(source: str, path: str, launch_line: int) -> LaunchContext:
 
 def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[KernelProfile] | None) -> Plan:
     """The plan for the device-side launch on ``launch_line`` of ``source``: profile-guided when
-    ``profiles`` hold its parent kernel, else the measured default. Raises RewriteError (parse error, no
-    launch on the line, or no transform applies, with the reasons)."""
+    ``profiles`` hold its parent kernel, else the measured default (whose reason says when ``profiles``
+    were given but hold no launch of the parent). Raises RewriteError (parse error, no launch on the
+    line, or no transform applies, with the reasons)."""
     ctx = launch_context(source, path, launch_line)
-    facts = dp_facts(profiles or [], ctx.parent, recursive=ctx.recursive) if profiles else None
-    return plan_for(ctx, facts)
+    given = list(profiles or [])
+    facts = dp_facts(given, ctx.parent, recursive=ctx.recursive) if given else None
+    unmatched = sorted({kp.name.split("(")[0].split("<")[0].strip() for kp in given}) if given and facts is None \
+        else None
+    return plan_for(ctx, facts, unmatched=unmatched)
 
 
-def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE) -> Plan:
+def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE,
+             unmatched: list[str] | None = None) -> Plan:
     """The plan for a launch from its context and the profile's facts (None: no profile): the rule
-    (``choose``) when the profile holds enough child launches, else the measured default."""
+    (``choose``) when the profile holds enough child launches, else the measured default.
+    ``unmatched``: the kernels of profiles that were given but hold no launch of the parent (said in the
+    reason)."""
     allowed, grid_ok, block, la = set(ctx.allowed), ctx.grid_ok, ctx.child_block, ctx
     # evidence: fewer child launches than the GPU has SMs say little about the program's child grids (an
     # early round of a frontier algorithm, say); the profile is then not used
@@ -381,14 +395,19 @@ def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE) -> Pl
         choice = Choice(DEFAULT.threshold, DEFAULT.factor, g)
         if ctx.recursive and "aggregate" in allowed:  # threshold+coarsen cannot be aggregated: aggregation only
             choice = Choice(0, 1, "block")
-        why = DEFAULT_REASON
-        if facts is not None and facts.child_launches == 0:
-            why = f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): " + why
+        why = f"{NO_PROFILE}: {default_reason(choice, ctx.recursive)}"
+        if facts is None and unmatched is not None:
+            why = (f"the profile holds no launch of the parent `{la.parent}` (its kernels: "
+                   f"{', '.join(unmatched) or 'none'}), so it is not used: {default_reason(choice, ctx.recursive)}")
+        elif facts is not None and facts.child_launches == 0:
+            why = (f"the profile of `{la.parent}` shows no child launches (were the launches profiled?): "
+                   + default_reason(choice, ctx.recursive))
         elif facts is not None:
             why = (f"the profile of `{la.parent}` holds {facts.child_launches} child launches, fewer than the GPU's "
                    f"{facts.sm_count} SMs: too few to tell the program's child grids (a window of the first launches "
                    "of a multi-round program holds only its first rounds: profile single launches spread over the "
-                   "run, ncu --launch-skip S --launch-count 1 at several S, and give the plan every report): " + why)
+                   "run, ncu --launch-skip S --launch-count 1 at several S, and give the plan every report): "
+                   + default_reason(choice, ctx.recursive))
         return Plan(choice, [why], alternatives(choice, allowed, grid_ok, ctx.recursive), None if few else facts)
     return choose(facts, block, allowed, grid_ok, rule)
 
