@@ -78,12 +78,14 @@ def reports_for(results_dir: Path, extra: list[Path], key: str) -> list[Path]:
 
 
 _UNPACKED = Path(tempfile.mkdtemp(prefix="warpwise-dp-reports-"))
+_ORIGIN: dict[Path, Path] = {}  # unpacked report -> the committed .xz it came from
 atexit.register(shutil.rmtree, _UNPACKED, True)
 
 
 def unpack_report(packed: Path) -> Path:
     """``name.ncu-rep.xz`` decompressed to ``name.ncu-rep`` in a temporary folder removed at exit."""
     out = _UNPACKED / packed.name.removesuffix(".xz")
+    _ORIGIN[out] = packed.resolve()
     if not out.exists():
         with lzma.open(packed) as src, out.open("wb") as dst:
             shutil.copyfileobj(src, dst)
@@ -106,7 +108,8 @@ def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object
         ctx = launch_context(source, rel, la.line)
         for inp in INPUTS:
             reps = reports_for(results_dir, extra, f"{ex}@{inp}")
-            shown = [str(r.relative_to(ROOT) if r.is_relative_to(ROOT) else r) for r in reps]
+            origins = [_ORIGIN.get(r, r) for r in reps]
+            shown = [str(o.relative_to(ROOT) if o.is_relative_to(ROOT) else o) for o in origins]
             entry: dict[str, object] = {"reports": shown,
                                         "context": {"parent": ctx.parent, "recursive": ctx.recursive,
                                                     "allowed": sorted(ctx.allowed), "grid_ok": ctx.grid_ok,
