@@ -154,16 +154,27 @@ run_one() {  # name input timeout gpu extra-env -> one raw line
 #     slow (a DIAG_LONG-second run, GPU utilization and clocks sampled while it runs: a spinning kernel
 #     shows ~100%, a device runtime waiting on nothing 0%), is it 256 alone (255, 257), is it repeatable,
 #     does compute-sanitizer memcheck (memory errors, device-side launch errors) see anything before it hangs
-DIAG_LONG=${DIAG_LONG:-25}
+DIAG_LONG=${DIAG_LONG:-25}  # 0: no long run
 SAN_TIMEOUT=${SAN_TIMEOUT:-40}
+MEMCHECK=${MEMCHECK:-1}
+SYNCCHECK=${SYNCCHECK:-0}
+DIAG_RUNS=${DIAG_RUNS:-histo__diag_t255_c1:32768 histo__diag_t257_c1:32768 histo__diag_thr256:32768}
 : > "$OUT/diag.tsv"
 if [ -s "$OUT/diag_builds.tsv" ] && [ "$DRY_RUN" != 1 ]; then
-  for name in histo__diag_t255_c1 histo__diag_t257_c1 histo__diag_thr256; do
+  for run in $DIAG_RUNS; do  # build:documents
+    name=${run%%:*} docs=${run##*:}
     [ -x "$OUT/bin/$name" ] || { printf '%s\tlarge\tBUILD_FAILED\t\t\n' "$name" >> "$OUT/diag.tsv"; continue; }
     [ "$(elapsed)" -gt "$DIAG_UNTIL" ] && break
-    run_one "$name" large "$DIAG_TIMEOUT" 0 "HISTO_DOCS=32768" | sed "s/^/docs=32768 /" >> "$OUT/diag.tsv"
+    run_one "$name" large "$DIAG_TIMEOUT" 0 "HISTO_DOCS=$docs" | sed "s/^/docs=$docs /" >> "$OUT/diag.tsv"
   done
-  if [ -x "$OUT/bin/histo__diag_t256_c1_lineinfo" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ] && command -v "$SANITIZER" > /dev/null; then
+  if [ "$SYNCCHECK" = 1 ] && [ -x "$OUT/bin/histo__diag_t256_c1_lineinfo" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ] && command -v "$SANITIZER" > /dev/null; then
+    t0=$(date +%s)  # warp-synchronous errors (a divergent warp in the launch path) on the run that passes
+    HISTO_DOCS=16384 CUDA_VISIBLE_DEVICES=0 timeout -k 5 "$SAN_TIMEOUT" "$SANITIZER" --tool synccheck --print-limit 50 \
+      "$OUT/bin/histo__diag_t256_c1_lineinfo" large > "$OUT/logs/histo_t256_synccheck_16k.txt" 2>&1
+    printf 'synccheck docs=16384 histo__diag_t256_c1_lineinfo\tlarge\t%s\t%s\t%d\n' "$?" \
+      "$(grep -c '=========' "$OUT/logs/histo_t256_synccheck_16k.txt") sanitizer lines" $(( ($(date +%s) - t0) * 1000 )) >> "$OUT/diag.tsv"
+  fi
+  if [ "$MEMCHECK" = 1 ] && [ -x "$OUT/bin/histo__diag_t256_c1_lineinfo" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ] && command -v "$SANITIZER" > /dev/null; then
     "$SANITIZER" --version > "$OUT/logs/sanitizer_version.txt" 2>&1
     t0=$(date +%s)
     HISTO_DOCS=32768 CUDA_VISIBLE_DEVICES=0 timeout -k 5 "$SAN_TIMEOUT" "$SANITIZER" --tool memcheck --print-limit 50 \
@@ -172,7 +183,7 @@ if [ -s "$OUT/diag_builds.tsv" ] && [ "$DRY_RUN" != 1 ]; then
     printf 'memcheck docs=32768 histo__diag_t256_c1_lineinfo\tlarge\t%s\t%s\t%d\n' "$?" \
       "$(grep -c '=========' "$OUT/logs/histo_t256_memcheck.txt") sanitizer lines" $(( ($(date +%s) - t0) * 1000 )) >> "$OUT/diag.tsv"
   fi
-  if [ -x "$OUT/bin/histo__diag_t256_c1" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ]; then
+  if [ "$DIAG_LONG" != 0 ] && [ -x "$OUT/bin/histo__diag_t256_c1" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ]; then
     ( prev=0; for s in 3 6 12; do sleep $(( s - prev )); prev=$s
         nvidia-smi -i 0 --query-gpu=timestamp,utilization.gpu,clocks.sm,power.draw,memory.used --format=csv,noheader \
           2>&1 | sed "s/^/t=${s}s /"; done ) > "$OUT/diag_smi.txt" &
@@ -180,7 +191,7 @@ if [ -s "$OUT/diag_builds.tsv" ] && [ "$DRY_RUN" != 1 ]; then
     run_one histo__diag_t256_c1 large "$DIAG_LONG" 0 "HISTO_DOCS=32768" | sed "s/^/long docs=32768 /" >> "$OUT/diag.tsv"
     kill "$SMI" 2> /dev/null; wait "$SMI" 2> /dev/null
   fi
-  if [ -x "$OUT/bin/histo__diag_t256_c1_lineinfo" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ] && command -v "$SANITIZER" > /dev/null; then
+  if [ "$MEMCHECK" = 1 ] && [ -x "$OUT/bin/histo__diag_t256_c1_lineinfo" ] && [ "$(elapsed)" -le "$DIAG_UNTIL" ] && command -v "$SANITIZER" > /dev/null; then
     t0=$(date +%s)  # the same under memcheck on 16,384 documents (the run that passes): what memcheck says there
     HISTO_DOCS=16384 CUDA_VISIBLE_DEVICES=0 timeout -k 5 "$SAN_TIMEOUT" "$SANITIZER" --tool memcheck --print-limit 50 \
       "$OUT/bin/histo__diag_t256_c1_lineinfo" large > "$OUT/logs/histo_t256_memcheck_16k.txt" 2>&1

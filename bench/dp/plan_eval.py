@@ -66,24 +66,43 @@ def reports_for(results_dir: Path, extra: list[Path], key: str) -> list[Path]:
     then ``extra`` in order. A folder holds either one report ``key.ncu-rep`` (a window of consecutive
     launches, or the whole run of a single-launch program) or one report per sampled launch,
     ``key.l<k>.ncu-rep`` (gpu.sh: launches spread over the run, bench/dp/schedule.py); the plan reads all of
-    them together. Reports may be xz-compressed (``.ncu-rep.xz``, a tenth of the size: the working tree must
-    stay small enough to travel to the GPU machine); those are unpacked into a temporary folder."""
+    them together, unless the set is not the one gpu.sh planned (profile_jobs.txt beside the folder: a
+    sample cut short by the time limit). Reports may be xz-compressed (``.ncu-rep.xz``, a tenth of the
+    size: the working tree must stay small enough to travel to the GPU machine); those are unpacked into
+    a temporary folder."""
     for d in [results_dir / "profiles", *extra]:
         spread = sorted(d.glob(f"{key}.l*.ncu-rep")) or sorted(d.glob(f"{key}.l*.ncu-rep.xz"))
         spread.sort(key=lambda p: int(p.name[len(key) + 2:].split(".")[0]))  # by launch index
+        want = planned(d.parent / "profile_jobs.txt").get(key)
+        if spread and want is not None and [int(p.name[len(key) + 2:].split(".")[0]) for p in spread] != want:
+            spread = []  # a sample cut short by gpu.sh's time limit leans to the early launches: not used
         found = spread or [p for p in (d / f"{key}.ncu-rep", d / f"{key}.ncu-rep.xz") if p.exists()][:1]
         if found:
             return [unpack_report(p) if p.suffix == ".xz" else p for p in found]
     return []
 
 
+def planned(jobs: Path) -> dict[str, list[int]]:
+    """example@input -> the launch indices gpu.sh set out to profile (its profile_jobs.txt, written by
+    bench/dp/schedule.py); a program whose round count was not known beforehand (``?``) is left out."""
+    out: dict[str, list[int]] = {}
+    if jobs.is_file():
+        for ln in jobs.read_text().splitlines():
+            p = ln.split("\t")
+            if len(p) == 4 and p[3] != "?":
+                out[f"{p[0]}@{p[2]}"] = [int(x) for x in p[3].split(",")]
+    return out
+
+
 _UNPACKED = Path(tempfile.mkdtemp(prefix="warpwise-dp-reports-"))
+_ORIGIN: dict[Path, Path] = {}  # unpacked report -> the committed .xz it came from
 atexit.register(shutil.rmtree, _UNPACKED, True)
 
 
 def unpack_report(packed: Path) -> Path:
     """``name.ncu-rep.xz`` decompressed to ``name.ncu-rep`` in a temporary folder removed at exit."""
     out = _UNPACKED / packed.name.removesuffix(".xz")
+    _ORIGIN[out] = packed.resolve()
     if not out.exists():
         with lzma.open(packed) as src, out.open("wb") as dst:
             shutil.copyfileobj(src, dst)
@@ -106,7 +125,8 @@ def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object
         ctx = launch_context(source, rel, la.line)
         for inp in INPUTS:
             reps = reports_for(results_dir, extra, f"{ex}@{inp}")
-            shown = [str(r.relative_to(ROOT) if r.is_relative_to(ROOT) else r) for r in reps]
+            origins = [_ORIGIN.get(r, r) for r in reps]
+            shown = [str(o.relative_to(ROOT) if o.is_relative_to(ROOT) else o) for o in origins]
             entry: dict[str, object] = {"reports": shown,
                                         "context": {"parent": ctx.parent, "recursive": ctx.recursive,
                                                     "allowed": sorted(ctx.allowed), "grid_ok": ctx.grid_ok,

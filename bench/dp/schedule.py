@@ -11,7 +11,7 @@ R is the round count the program printed in a previous run (``rounds=`` / ``leve
 line in PREV_RAW); where there is none, ``?``: gpu.sh profiles launch 0 first and reads R from the
 program's own output. Programs with one parent launch per run (B-tree, quadtree, histo) are profiled
 whole, as before, and are not listed. PROFILE_RE selects ``example@input`` keys; the order is the
-issue's priority (SSSP, whose window was wrong, first).
+issue's priority (SSSP, whose window was wrong, first), small inputs first within a program.
 
 Groups: every build of one ``example@input`` runs on one GPU in one go (side by side); groups are
 ordered by ORDER (comma-separated regexes over ``example@input``; unmatched groups last) and carry an
@@ -66,7 +66,7 @@ def profile_jobs(prev_raw: Path, k: int, select: str) -> list[str]:
     prev = previous(prev_raw)
     for ex in ORDER:
         parent = PROFILE[ex][0]
-        for inp in INPUTS:
+        for inp in reversed(INPUTS):  # the cheap inputs first: a cut at the time limit leaves the costly
             if not re.search(select, f"{ex}@{inp}"):
                 continue
             r = rounds(prev, ex, inp)

@@ -43,3 +43,19 @@ def test_groups_in_order_with_costs(tmp_path: Path) -> None:
     assert got[3][3] == "6.0" and got[0][3] == "12.0"
     # sssp@xl: 5.785 + 1.215 + their mean 3.5 = 10.5 s; sssp@large unknown and no large to copy: 1 s a build
     assert got[1][3] == "10.5" and got[2][3] == "3.0"
+
+
+def test_plan_eval_reads_the_planned_spread_sample_only(tmp_path: Path) -> None:
+    plan_eval = load_bench_module("plan_eval")
+    run, old = tmp_path / "run", tmp_path / "old"
+    (run / "profiles").mkdir(parents=True)
+    old.mkdir()
+    (run / "profile_jobs.txt").write_text("sssp\trelax_frontier\txl\t0,8,17\nbfs\tbfs_frontier\txl\t0,2,4\n")
+    for name in ("sssp@xl.l17", "sssp@xl.l0", "sssp@xl.l8", "bfs@xl.l0", "bfs@xl.l2"):
+        (run / "profiles" / f"{name}.ncu-rep").write_bytes(b"")
+    (old / "bfs@xl.ncu-rep").write_bytes(b"")
+    # the whole sample, in launch order; a sample cut short (bfs: 2 of 3) gives way to the older report
+    assert [p.name for p in plan_eval.reports_for(run, [old], "sssp@xl")] == [
+        "sssp@xl.l0.ncu-rep", "sssp@xl.l8.ncu-rep", "sssp@xl.l17.ncu-rep"]
+    assert plan_eval.reports_for(run, [old], "bfs@xl") == [old / "bfs@xl.ncu-rep"]
+    assert plan_eval.reports_for(run, [old], "mst@xl") == []
