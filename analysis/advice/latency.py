@@ -65,7 +65,27 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         loads = sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY and
                     (e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins)) and
                     not (stuck and not cm.is_reorderable_load(e.def_ins)))
-        return loads / view.total
+        return (loads + chain_latency(r)) / view.total
+
+    def chain_latency(r: cm.Region) -> float:
+        """Execution-dependency latency samples of chains inside one iteration (def before use in the loop
+        body), which k unrolled iterations interleave k at a time (instruction-level parallelism: Little's law
+        as for the loads). Counted only in a loop the binary runs rolled (an unrolled one has its copies'
+        chains interleaved already) and when no chain is carried from one iteration to the next (an edge from
+        a later to an earlier or the same instruction: acc = f(acc, ...)), which stays serial whatever the
+        unroll factor."""
+        main = cm.unrolled_loop(r.fn, r.loop) if (r.fn is not None and r.loop is not None) else None
+        if r.fn is not None and main is not None and cm.unroll_factor(r.fn, main) >= cm.UNROLLED_MEDIAN_COPIES:
+            return 0.0
+        fwd = carried = 0.0
+        for e in r.edges:
+            if e.gpa_class != stalls.EXECUTION_DEPENDENCY or e.def_ins is None or e.use_ins is None:
+                continue
+            if e.def_ins.offset < e.use_ins.offset:
+                fwd += e.latency
+            else:
+                carried += e.latency
+        return fwd if carried <= 0 else 0.0
 
     def aliasing_note(r: cm.Region) -> str:
         """What keeps unrolling from overlapping the loads, when a store in the loop may alias them."""
@@ -138,7 +158,8 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     # Memory-level parallelism (Little's law): a rolled loop waits for each iteration's global loads; unrolled k
     # times it has k iterations' loads in flight per wait, so the loop's global-memory wait shrinks by about k.
     # GPA's eqs. 4-5 bound hiding by the active samples and miss this: S = 1 / (1 - sum_l f_l (1 - 1/k_l)),
-    # f_l = the loop's global-load latency samples / T, k_l = new / current unroll factor.
+    # f_l = the loop's global-load latency samples / T (with, in a rolled loop, the latency of dependency chains
+    # that do not cross iterations: k copies interleave them too), k_l = new / current unroll factor.
     def mlp(restrict: bool) -> tuple[float, list[tuple[float, float]]]:
         saved, parts = 0.0, []
         for r, _ in rows:
@@ -158,8 +179,9 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         if s_mlp > res.estimated_speedup:
             eq5 = res.estimated_speedup
             inputs = {f"f{i}": f for i, (f, _) in enumerate(parts)} | {f"k{i}": k for i, (_, k) in enumerate(parts)}
-            res.estimate = Estimate(s_mlp, "1/(1-sum_l f_l(1-1/k_l)), f_l = loop l's global-load latency / T, "
-                                    "k_l = unroll factor new/old (memory-level parallelism)", inputs,
+            res.estimate = Estimate(s_mlp, "1/(1-sum_l f_l(1-1/k_l)), f_l = loop l's global-load latency (and, "
+                                    "rolled, its uncarried dependency chains' latency) / T, k_l = unroll factor "
+                                    "new/old (memory- and instruction-level parallelism)", inputs,
                                     f"Little's law (loads in flight); GPA eq. 5 gave {eq5:.3f}x")
             alone, _ = mlp(restrict=False)
             if alone < saved and any(pinned(r) for r, _ in rows):

@@ -123,8 +123,9 @@ def small_grid(view: KernelView, r: occ.Residency) -> bool:
 
 def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice | Skipped:
     """A small grid (:func:`small_grid`) given more threads for the same work, split over them (a grid-stride
-    loop, or less work per thread): block_increase adds CTAs of the same size until every SM has one (or the
-    grid fills one wave), thread_increase keeps the CTAs and gives each PROPOSED_THREADS threads. Estimated
+    loop, or less work per thread): block_increase adds CTAs of the same size until the grid fills one wave
+    (every SM holds as many as its occupancy limit allows: the GPU's CTA slots), thread_increase keeps the
+    CTAs and gives each PROPOSED_THREADS threads. Estimated
     as a throughput ratio (eqs. 6-10) with per-SM ceilings scaled by the work each SM keeps and the shared
     ceilings (DRAM, L2) unchanged; an upper bound, since it assumes the work divides."""
     from warpwise.analysis.advice.filters import device_launch_lines
@@ -139,12 +140,15 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
     lc, arch = view.profile.launch, view.arch
     old = _old_shape(view, r)
     if opt_id == "block_increase":
-        ctas_new = max(view.sm_count, r.grid_ctas)
+        ctas_new = max(r.slots, r.grid_ctas)
         busy = float(min(view.sm_count, ctas_new))
         w_new = min(float(r.warps_per_sm), ctas_new / busy * r.warps_per_cta)
         tpb, work = lc.threads_per_block, 1.0
-        what = (f"launch about {ctas_new} CTAs of {tpb} threads (one per SM at least) instead of {r.grid_ctas}, "
-                "splitting the work over them")
+        per_sm = max(1, r.slots // max(1, view.sm_count))
+        what = (f"launch about {ctas_new} CTAs of {tpb} threads instead of {r.grid_ctas} ({view.sm_count} SMs x "
+                f"{per_sm} CTA{'s' if per_sm != 1 else ''} each: size the grid with "
+                "cudaOccupancyMaxActiveBlocksPerMultiprocessor times the SM count), splitting the work over them "
+                "with a grid-stride loop")
     else:
         big, tpb = _full_shape(view, r)
         busy = old[0]

@@ -117,13 +117,15 @@ def test_block_increase_eqs_6_to_10() -> None:
     prof = _launch_profile(LaunchConfig(grid=(16, 1, 1), block=(512, 1, 1), sm_count=132))
     a = run("block_increase", prof, None, [])
     assert isinstance(a, Advice)
-    # 16 busy SMs x 16 warps -> 132 CTAs of the same size, one per SM, the work split over them:
-    # P = 16*4*I(4), P_new = 132*4*I(4): the SM ratio, an upper bound (it assumes the work divides)
+    # 16 busy SMs x 16 warps -> CTAs of the same size until the grid fills one wave (4 CTAs of 512 threads per
+    # SM at 64 warps: 528), the work split over them: P = 16*4*I(4), P_new = 132*4*I(16), an upper bound (it
+    # assumes the work divides)
     assert (a.estimate.inputs["SMs"], a.estimate.inputs["W_SM"]) == (16, 16)
-    assert (a.estimate.inputs["SMs_new"], a.estimate.inputs["W_SM_new"]) == (132, 16)
-    assert a.estimated_speedup == pytest.approx(132 / 16)
-    assert a.upper_bound and "132 CTAs of 512 threads" in a.hint
-    assert "132 SMs" in a.hint
+    assert (a.estimate.inputs["SMs_new"], a.estimate.inputs["W_SM_new"]) == (132, 64)
+    r_i = a.estimate.inputs["R_I"]
+    assert a.estimated_speedup == pytest.approx(132 * (1 - (1 - r_i) ** 16) / (16 * (1 - (1 - r_i) ** 4)))
+    assert a.upper_bound and "528 CTAs of 512 threads" in a.hint
+    assert "132 SMs x 4 CTAs each" in a.hint and "cudaOccupancyMaxActiveBlocksPerMultiprocessor" in a.hint
     enough = run("block_increase", _launch_profile(LaunchConfig(grid=(200, 1, 1), block=(512, 1, 1),
                                                                 sm_count=132)), None, [])
     assert isinstance(enough, Skipped) and not enough.missing

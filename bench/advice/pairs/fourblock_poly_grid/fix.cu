@@ -1,6 +1,7 @@
 // Degree-12 calibration polynomial applied to a sensor trace with a grid-stride loop. The launch uses
 // a grid of four 32-thread blocks (one warp on each of four SMs), a shape left over from a debug run.
-// Fix: as many 32-thread blocks as the GPU has SMs (one warp on every SM), the grid-stride loop unchanged.
+// Fix: as many 32-thread blocks as the GPU holds at once (SMs x the CTAs an SM holds), the grid-stride
+// loop unchanged.
 #include "../bench.cuh"
 
 __constant__ float c_coef[13];
@@ -27,9 +28,11 @@ int main() {
   CK(cudaMalloc(&d_y, n * sizeof(float)));
   CK(cudaMemcpy(d_x, x.data(), n * sizeof(float), cudaMemcpyHostToDevice));
   CK(cudaMemcpyToSymbol(c_coef, coef, sizeof(coef)));
-  int blocks = 0;
-  CK(cudaDeviceGetAttribute(&blocks, cudaDevAttrMultiProcessorCount, 0));
   const int threads = 32;
+  int sms = 0, per_sm = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, calibrate, threads, 0));
+  const int blocks = sms * per_sm;
   for (int rep = 0; rep < 3; ++rep) {
     calibrate<<<blocks, threads>>>(d_x, d_y, n);
     CK_LAUNCH();

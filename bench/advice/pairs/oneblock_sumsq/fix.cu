@@ -1,7 +1,7 @@
 // Squared L2 norm of a residual vector, as the convergence test of an iterative solver computes it:
 // a grid-stride loop, then a block-wide shared-memory reduction with barriers. Launched with one block
-// (1024 threads) per SM, the grid sized from the device's SM count: every SM streams its share of the
-// loop and the partial sums meet in an atomic.
+// (1024 threads) per SM slot, the grid sized to fill the GPU (SMs x the CTAs an SM holds at this
+// occupancy): every SM streams its share of the loop and the partial sums meet in an atomic.
 #include "../bench.cuh"
 
 constexpr int kThreads = 1024;
@@ -28,8 +28,10 @@ int main() {
   CK(cudaMalloc(&d_r, n * sizeof(float)));
   CK(cudaMalloc(&d_out, sizeof(float)));
   CK(cudaMemcpy(d_r, r.data(), n * sizeof(float), cudaMemcpyHostToDevice));
-  int blocks = 0;
-  CK(cudaDeviceGetAttribute(&blocks, cudaDevAttrMultiProcessorCount, 0));
+  int sms = 0, per_sm = 0;
+  CK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, residual_norm2, kThreads, 0));
+  const int blocks = sms * per_sm;
   float got = 0.0f;
   for (int rep = 0; rep < 3; ++rep) {
     CK(cudaMemset(d_out, 0, sizeof(float)));
