@@ -116,6 +116,8 @@ class FunctionIndex:
         self._dag: nx.DiGraph | None = None
         self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
         self._dag_pos: dict[int, int] = {}
+        #: per-instruction tables other modules derive from this index once (e.g. prune.opcode_key)
+        self.memo: dict[str, object] = {}
 
     # --- def lookup -------------------------------------------------------------------------------
     def defs_before(self, block: int, end: int, reg: str) -> list[int]:

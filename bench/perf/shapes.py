@@ -27,10 +27,25 @@ from pathlib import Path
 SHAPES = ("generator", "ptx_loops", "gemm", "scan")
 
 
+#: Statements per generator kernel: nvcc's optimizer is super-linear in one function's size (one 36k-statement
+#: kernel did not build in 20 minutes, 9k statements take about a minute), so larger sizes are several kernels
+#: of at most this many statements (about 50k SASS instructions) in one file; sizes up to 50k are unchanged.
+GENERATOR_UNITS_PER_KERNEL = 10000
+
+
 def generator_source(units: int) -> str:
-    """``units`` statements of the generator shape (CUDA)."""
+    """``units`` statements of the generator shape (CUDA); kernels ``big``, ``big1``, ... of at most
+    GENERATOR_UNITS_PER_KERNEL statements each."""
+    parts = []
+    for k, first in enumerate(range(0, units, GENERATOR_UNITS_PER_KERNEL)):
+        parts.append(_generator_kernel("big" if k == 0 else f"big{k}",
+                                       min(GENERATOR_UNITS_PER_KERNEL, units - first)))
+    return "\n".join(parts)
+
+
+def _generator_kernel(name: str, units: int) -> str:
     lines = [
-        'extern "C" __global__ void big(const float* __restrict__ in, float* __restrict__ out, int n, int s) {',
+        f'extern "C" __global__ void {name}(const float* __restrict__ in, float* __restrict__ out, int n, int s) {{',
         "  int t = blockIdx.x * blockDim.x + threadIdx.x;",
         "  float a0=in[t], a1=in[t+1], a2=in[t+2], a3=in[t+3], a4=0.f, a5=1.f, a6=2.f, a7=3.f;",
     ]
@@ -58,6 +73,7 @@ def ptx_loops_source(units: int) -> str:
     head = """.version 8.0
 .target sm_90
 .address_size 64
+.file 1 "ptx_loops.cu"
 """
     parts = []
     for k, first in enumerate(range(0, units, PTX_LOOPS_PER_KERNEL)):
@@ -75,7 +91,10 @@ def _ptx_loops_kernel(name: str, units: int) -> str:
  ld.global.f32 %f1, [%rd6]; ld.global.f32 %f2, [%rd6+4]; ld.global.f32 %f3, [%rd6+8];
 """]
     for k in range(units):
-        out.append(f""" and.b32 %r4, %r2, {k % 7 + 1};
+        # one source line per loop (a PTX module without .loc gives an empty .debug_line, which the loader
+        # rejects as a corrupt line table)
+        out.append(f""" .loc 1 {k + 10} 1
+ and.b32 %r4, %r2, {k % 7 + 1};
  mov.u32 %r5, 0;
  setp.eq.s32 %p1, %r4, 0;
  @%p1 bra SKIP{k};
