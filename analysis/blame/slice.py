@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -81,29 +82,37 @@ class FunctionIndex:
         self.ins = pf.instructions
         self.index = {i.offset: k for k, i in enumerate(self.ins)}
         self.du: list[DefUse] = [def_use(i) for i in self.ins]
-        self.block: list[int] = [0] * len(self.ins)
+        block: list[int] = [0] * len(self.ins)
+        self.block = block
         self.first: dict[int, int] = {}
         self.end: dict[int, int] = {}
         for start, b in pf.blocks.items():
             a = self.index[b.instructions[0].offset]
-            self.first[start], self.end[start] = a, a + len(b.instructions)
-            for k in range(a, a + len(b.instructions)):
-                self.block[k] = start
-        self.cum = [0]
+            e = a + len(b.instructions)
+            self.first[start], self.end[start] = a, e
+            block[a:e] = [start] * (e - a)
+        cum = [0]
+        t = 0
         for i in self.ins:
-            self.cum.append(self.cum[-1] + max(1, i.control.stall))
-        self._defs: dict[tuple[int, str], list[int]] = {}
-        self._calls: dict[int, list[int]] = {}
-        self._users: dict[tuple[int, str], list[int]] = {}
+            t += max(1, i.control.stall)
+            cum.append(t)
+        self.cum = cum
+        defs: defaultdict[tuple[int, str], list[int]] = defaultdict(list)
+        calls: defaultdict[int, list[int]] = defaultdict(list)
+        users: defaultdict[tuple[int, str], list[int]] = defaultdict(list)
         for k, d in enumerate(self.du):
-            b = self.block[k]
+            b = block[k]
             if d.clobbers_all:
-                self._calls.setdefault(b, []).append(k)
+                calls[b].append(k)
             for r in d.defs:
-                self._defs.setdefault((b, r), []).append(k)
+                defs[(b, r)].append(k)
             if d.guard is None:
                 for r in d.uses:
-                    self._users.setdefault((b, r), []).append(k)
+                    users[(b, r)].append(k)
+        # plain dicts: lookups below must never insert
+        self._defs: dict[tuple[int, str], list[int]] = dict(defs)
+        self._calls: dict[int, list[int]] = dict(calls)
+        self._users: dict[tuple[int, str], list[int]] = dict(users)
         self.preds = {n: list(pf.cfg.predecessors(n)) for n in pf.cfg.nodes}
         self.succs = {n: list(pf.cfg.successors(n)) for n in pf.cfg.nodes}
         self._reach: dict[str, dict[int, dict[int, tuple[int, int]]]] = {}
