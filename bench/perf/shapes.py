@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -300,10 +301,12 @@ def cache_dir() -> Path:
     return d
 
 
-def compile_source(kind: str, text: str, nvcc: str | None = None) -> Path:
+def compile_source(kind: str, text: str, nvcc: str | None = None, timeout_s: float = 3600) -> Path:
     """Build ``text`` (``.cu`` or ``.ptx``) into a cached sm_90 cubin; returns its path.
 
-    Raises subprocess.CalledProcessError / TimeoutExpired when the compiler fails or takes > 20 minutes."""
+    Raises subprocess.CalledProcessError / TimeoutExpired when the compiler fails or takes longer than
+    ``timeout_s`` (the generator's 200k cubin, four 50k-instruction kernels, took 26 minutes wall on the
+    loaded 2-core machine)."""
     suffix = SOURCES[kind][0]
     h = hashlib.sha1(text.encode()).hexdigest()[:16]
     out = cache_dir() / f"{kind}-{h}.cubin"
@@ -318,7 +321,16 @@ def compile_source(kind: str, text: str, nvcc: str | None = None) -> Path:
     else:
         cmd = [nvcc or shutil.which("nvcc") or "nvcc", "-cubin", "-arch=sm_90", "-O3", "-lineinfo", "-o", str(tmp),
                str(src)]
-    subprocess.run(cmd, check=True, timeout=1200, capture_output=True)
+    # own process group, killed whole on timeout: nvcc's ptxas child outlives a killed nvcc otherwise
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = p.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd, stderr=err)
     os.replace(tmp, out)
     return out
 
