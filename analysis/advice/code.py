@@ -547,8 +547,9 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     if view.program is None:
         return Skipped("fast_math", "needs the binary's function symbols (no cubin given)", missing=True)
     evs = [e for e in view.edges if _is_math_routine(view, e)]
-    if not evs and any(not pf.is_kernel and any(m in pf.name for m in MATH_ROUTINE_MARKERS)
-                       for pf in view.program.functions.values()):
+    prog = view.program
+    if not evs and prog.memo("has_math_routines", lambda: any(
+            not pf.is_kernel and any(m in pf.name for m in MATH_ROUTINE_MARKERS) for pf in prog.functions.values())):
         return Skipped("fast_math", "the binary's precise math routines are double precision or cold: "
                                     "--use_fast_math changes only single-precision division, sqrt and "
                                     "transcendentals")
