@@ -25,6 +25,8 @@ from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.paths import map_path
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
+_UNRESOLVED = object()  # KernelView.resolve's "not looked up yet" (None is a valid answer)
+
 
 @dataclass(slots=True)
 class EdgeView:
@@ -131,8 +133,9 @@ class KernelView:
     def resolve(self, name: str, offset: int) -> ProgramFunction | None:
         """The program function holding section offset ``offset`` of function/section owner ``name``."""
         key = (name, offset)
-        if key in self._pc_fn:
-            return self._pc_fn[key]
+        hit = self._pc_fn.get(key, _UNRESOLVED)
+        if hit is not _UNRESOLVED:
+            return hit
         pf: ProgramFunction | None = None
         if self.program is not None:
             cand = self.program.functions.get(name)
