@@ -19,13 +19,14 @@ advice / nvdisasm side by side, and analysis µs CPU per instruction. Goals (iss
 advice ≤ 1× nvdisasm at every size and shape; µs per instruction flat within ±25% from 20k to 200k.
 
     .venv/bin/python bench/blame_scale.py [--shapes generator ptx_loops gemm scan] \
-        [--sizes 5000 20000 50000 200000] [--repeat 3] [--repeat-large 1]
+        [--sizes 5000 20000 50000 200000] [--repeat 3] [--repeat-large 1] [--baseline DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -101,14 +102,26 @@ def worker(cubin: str) -> dict[str, float]:
             "edges": sum(len(g.edges) for g in graphs)}
 
 
-def measure(cubin: Path, repeat: int) -> list[dict[str, float]]:
-    """``repeat`` fresh worker processes on ``cubin``."""
-    runs = []
+Runs = list[dict[str, float]]
+
+
+def measure(cubin: Path, repeat: int, baseline: str | None = None) -> tuple[Runs, Runs]:
+    """``repeat`` fresh worker processes on ``cubin``: (this tree's runs, baseline's runs). With ``baseline``
+    (a folder holding ``warpwise/analysis``, e.g. ``git archive`` of an older commit), each round runs one
+    baseline worker (PYTHONPATH=baseline) and one of this tree back to back, so load hits both alike."""
+    runs: Runs = []
+    base: Runs = []
     for _ in range(repeat):
-        out = subprocess.run([sys.executable, __file__, "--worker", str(cubin)], check=True, capture_output=True,
-                             text=True, timeout=1800)
-        runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-    return runs
+        for target, pp in ((base, baseline), (runs, None)):
+            if target is base and baseline is None:
+                continue
+            env = dict(os.environ)
+            if pp is not None:
+                env["PYTHONPATH"] = pp + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+            out = subprocess.run([sys.executable, __file__, "--worker", str(cubin)], check=True,
+                                 capture_output=True, text=True, timeout=1800, env=env)
+            target.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    return runs, base
 
 
 def row(shape: str, runs: list[dict[str, float]]) -> str:
@@ -141,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3, help="fresh processes per size below 100k instructions")
     ap.add_argument("--repeat-large", type=int, default=1, help="fresh processes per size from 100k instructions")
     ap.add_argument("--nvcc", default=None)
+    ap.add_argument("--baseline", metavar="DIR", default=None,
+                    help="also time the warpwise under DIR (DIR/warpwise/analysis, e.g. `git archive REV analysis "
+                         "server` unpacked into DIR/warpwise), alternating with this tree: rows 'shape (before)'")
     ap.add_argument("--worker", metavar="CUBIN", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
@@ -153,7 +169,10 @@ def main(argv: list[str] | None = None) -> int:
             cubin, n = shapes.build(shape, size, args.nvcc)
             print(f"# {shape} {size}: {n} instructions, build {time.perf_counter() - t0:.1f}s", file=sys.stderr,
                   flush=True)
-            print(row(shape, measure(cubin, args.repeat if size < 100_000 else args.repeat_large)), flush=True)
+            runs, base = measure(cubin, args.repeat if size < 100_000 else args.repeat_large, args.baseline)
+            if base:
+                print(row(f"{shape} (before)", base), flush=True)
+            print(row(shape, runs), flush=True)
     return 0
 
 

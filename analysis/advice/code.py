@@ -548,8 +548,9 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     if view.program is None:
         return Skipped("fast_math", "needs the binary's function symbols (no cubin given)", missing=True)
     evs = [e for e in view.edges if _is_math_routine(view, e)]
-    if not evs and any(not pf.is_kernel and any(m in pf.name for m in MATH_ROUTINE_MARKERS)
-                       for pf in view.program.functions.values()):
+    prog = view.program
+    if not evs and prog.memo("has_math_routines", lambda: any(
+            not pf.is_kernel and any(m in pf.name for m in MATH_ROUTINE_MARKERS) for pf in prog.functions.values())):
         return Skipped("fast_math", "the binary's precise math routines are double precision or cold: "
                                     "--use_fast_math changes only single-precision division, sqrt and "
                                     "transcendentals")
@@ -840,6 +841,18 @@ def _has_wavefront_counts(view: KernelView) -> bool:
     return any(s.shared_wavefronts_ideal > 0 for s in view.profile.pcs.values())
 
 
+def _positions_by_name(shared: list[tuple[ProgramFunction, Instruction]]) -> dict[str, list[int]]:
+    """Positions in ``shared`` by the names a profile may file them under: the function's own name and,
+    for code in a ``.text.<kernel>`` section, that kernel's name."""
+    out: dict[str, list[int]] = {}
+    for k, (pf, _i) in enumerate(shared):
+        out.setdefault(pf.name, []).append(k)
+        sec = pf.function.section
+        if sec.startswith(".text.") and sec[len(".text."):] != pf.name:
+            out.setdefault(sec[len(".text."):], []).append(k)
+    return out
+
+
 def _shared_conflicts(view: KernelView) -> dict[cm.InsKey, float]:
     """Shared-memory instructions with bank conflicts: key -> share of their wavefronts that are excess
     (1 − ideal / actual), from Nsight Compute's per-instruction shared wavefront counters."""
@@ -849,13 +862,12 @@ def _shared_conflicts(view: KernelView) -> dict[cm.InsKey, float]:
     prog = view.program
     shared = prog.memo("shared_instructions", lambda: [(pf, i) for pf in prog.functions.values()
                                                         for i in pf.instructions if cm.is_shared_mem(i)])
-    # sample_at finds a PC only under its function's name or its section's kernel: other kernels' instructions
-    # have no samples in this profile, so they are skipped without a lookup (quadratic in the kernel count)
+    # sample_at finds a PC only under its function's name or its section's kernel: only the instructions
+    # filed under a profiled name are visited (program order kept), not the whole program per kernel
+    by_name = prog.memo("shared_instructions_by_name", lambda: _positions_by_name(shared))
     profiled = {name for name, _ in view.profile.pcs}
-    for pf, i in shared:
-        sec = pf.function.section
-        if pf.name not in profiled and not (sec.startswith(".text.") and sec[len(".text."):] in profiled):
-            continue
+    for k in sorted({k for name in profiled for k in by_name.get(name, ())}):
+        pf, i = shared[k]
         s = view.sample_at(pf.name, i.offset)
         if s is None or s.shared_wavefronts_ideal <= 0:
             continue

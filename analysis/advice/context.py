@@ -25,14 +25,19 @@ from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.paths import map_path
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
+_UNRESOLVED = object()  # KernelView.resolve's "not looked up yet" (None is a valid answer)
 
-@dataclass
+
+@dataclass(slots=True)
 class EdgeView:
     """A blame edge with its instructions resolved.
 
     ``def_fn``/``use_fn``: program functions holding def and use (None when the program does not know the
     PC); ``def_ins``/``use_ins``: the instructions; ``use_loop``/``def_loop``: innermost loops (None
-    outside loops); ``gpa_class``: the reason's GPA class from arch's table.
+    outside loops); ``gpa_class``: the reason's GPA class from arch's table. ``stall`` / ``latency``: the
+    edge's stall and latency (not-issued) samples; ``is_self``: the stall is kept by the stalled
+    instruction itself (no def) — copied from ``edge`` once (the optimizers read them per edge many times;
+    blame edges are not changed after blaming).
     """
 
     edge: BlameEdge
@@ -43,21 +48,14 @@ class EdgeView:
     def_ins: Instruction | None = None
     def_loop: Loop | None = None
     gpa_class: str = stalls.OTHER
+    stall: float = field(init=False, repr=False, compare=False)
+    latency: float = field(init=False, repr=False, compare=False)
+    is_self: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def stall(self) -> float:
-        """Stall samples of the edge."""
-        return self.edge.stall_samples
-
-    @property
-    def latency(self) -> float:
-        """Latency (not-issued) samples of the edge."""
-        return self.edge.latency_samples
-
-    @property
-    def is_self(self) -> bool:
-        """Whether the stall is kept by the stalled instruction itself (no def)."""
-        return self.edge.def_offset is None
+    def __post_init__(self) -> None:
+        self.stall = self.edge.stall_samples
+        self.latency = self.edge.latency_samples
+        self.is_self = self.edge.def_offset is None
 
 
 @dataclass
@@ -135,8 +133,9 @@ class KernelView:
     def resolve(self, name: str, offset: int) -> ProgramFunction | None:
         """The program function holding section offset ``offset`` of function/section owner ``name``."""
         key = (name, offset)
-        if key in self._pc_fn:
-            return self._pc_fn[key]
+        hit = self._pc_fn.get(key, _UNRESOLVED)
+        if hit is not _UNRESOLVED:
+            return hit
         pf: ProgramFunction | None = None
         if self.program is not None:
             cand = self.program.functions.get(name)

@@ -15,7 +15,7 @@ from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import DEFAULT_UNROLL, QuickFixError, forceinline_fix, unroll_fix
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import stalls
-from warpwise.analysis.program.model import ProgramFunction
+from warpwise.analysis.program.model import Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
 #: most this share of all stalls (more code would make them worse) ...
@@ -278,6 +278,32 @@ def _call_cost_text(r: cm.Region, stack: bool) -> str:
     return f"{shown}, and the compiler cannot schedule across the call"
 
 
+def _inlinable_calls(prog: Program) -> tuple[dict[str, ProgramFunction], dict[str, list[tuple[ProgramFunction, int]]],
+                                              set[str], dict[str, set[tuple[str, int]]]]:
+    """The program's inlining candidates, computed once per program (not per kernel): callees by name
+    (device functions, not math-library or device-runtime ones, below FUNCTION_SIZE_LIMIT instructions),
+    their call sites (caller, offset), the names called at least once, and each callee's call-site lines
+    (caller name, source line). Read-only for the callers."""
+    # Device-runtime entry points (__cudaCDP2*) are called out of line too, but the user cannot inline them.
+    callees = {pf.name: pf for pf in prog.functions.values()
+               if not pf.is_kernel and not _is_math(pf) and not is_runtime_function(pf.name)
+               and len(pf.instructions) < FUNCTION_SIZE_LIMIT}
+    sites: dict[str, list[tuple[ProgramFunction, int]]] = {n: [] for n in callees}
+    for pf in prog.functions.values():
+        for cs in pf.calls:
+            if cs.callee in sites:
+                sites[cs.callee].append((pf, cs.offset))
+    called = {n for n, s in sites.items() if s}
+    site_lines: dict[str, set[tuple[str, int]]] = {}
+    for n, ss in sites.items():
+        site_lines[n] = set()
+        for pf, off in ss:
+            ins = pf.function.at(off)
+            if ins is not None and ins.loc is not None:
+                site_lines[n].add((pf.name, ins.loc.line))
+    return callees, sites, called, site_lines
+
+
 @register("function_inlining", "Function inlining", "latency_hiding",
           "Stalls inside device functions called with CALL (not inlined) and at their call sites.",
           "Inline the callee (__forceinline__ instead of __noinline__) so caller and callee are scheduled together "
@@ -292,25 +318,9 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
     if all_stall > 0 and icache / all_stall > IFETCH_UPPER:
         return Skipped("function_inlining",
                        f"instruction-fetch stalls are {icache / all_stall:.0%} of all stalls: more code would hurt")
-    # Device-runtime entry points (__cudaCDP2*) are called out of line too, but the user cannot inline them.
-    callees = {pf.name: pf for pf in prog.functions.values()
-               if not pf.is_kernel and not _is_math(pf) and not is_runtime_function(pf.name)
-               and len(pf.instructions) < FUNCTION_SIZE_LIMIT}
-    sites: dict[str, list[tuple[ProgramFunction, int]]] = {n: [] for n in callees}
-    for pf in prog.functions.values():
-        for cs in pf.calls:
-            if cs.callee in sites:
-                sites[cs.callee].append((pf, cs.offset))
-    called = {n for n, s in sites.items() if s}
+    callees, sites, called, site_lines = prog.memo("function_inlining_calls", lambda: _inlinable_calls(prog))
     if not called:
         return Skipped("function_inlining", "no device function is called out of line")
-    site_lines: dict[str, set[tuple[str, int]]] = {}
-    for n, ss in sites.items():
-        site_lines[n] = set()
-        for pf, off in ss:
-            ins = pf.function.at(off)
-            if ins is not None and ins.loc is not None:
-                site_lines[n].add((pf.name, ins.loc.line))
     regions: dict[str, cm.Region] = {}
     for e in view.edges:
         target = None

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from warpwise.analysis.bounded import InputFileError, read_bytes
+from warpwise.analysis.gcpause import without_gc
 
 from .elf import EM_CUDA, CudaElf, line_table_problem, read_cuda_elf
 from .errors import BinaryError, CorruptLineTableError, NoDeviceCodeError, NotElfError, ToolError, UnsupportedArchError
@@ -49,6 +50,7 @@ def load_cubin(path: str | Path) -> Cubin:
     return _load(p, _read_bytes(p), None)
 
 
+@without_gc  # one object per instruction and operand: collection passes would rescan them all
 def _load(path: str, data: bytes, member: str | None) -> Cubin:
     elf = read_cuda_elf(path, data)  # ELF errors first: they say more than nvdisasm's would
     return _build(path, elf, disassemble(path), member)

@@ -43,7 +43,11 @@ class ControlCode:
     @property
     def waits_on(self) -> tuple[int, ...]:
         """Scoreboard barriers (0..5) this instruction waits on before issuing."""
-        return tuple(i for i in range(6) if self.wait_mask >> i & 1)
+        return _WAITS_ON[self.wait_mask]
+
+
+#: wait mask (6 bits) -> the barriers it waits on, ascending (blame asks this per edge: a table, not a loop)
+_WAITS_ON: tuple[tuple[int, ...], ...] = tuple(tuple(i for i in range(6) if m >> i & 1) for m in range(64))
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,7 @@ with an empty ``section``; ``stats['unresolved_samples']`` counts them.
 
 from __future__ import annotations
 
-import gc
 from collections import defaultdict
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.arch.model import ArchFacts
@@ -30,6 +27,7 @@ from warpwise.analysis.blame.classify import classify_edge, classify_self
 from warpwise.analysis.blame.model import BlameEdge, BlameGraph
 from warpwise.analysis.blame.prune import RULES, cold_by
 from warpwise.analysis.blame.slice import Dep, FunctionIndex
+from warpwise.analysis.gcpause import gc_paused
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.program.build import build_program
 from warpwise.analysis.program.cfg import CONTROL_TRANSFERS
@@ -83,19 +81,6 @@ def _branch_owner(program: Program, pf: ProgramFunction, pc: PCSample,
     return owner, prev.offset
 
 
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector: blaming allocates ~10^5 small acyclic objects, and collection
-    passes triggered by them cost a third of the run time on 50k-instruction kernels."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
 def attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
               arch: str | ArchFacts | None = None) -> BlameGraph:
     """Blame every stall sample of ``profile`` on the instruction that caused it.
@@ -111,7 +96,7 @@ def attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             not a function of the program.
         UnknownArchError: ``arch`` is unknown.
     """
-    with _gc_paused():
+    with gc_paused():  # ~10^5 small acyclic objects: collection passes cost a third of the run
         return _attribute(program_or_cubin, profile, arch)
 
 
@@ -140,6 +125,8 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             by_section[(pf.function.section, off)] = pc
 
     cov_total = cov_before = cov_after = 0.0
+    blamed: dict[str, bool] = {}  # per reason: is_blamed / classify_self looked up once, not per PC
+    self_class: dict[str, str] = {}
     for pc, pf in resolved:
         if not pc.stalls:
             continue
@@ -154,6 +141,7 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             fx = index[pf.name] = FunctionIndex(pf, arch_name)
         j = fx.index[pc.offset]
         section = pf.function.section
+        pname = pf.name
         deps: dict[int, Dep] | None = None
         n_candidates = 0
         structural: dict[int, str | None] = {}
@@ -162,13 +150,17 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             lat = float(pc.stalls_not_issued.get(reason, 0))
             if s <= 0 and lat <= 0:
                 continue
-            if not is_blamed(reason):
+            b = blamed.get(reason)
+            if b is None:
+                b = blamed[reason] = is_blamed(reason)
+                self_class[reason] = classify_self(reason)
+            if not b:
                 owner_fn, owner = pf, pc.offset
                 if reason == "branch_resolving":
                     owner_fn, owner = _branch_owner(program, pf, pc, by_section)
                     if owner != pc.offset:
                         stats["branch_resolving_moved"] += s
-                graph.edges.append(BlameEdge(owner_fn.name, None, owner, reason, classify_self(reason), float(s),
+                graph.edges.append(BlameEdge(owner_fn.name, None, owner, reason, self_class[reason], float(s),
                                              lat, section=section))
                 continue
             if deps is None:
@@ -184,7 +176,7 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             cov_before += s if n_candidates == 1 else 0
             cov_after += s if len(survivors) == 1 else 0
             if not survivors:
-                graph.edges.append(BlameEdge(pf.name, None, pc.offset, reason, "self", float(s), lat,
+                graph.edges.append(BlameEdge(pname, None, pc.offset, reason, "self", float(s), lat,
                                              section=section))
                 stats["self_samples"] += s
                 continue
@@ -206,7 +198,7 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             for dep, src, share in zip(survivors, sources, shares, strict=True):
                 di = fx.ins[dep.def_index]
                 graph.edges.append(BlameEdge(
-                    pf.name, di.offset, pc.offset, reason,
+                    pname, di.offset, pc.offset, reason,
                     classify_edge(reason, di.opcode, dep.war, fx.du[dep.def_index].clobbers_all),
                     s * share, lat * share, distance=src.path, section=section,
                     operands=_sorted_operands(dep), path_cycles=dep.cycles))

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from warpwise.analysis.binary.model import ControlCode, Instruction
 
@@ -110,19 +111,24 @@ def _expand(kind: str, num: int, width: int) -> list[str]:
     return [f"{kind}{num + k}" for k in range(width)]
 
 
-def _regs(opnd: str, default_width: int) -> list[str]:
+# Operand strings repeat across instruction texts (R2, RZ, desc[UR4][R2.64], ...): the per-operand parses
+# are cached, so a text's first parse costs mostly its split (blame parses ~10^5 distinct texts at 200k).
+@lru_cache(maxsize=65536)
+def _regs(opnd: str, default_width: int) -> tuple[str, ...]:
     out: list[str] = []
     for m in _REG.finditer(opnd):
         w = {".64": 2, ".128": 4}.get(m.group(3) or "", 0)
         out += _expand(m.group(1), int(m.group(2)), w or default_width)
-    return out
+    return tuple(out)
 
 
+@lru_cache(maxsize=65536)
 def _pred(opnd: str) -> str | None:
     m = _PRED.match(opnd.strip())
     return f"{m.group(1)}{m.group(2)}" if m else None
 
 
+@lru_cache(maxsize=65536)
 def _is_pred_operand(opnd: str) -> bool:
     s = opnd.strip().lstrip("!")
     return s in ("PT", "UPT") or _PRED.match(s) is not None
@@ -176,6 +182,12 @@ def _text_part(ins: Instruction) -> DefUse:
     if d is None:
         d = _TEXT_CACHE[ins.text] = _def_use(ins, _NO_CONTROL)
     return d
+
+
+@lru_cache(maxsize=65536)
+def _sb_named(opnd: str) -> tuple[str, ...]:
+    """Barrier registers an operand names (``DEPBAR.LE SB0, 0x1``)."""
+    return tuple(f"SB{m.group(1)}" for m in _SB.finditer(opnd))
 
 
 def _wide_regs(operand: str, width: int) -> set[str]:
@@ -269,8 +281,7 @@ def _def_use(ins: Instruction, c: ControlCode) -> DefUse:
         if g not in ("PT", "UPT"):
             reg_reads.add(g)
     for o in ops:
-        for m in _SB.finditer(o):
-            uses.add(f"SB{m.group(1)}")
+        uses.update(_sb_named(o))
     defs: set[str] = set()
     if base == "CALL":
         reg_reads |= {r for o in ops for r in _regs(o, 1)}

@@ -19,6 +19,9 @@ that stalls the use.
 
 from __future__ import annotations
 
+from functools import lru_cache
+from typing import cast
+
 from warpwise.analysis.arch.latency import L1TEX_CLASSES, MEMORY_CLASSES, latency_class, latency_of
 from warpwise.analysis.arch.stalls import MEMORY_DEPENDENCY, SYNCHRONIZATION, stall_class
 from warpwise.analysis.blame.slice import Dep, FunctionIndex
@@ -37,12 +40,28 @@ def opcode_rule(fx: FunctionIndex, dep: Dep, reason: str) -> bool:
     ``wait`` (fixed-latency dependency) defs must set no barrier; synchronization stalls need a sync def.
     A write-after-read edge (through a read barrier) passes for either scoreboard.
     """
-    d = fx.du[dep.def_index]
-    if d.clobbers_all:
-        return False
-    klass = latency_class(fx.ins[dep.def_index].opcode)
+    key = opcode_key(fx, dep.def_index)
+    return key is not None and _opcode_cold(key[0], key[1], reason, dep.war)
+
+
+def opcode_key(fx: FunctionIndex, k: int) -> tuple[str, bool] | None:
+    """What the opcode rule reads of def ``k``: (latency class, sets a scoreboard barrier), None for a CALL
+    (which passes the rule). Computed once per instruction of the function (the rule runs per edge and
+    reason)."""
+    keys = cast("list[tuple[str, bool] | None] | None", fx.memo.get("opcode_key"))
+    if keys is None:
+        keys = fx.memo["opcode_key"] = [
+            None if d.clobbers_all else
+            (latency_class(i.opcode), d.write_barrier is not None or d.read_barrier is not None)
+            for i, d in zip(fx.ins, fx.du, strict=True)]
+    return keys[k]
+
+
+@lru_cache(maxsize=4096)
+def _opcode_cold(klass: str, barrier: bool, reason: str, war: bool) -> bool:
+    """:func:`opcode_rule` on what it reads of the def (see there)."""
     cls = stall_class(reason)
-    if reason in ("long_scoreboard", "short_scoreboard") and dep.war:
+    if reason in ("long_scoreboard", "short_scoreboard") and war:
         return False
     if reason == "long_scoreboard":
         return klass not in L1TEX_CLASSES
@@ -51,10 +70,10 @@ def opcode_rule(fx: FunctionIndex, dep: Dep, reason: str) -> bool:
     if cls == SYNCHRONIZATION:
         return klass != "sync"
     if reason == "short_scoreboard":
-        return (d.write_barrier is None and d.read_barrier is None) or klass in L1TEX_CLASSES
+        return not barrier or klass in L1TEX_CLASSES
     if reason == "wait":
         # a result protected by a scoreboard barrier shows as a scoreboard stall, not as `wait`
-        return d.write_barrier is not None or d.read_barrier is not None
+        return barrier
     return False
 
 

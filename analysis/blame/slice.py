@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections import defaultdict
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -28,6 +29,7 @@ from warpwise.analysis.blame.operands import DefUse, def_use
 from warpwise.analysis.program.model import ProgramFunction
 
 UNPREDICATED = "_"
+_EMPTY: dict[int, tuple[int, int]] = {}  # read-only stand-in for "no reaching defs"
 
 #: The exact per-path walk (predicated uses) stops a path after this many issue cycles: a def further
 #: away on every path is cut by the latency rule anyway (the largest upper bound in
@@ -80,29 +82,37 @@ class FunctionIndex:
         self.ins = pf.instructions
         self.index = {i.offset: k for k, i in enumerate(self.ins)}
         self.du: list[DefUse] = [def_use(i) for i in self.ins]
-        self.block: list[int] = [0] * len(self.ins)
+        block: list[int] = [0] * len(self.ins)
+        self.block = block
         self.first: dict[int, int] = {}
         self.end: dict[int, int] = {}
         for start, b in pf.blocks.items():
             a = self.index[b.instructions[0].offset]
-            self.first[start], self.end[start] = a, a + len(b.instructions)
-            for k in range(a, a + len(b.instructions)):
-                self.block[k] = start
-        self.cum = [0]
+            e = a + len(b.instructions)
+            self.first[start], self.end[start] = a, e
+            block[a:e] = [start] * (e - a)
+        cum = [0]
+        t = 0
         for i in self.ins:
-            self.cum.append(self.cum[-1] + max(1, i.control.stall))
-        self._defs: dict[tuple[int, str], list[int]] = {}
-        self._calls: dict[int, list[int]] = {}
-        self._users: dict[tuple[int, str], list[int]] = {}
+            t += max(1, i.control.stall)
+            cum.append(t)
+        self.cum = cum
+        defs: defaultdict[tuple[int, str], list[int]] = defaultdict(list)
+        calls: defaultdict[int, list[int]] = defaultdict(list)
+        users: defaultdict[tuple[int, str], list[int]] = defaultdict(list)
         for k, d in enumerate(self.du):
-            b = self.block[k]
+            b = block[k]
             if d.clobbers_all:
-                self._calls.setdefault(b, []).append(k)
+                calls[b].append(k)
             for r in d.defs:
-                self._defs.setdefault((b, r), []).append(k)
+                defs[(b, r)].append(k)
             if d.guard is None:
                 for r in d.uses:
-                    self._users.setdefault((b, r), []).append(k)
+                    users[(b, r)].append(k)
+        # plain dicts: lookups below must never insert
+        self._defs: dict[tuple[int, str], list[int]] = dict(defs)
+        self._calls: dict[int, list[int]] = dict(calls)
+        self._users: dict[tuple[int, str], list[int]] = dict(users)
         self.preds = {n: list(pf.cfg.predecessors(n)) for n in pf.cfg.nodes}
         self.succs = {n: list(pf.cfg.successors(n)) for n in pf.cfg.nodes}
         self._reach: dict[str, dict[int, dict[int, tuple[int, int]]]] = {}
@@ -116,6 +126,8 @@ class FunctionIndex:
         self._dag: nx.DiGraph | None = None
         self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
         self._dag_pos: dict[int, int] = {}
+        #: per-instruction tables other modules derive from this index once (e.g. prune.opcode_key)
+        self.memo: dict[str, object] = {}
 
     # --- def lookup -------------------------------------------------------------------------------
     def defs_before(self, block: int, end: int, reg: str) -> list[int]:
@@ -166,31 +178,42 @@ class FunctionIndex:
         per-path search (its guard can stop paths earlier than the summary does). ``far`` collects up to
         two defs that also reach but lie past their latency bound."""
         b = self.block[j]
+        cum, du = self.cum, self.du
+        cj = cum[j]
         found: list[tuple[int, int, int]] = []
         preds: frozenset[str] = frozenset()
         for k in self.defs_before(b, j, reg):
-            found.append((k, self.cum[j] - self.cum[k], j - k))
-            dk = self.du[k]
-            preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
+            found.append((k, cj - cum[k], j - k))
+            dk = du[k]
+            if dk.clobbers_all or dk.guard is None:
+                return found  # an unpredicated def covers every guard
+            preds = preds | {dk.guard}
             if covers(preds, guard):
                 return found
         if guard is not None:
             return self._slice_reg(j, reg, guard)
         f = self.first[b]
-        c0, n0 = self.cum[j] - self.cum[f], j - f
+        c0, n0 = cj - cum[f], j - f
         best = {k: (c, n) for k, c, n in found}
-        for k, (c, n) in self._reaching_in(reg).get(b, {}).items():
+        for k, (c, n) in self._reaching_in(reg).get(b, _EMPTY).items():
             c, n = c + c0, n + n0
-            if k not in best or (c, n) < best[k]:
+            old = best.get(k)
+            if old is None or (c, n) < old:
                 best[k] = (c, n)
         if far is not None:
-            far.update(self._reach_far[reg].get(b, {}))
+            fb = self._reach_far[reg].get(b)
+            if fb:
+                far.update(fb)
         return [(k, c, n) for k, (c, n) in best.items()]
 
     def bound(self, k: int) -> float:
         """Issue cycles past which def ``k`` can no longer be a candidate source in another block: its
         latency upper bound on ``arch`` (GPA rule 3, the latency rule, would cut it; analysis/arch/latency.py),
         SEARCH_LIMIT_CYCLES without an arch, unbounded for a CALL (the latency rule spares CALLs)."""
+        return self._bounds()[k]
+
+    def _bounds(self) -> list[float]:
+        """:meth:`bound` of every instruction (computed once)."""
         if self._bound is None:
             from warpwise.analysis.arch.latency import latency_of
 
@@ -203,7 +226,7 @@ class FunctionIndex:
                 else:
                     b.append(float(latency_of(ins.opcode, self.arch).upper))
             self._bound = b
-        return self._bound[k]
+        return self._bound
 
     def _def_blocks(self, reg: str) -> set[int]:
         """Blocks with a def of ``reg`` or a CALL (which defines every register)."""
@@ -269,7 +292,8 @@ class FunctionIndex:
         cached = self._reach.get(reg)
         if cached is not None:
             return cached
-        bound = self.bound
+        bnd = self._bounds()
+        cum, first, end, du, succs = self.cum, self.first, self.end, self.du, self.succs
         rpo = self._rpo_index()
         if self._order is None:
             self._order = sorted(self.first, key=rpo.__getitem__)
@@ -278,7 +302,7 @@ class FunctionIndex:
         limit = SEARCH_LIMIT_CYCLES
         # sparse: only blocks defining reg (or holding a CALL) generate; others only pass sets along
         for b in self._def_blocks(reg):
-            e = self.end[b]
+            e = end[b]
             found: dict[int, tuple[int, int]] = {}
             gfar: dict[int, int] = {}
             covered = False
@@ -286,13 +310,16 @@ class FunctionIndex:
             if ks:
                 preds: frozenset[str] = frozenset()
                 for k in ks:
-                    c = self.cum[e] - self.cum[k]
-                    if c <= bound(k):
+                    c = cum[e] - cum[k]
+                    if c <= bnd[k]:
                         found[k] = (c, e - k)
                     elif c <= limit:
                         gfar[k] = c
-                    dk = self.du[k]
-                    preds = preds | {UNPREDICATED if dk.clobbers_all or dk.guard is None else dk.guard}
+                    dk = du[k]
+                    if dk.clobbers_all or dk.guard is None:
+                        covered = True  # an unpredicated def covers
+                        break
+                    preds = preds | {dk.guard}
                     if covers(preds, None):
                         covered = True
                         break
@@ -310,7 +337,7 @@ class FunctionIndex:
             found, gfar, covered = gen.get(b, nothing)
             inb = inn.get(b)
             ofar = gfar
-            lc = self.cum[self.end[b]] - self.cum[self.first[b]]
+            lc = cum[end[b]] - cum[first[b]]
             if not covered:
                 fin = inn_far.get(b)
                 if fin:
@@ -323,10 +350,10 @@ class FunctionIndex:
                 out = found
             else:
                 out = dict(found)
-                ln = self.end[b] - self.first[b]
+                ln = end[b] - first[b]
                 for k, (c, n) in inb.items():
                     c, n = c + lc, n + ln
-                    if c > bound(k):
+                    if c > bnd[k]:
                         if c <= limit and c < ofar.get(k, limit + 1):
                             if ofar is gfar:
                                 ofar = dict(gfar)
@@ -339,7 +366,7 @@ class FunctionIndex:
                 ofar = _two_nearest(ofar)
             if not out and not ofar:
                 continue
-            for s in self.succs.get(b, ()):
+            for s in succs.get(b, ()):
                 tgt = inn.get(s)
                 if tgt is None:
                     tgt = inn[s] = {}

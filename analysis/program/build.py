@@ -17,6 +17,7 @@ from itertools import pairwise
 
 import networkx as nx
 from warpwise.analysis.binary.model import Cubin, Function, Instruction
+from warpwise.analysis.gcpause import without_gc
 from warpwise.analysis.program import cfg as cf
 from warpwise.analysis.program.model import BasicBlock, CallSite, Loop, Program, ProgramFunction
 
@@ -27,6 +28,7 @@ class ProgramError(ValueError):
     """A function's instructions cannot form a CFG (empty, overlapping or misaligned offsets)."""
 
 
+@without_gc
 def build_program(cubin: Cubin) -> Program:
     """Program structure of every function in ``cubin``.
 

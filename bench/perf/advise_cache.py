@@ -8,7 +8,7 @@ the process tree's (the sum over the process and its children alive at one momen
 Checks that warm output equals cold output byte for byte. Goals (issue 15): warm ≤ 0.5× cold; RSS of
 advise ≤ 150 MiB.
 
-    .venv/bin/python bench/perf/advise_cache.py [--repeat 3] [--examples stencil gather ...]
+    .venv/bin/python bench/perf/advise_cache.py [--repeat 3] [--examples stencil gather ...] [--reader-steps]
 """
 
 from __future__ import annotations
@@ -94,10 +94,56 @@ def run(example: str, cache: Path) -> tuple[dict[str, float], str]:
     return got, stdout
 
 
+# What the report-reader child holds after each ncu-report call it makes (RSS and its anonymous part, MiB),
+# and the size of the largest anonymous mapping (libnvperf_host.so's .bss, mapped on the first action).
+_READER_STEPS = r"""
+import json, sys
+def st():
+    d = {}
+    for ln in open('/proc/self/status'):
+        k, _, v = ln.partition(':')
+        if k in ('VmRSS', 'RssAnon', 'VmHWM'):
+            d[k] = int(v.split()[0]) // 1024
+    return d
+out = [('python + ncu_report import', None)]
+import ncu_report
+out[0] = (out[0][0], st())
+r = ncu_report.load_report(sys.argv[1]); out.append(('load_report', st()))
+a = r.range_by_idx(0).action_by_idx(0); out.append(('first action_by_idx', st()))
+m = a.metric_by_name('smsp__pcsamp_sample_count'); pcs = m.correlation_ids()
+pc = int(pcs.as_uint64(m.num_instances() - 1))
+a.metric_by_name('inst_executed'); a.source_info(pc); out.append(('metrics + source_info', st()))
+a.sass_by_pc(pc); out.append(('first sass_by_pc', st()))
+dict(a.source_files()); out.append(('source_files', st()))
+big = 0
+for ln in open('/proc/self/maps'):
+    f = ln.split()
+    if len(f) == 5 and f[1].startswith('rw'):
+        lo, hi = (int(x, 16) for x in f[0].split('-'))
+        big = max(big, (hi - lo) >> 20)
+print(json.dumps({'steps': out, 'largest_anonymous_mapping_mib': big}))
+"""
+
+
+def reader_steps(example: str) -> None:
+    """Print the report reader's RSS after each ncu-report call on ``example``'s report (one fresh process)."""
+    rep = next((ROOT / "examples" / example).glob("*.ncu-rep"))
+    out = subprocess.run([sys.executable, "-c", _READER_STEPS, str(rep)], capture_output=True, text=True,
+                         timeout=300, check=True)
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"\n{example} report reader, step by step (largest anonymous mapping "
+          f"{got['largest_anonymous_mapping_mib']} MiB):\n\n| after | RSS (MiB) | of it anonymous (MiB) |\n"
+          "|---|---:|---:|")
+    for name, d in got["steps"]:
+        print(f"| {name} | {d['VmRSS']} | {d['RssAnon']} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--examples", nargs="+", default=list(NAMES), choices=NAMES)
+    ap.add_argument("--reader-steps", action="store_true",
+                    help="also print the report reader's RSS after each ncu-report call (first example)")
     args = ap.parse_args(argv)
     print("| example | cold CPU (s) min / median | warm CPU (s) min / median | warm / cold (medians) "
           "| advise peak RSS (MiB) cold / warm | report-reader child peak RSS (MiB) "
@@ -120,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{mw:.2f} | {mw / mc:.2f}× | {max(r['rss_self'] for r in cold)} / {max(r['rss_self'] for r in warm)} "
               f"| {max(r['rss_child'] for r in cold)} | {max(r['rss_tree'] for r in cold)} / "
               f"{max(r['rss_tree'] for r in warm)} | {'yes' if same else 'NO'} |", flush=True)
+    if args.reader_steps:
+        reader_steps(args.examples[0])
     return 0
 
 

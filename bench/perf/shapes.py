@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -27,10 +28,25 @@ from pathlib import Path
 SHAPES = ("generator", "ptx_loops", "gemm", "scan")
 
 
+#: Statements per generator kernel: nvcc's optimizer is super-linear in one function's size (one 36k-statement
+#: kernel did not build in 20 minutes, 9k statements take about a minute), so larger sizes are several kernels
+#: of at most this many statements (about 50k SASS instructions) in one file; sizes up to 50k are unchanged.
+GENERATOR_UNITS_PER_KERNEL = 10000
+
+
 def generator_source(units: int) -> str:
-    """``units`` statements of the generator shape (CUDA)."""
+    """``units`` statements of the generator shape (CUDA); kernels ``big``, ``big1``, ... of at most
+    GENERATOR_UNITS_PER_KERNEL statements each."""
+    parts = []
+    for k, first in enumerate(range(0, units, GENERATOR_UNITS_PER_KERNEL)):
+        parts.append(_generator_kernel("big" if k == 0 else f"big{k}",
+                                       min(GENERATOR_UNITS_PER_KERNEL, units - first)))
+    return "\n".join(parts)
+
+
+def _generator_kernel(name: str, units: int) -> str:
     lines = [
-        'extern "C" __global__ void big(const float* __restrict__ in, float* __restrict__ out, int n, int s) {',
+        f'extern "C" __global__ void {name}(const float* __restrict__ in, float* __restrict__ out, int n, int s) {{',
         "  int t = blockIdx.x * blockDim.x + threadIdx.x;",
         "  float a0=in[t], a1=in[t+1], a2=in[t+2], a3=in[t+3], a4=0.f, a5=1.f, a6=2.f, a7=3.f;",
     ]
@@ -58,6 +74,7 @@ def ptx_loops_source(units: int) -> str:
     head = """.version 8.0
 .target sm_90
 .address_size 64
+.file 1 "ptx_loops.cu"
 """
     parts = []
     for k, first in enumerate(range(0, units, PTX_LOOPS_PER_KERNEL)):
@@ -75,7 +92,10 @@ def _ptx_loops_kernel(name: str, units: int) -> str:
  ld.global.f32 %f1, [%rd6]; ld.global.f32 %f2, [%rd6+4]; ld.global.f32 %f3, [%rd6+8];
 """]
     for k in range(units):
-        out.append(f""" and.b32 %r4, %r2, {k % 7 + 1};
+        # one source line per loop (a PTX module without .loc gives an empty .debug_line, which the loader
+        # rejects as a corrupt line table)
+        out.append(f""" .loc 1 {k + 10} 1
+ and.b32 %r4, %r2, {k % 7 + 1};
  mov.u32 %r5, 0;
  setp.eq.s32 %p1, %r4, 0;
  @%p1 bra SKIP{k};
@@ -281,10 +301,12 @@ def cache_dir() -> Path:
     return d
 
 
-def compile_source(kind: str, text: str, nvcc: str | None = None) -> Path:
+def compile_source(kind: str, text: str, nvcc: str | None = None, timeout_s: float = 3600) -> Path:
     """Build ``text`` (``.cu`` or ``.ptx``) into a cached sm_90 cubin; returns its path.
 
-    Raises subprocess.CalledProcessError / TimeoutExpired when the compiler fails or takes > 20 minutes."""
+    Raises subprocess.CalledProcessError / TimeoutExpired when the compiler fails or takes longer than
+    ``timeout_s`` (the generator's 200k cubin, four 50k-instruction kernels, took 26 minutes wall on the
+    loaded 2-core machine)."""
     suffix = SOURCES[kind][0]
     h = hashlib.sha1(text.encode()).hexdigest()[:16]
     out = cache_dir() / f"{kind}-{h}.cubin"
@@ -299,7 +321,16 @@ def compile_source(kind: str, text: str, nvcc: str | None = None) -> Path:
     else:
         cmd = [nvcc or shutil.which("nvcc") or "nvcc", "-cubin", "-arch=sm_90", "-O3", "-lineinfo", "-o", str(tmp),
                str(src)]
-    subprocess.run(cmd, check=True, timeout=1200, capture_output=True)
+    # own process group, killed whole on timeout: nvcc's ptxas child outlives a killed nvcc otherwise
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    try:
+        _, err = p.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise
+    if p.returncode != 0:
+        raise subprocess.CalledProcessError(p.returncode, cmd, stderr=err)
     os.replace(tmp, out)
     return out
 
