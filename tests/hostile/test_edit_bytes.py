@@ -182,3 +182,18 @@ def test_lsp_rewrites_on_crlf_keep_bytes() -> None:
             check_edits(original, variant, v, edits, apply_byte_edits(original, lf))
             checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_header_offset_goes_past_a_continued_macro_that_is_the_last_directive(eol: str) -> None:
+    # issue 13: '\' + CRLF was not seen as a continuation, so file-level additions went inside the macro;
+    # the examples' own later directives hid it (the mandelbrot regression above passes without the fix)
+    from warpwise.analysis.rewrite.edits import header_offset
+    from warpwise.analysis.rewrite.parse import parse
+
+    src = eol.join(["#include <cstdio>", "#define WW_TWICE(x) \\", "  ((x) + (x))",
+                    "__global__ void child(int n) {}", "__global__ void parent(int n) {", "  child<<<1, n>>>(n);",
+                    "}", ""])
+    assert header_offset(parse(src, "k.cu")) == src.index("__global__")
+    out = apply_byte_edits(src, rewrite(src, "k.cu", "threshold", 6))
+    assert f"#define WW_TWICE(x) \\{eol}  ((x) + (x)){eol}" in out
