@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warpwise.analysis.confine import read_source
 from warpwise.analysis.pipeline import Analysis, KernelAnalysis, KernelGroup
 from warpwise.analysis.profile.lines import LineStats
 from warpwise.analysis.profile.source import same_code
@@ -345,8 +346,8 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
         baseline = baseline or baseline_text(g.first, path)
         findings.extend(found)
         advice_lines.update(lines_of)
-    if disk_text is None and path.is_file():
-        disk_text = path.read_text(errors="replace")
+    if disk_text is None:  # bounded and confined to the workspace, like every source read (issue 13)
+        disk_text = read_source(path, errors="replace")
     from warpwise.server.cdp import launch_costs
 
     costs = [c for g in groups for c in launch_costs(g, path, baseline or disk_text or "")]
