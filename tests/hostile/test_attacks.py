@@ -73,6 +73,12 @@ def test_line_table_path_to_dev_stdin_is_not_read(tmp_path: Path) -> None:
     try:
         assert view.source("/dev/stdin") is None  # type: ignore[attr-defined]
         assert view.source("/proc/self/fd/0") is None  # type: ignore[attr-defined]
+        # a pipe's /proc link does not resolve; a FIFO and a device inside the roots do: the regular-file
+        # check refuses them (without it the FIFO read as "" and /dev/zero was read up to the size limit)
+        fifo = tmp_path / "k.cu"
+        os.mkfifo(fifo)
+        assert view.source(str(fifo)) is None  # type: ignore[attr-defined]
+        assert view.source("/dev/zero") is None  # type: ignore[attr-defined]
     finally:
         os.dup2(saved, 0)
         os.close(r)
