@@ -19,7 +19,7 @@ from typing import Any
 
 from lsprotocol import types as lsp
 from pygls.lsp.server import LanguageServer
-from warpwise.analysis.confine import read_source, set_roots
+from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in, prefer_reports
 from warpwise.analysis.profile.paths import parse_path_map
 from warpwise.server import actions, lifecycle, render, stale, workspace
@@ -613,7 +613,9 @@ def cmd_current_line(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
     elif not ff.baseline:
         return {"line": line, "stale": False}
     else:
-        disk = read_source(path, errors="replace")  # bounded and confined (issue 13)
+        from warpwise.server.findings import disk_source
+
+        disk = disk_source(path)  # regular file within the source limit (issue 13)
         if disk is None:
             return {"line": line, "stale": False}
         text = disk

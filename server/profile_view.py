@@ -78,10 +78,10 @@ def kernel_data(g: EditorKernel) -> dict[str, Any]:
         if p is None or str(p) in files:
             continue
         text = baseline_text(g.first, p)
-        if text is None:  # bounded and confined to the workspace, like every source read (issue 13)
-            from warpwise.analysis.confine import read_source
+        if text is None:
+            from warpwise.server.findings import disk_source
 
-            text = read_source(p, errors="replace")
+            text = disk_source(p)  # regular file within the source limit (issue 13)
         files[str(p)] = (text or "").replace("\r\n", "\n").split("\n")
     lines = [{"file": str(local.get(ls.file) or ls.file), "line": ls.line, "samples": ls.samples,
               "latency": ls.latency_samples, "stalls": dict(ls.stalls)} for ls in g.lines]
