@@ -140,3 +140,21 @@ def test_symlink_loop_is_called_a_loop(tmp_path: Path, flag: str, capsys: pytest
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert f"{loop}: is a symbolic link that loops" in err and "no such file" not in err, err
+
+
+def test_advice_reads_a_latin1_source_inside_the_workspace(tmp_path: Path) -> None:
+    # the advice's source text (quick fixes, loop and launch lookups) was None for a file that is not UTF-8
+    from warpwise.analysis import confine
+
+    k = tmp_path / "k.cu"
+    k.write_bytes("// temp\xe9rature\n__global__ void k(float *x) { x[0] *= 0.1; }\n".encode("latin-1"))
+    blob = tmp_path / "b.cu"
+    blob.write_bytes(b"NVR\x00" + bytes(100))
+    confine.set_roots([tmp_path])
+    try:
+        assert confine.read_source(k) == "// temp\xe9rature\n__global__ void k(float *x) { x[0] *= 0.1; }\n"
+        assert confine.read_source(blob) is None
+        assert confine.read_source(k, errors="replace") == "// temp\ufffdrature\n" \
+            "__global__ void k(float *x) { x[0] *= 0.1; }\n"
+    finally:
+        confine.set_roots([])
