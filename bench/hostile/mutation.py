@@ -1,6 +1,6 @@
 """Mutation run (issue 13 item 6): ``warpwise advise`` on mutants of the examples' reports and cubins,
 special files (as report, as cubin and as source), huge sparse files, odd sources (Latin-1, BOM-only
-copy, binary data) and hung / crashing tools; counts hangs, tracebacks and silent-wrong results.
+copy, binary data) and hung / crashing tools (nvdisasm, cuobjdump); counts hangs, tracebacks and silent-wrong results.
 
     python bench/hostile/mutation.py [--reports 170] [--cubins 170] [--seed 13] [--limit-s 60] [--no-extra]
 
@@ -27,7 +27,9 @@ import io
 import json
 import os
 import random
+import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 import threading
@@ -125,7 +127,8 @@ SAYS = {"fifo": "FIFO", "zero": "character device", "stdin": "character device",
 
 
 def extra_cases(work: Path, ex: dict[str, tuple[Path, Path, Path]]) -> list[Case]:
-    """Special files as report, cubin and source; odd sources; hung / crashing tools; a loader time-out."""
+    """Special files as report, cubin and source; odd sources; hung / crashing nvdisasm and cuobjdump; a
+    report-loader time-out."""
     cases: list[Case] = []
     src, rep, cub = ex["stencil"]
     special = work / "special"
@@ -195,6 +198,19 @@ def extra_cases(work: Path, ex: dict[str, tuple[Path, Path, Path]]) -> list[Case
         exe.chmod(0o755)
         cases.append(Case(f"tool:{name}", src, rep, cub, "nvdisasm", env={"WARPWISE_NVDISASM": str(exe)},
                           must_fail=True))
+    # cuobjdump unpacks executables: the same failures, on an executable built here (when nvcc is on PATH)
+    nvcc = shutil.which("nvcc")
+    exe_path = tools / "stencil-exe"
+    if nvcc is not None and subprocess.run([nvcc, "-arch=sm_90", "-lineinfo", "-O3", "-I", str(ROOT / "examples"),
+                                            "-o", str(exe_path), str(src)], capture_output=True,
+                                           timeout=300).returncode == 0:
+        for name, body in (("hang", "sleep 300\n"), ("hang-child", "sleep 300 &\nsleep 300\n"),
+                           ("exit-child", "sleep 300 &\nexit 0\n"), ("crash", "kill -SEGV $$\n")):
+            tool = tools / f"cuobjdump-{name}"
+            tool.write_text("#!/bin/sh\n" + body)
+            tool.chmod(0o755)
+            cases.append(Case(f"tool:cuobjdump-{name}", src, rep, exe_path, "cuobjdump",
+                              env={"WARPWISE_CUOBJDUMP": str(tool)}, must_fail=True))
     cases.append(Case("tool:report-loader-time-limit", src, rep, cub, rep.name,
                       env={"WARPWISE_REPORT_TIMEOUT_S": "0.05"}, says="within", must_fail=True))
     return cases
