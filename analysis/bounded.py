@@ -181,15 +181,16 @@ def read_bytes(path: str | Path, kind: str, max_bytes: int | None = None, head: 
     return data
 
 
-def read_text(path: str | Path, kind: str = "source", max_bytes: int | None = None) -> str:
-    """UTF-8 text of regular file ``path`` (bytes kept: no newline translation, a BOM stays as U+FEFF).
+def read_text(path: str | Path, kind: str = "source", max_bytes: int | None = None, errors: str = "strict") -> str:
+    """UTF-8 text of regular file ``path`` (bytes kept: no newline translation, a BOM stays as U+FEFF);
+    ``errors="replace"``: bytes that are not UTF-8 become U+FFFD instead of an error.
 
     Raises:
-        InputFileError: see :func:`read_bytes`, or the file is not UTF-8.
+        InputFileError: see :func:`read_bytes`, or the file is not UTF-8 (``errors="strict"``).
     """
     data = read_bytes(path, kind, max_bytes)
     try:
-        return data.decode("utf-8")
+        return data.decode("utf-8", errors=errors)
     except UnicodeDecodeError as e:
         raise InputFileError(f"{path}: not UTF-8 text (byte {e.start})") from e
 

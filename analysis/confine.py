@@ -50,16 +50,19 @@ def inside(path: str | Path) -> bool:
 
 
 def read_source(path: str | Path, errors: str = "strict") -> str | None:
-    """UTF-8 text of source ``path`` when it resolves inside the roots and is a regular file within the
-    source size limit; None otherwise (outside, missing, a device or FIFO, too large, or not UTF-8 with
-    ``errors="strict"``). Bytes are kept as they are: no newline translation."""
+    """Text of source ``path`` when it resolves inside the roots and is a regular file within the source
+    size limit; None otherwise (outside, missing, a device or FIFO, too large). Bytes are kept as they
+    are: no newline translation. ``errors="strict"``: UTF-8, or for a file that is not UTF-8 (a Latin-1
+    comment) one code point per byte, as rewrites read it (:mod:`warpwise.analysis.encoding`; None for
+    binary data); otherwise UTF-8 decoded with ``errors`` (``"replace"``: U+FFFD)."""
     if not inside(path):
         return None
     try:
         data = read_bytes(Path(path).resolve(), "source")
+        if errors == "strict":
+            from warpwise.analysis.encoding import decode_source
+
+            return decode_source(data, path).text
     except InputFileError:
         return None
-    try:
-        return data.decode("utf-8", errors=errors)
-    except UnicodeDecodeError:
-        return None
+    return data.decode("utf-8", errors=errors)

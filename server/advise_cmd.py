@@ -14,13 +14,16 @@ from warpwise.analysis.pipeline import Analysis, InputError, analyze, discover
 
 
 def _special(p: Path) -> str | None:
-    """``is a character device, not a regular file`` (FIFO, socket, block device), or None for a regular
-    file or folder."""
+    """``is a character device, not a regular file`` (FIFO, socket, block device, a symbolic link loop), or
+    None for a regular file or folder."""
+    import errno
     import stat
 
     try:
         mode = p.stat().st_mode
-    except OSError:
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # Path.exists() says False: "no such file" would hide it
+            return "is a symbolic link that loops (too many levels of symbolic links); not read"
         return None
     kinds = ((stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a FIFO"),
              (stat.S_ISSOCK, "a socket"))
@@ -37,12 +40,15 @@ def _not_a_source(p: Path) -> str | None:
         return f"is a CSV file, not a CUDA source: an ncu export goes in --profile {p}"
     try:
         with p.open("rb") as f:
-            head = f.read(4)
+            head = f.read(8192)
     except OSError:
         return None
-    if head == b"\x7fELF":
+    if head[:4] == b"\x7fELF":
         return f"is an ELF binary (cubin, executable or library), not a CUDA source: pass it as --binary {p}"
-    return None
+    from warpwise.analysis.encoding import not_text
+
+    what = not_text(head)  # a report renamed .cu, a sparse or zero-filled file, UTF-16
+    return None if what is None else f"is not a CUDA source: {what}"
 
 
 def _sources(args_sources: list[str]) -> tuple[list[Path], list[str]]:

@@ -139,15 +139,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         from warpwise.server import interrupt
 
         if interrupt.interrupted():  # Ctrl-C that a callee swallowed: the command still ends as interrupted
-            print(interrupt.MESSAGE, file=sys.stderr)
+            interrupt.say()
             return 130
+        interrupt.finish()  # advise/rewrite: a Ctrl-C from here to the process's end gives the message and 130
         return rc
     except BrokenPipeError:
         # stdout is gone: point it at devnull so the interpreter's final flush does not fail again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141  # 128 + SIGPIPE, what a shell reports for a tool killed by a closed pipe
     except KeyboardInterrupt:
-        print("warpwise: interrupted", file=sys.stderr)
+        from warpwise.server import interrupt
+
+        interrupt.say()
         return 130  # 128 + SIGINT
     except OSError as e:
         if e.filename is not None:

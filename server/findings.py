@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from warpwise.analysis.bounded import InputFileError, read_text
 from warpwise.analysis.pipeline import Analysis, KernelAnalysis, KernelGroup
 from warpwise.analysis.profile.lines import LineStats
 from warpwise.analysis.profile.source import same_code
@@ -330,6 +331,16 @@ def group_findings(g: EditorKernel, path: Path) -> tuple[list[LineFinding], dict
     return list(by_line.values()), lines_of
 
 
+def disk_source(path: Path) -> str | None:
+    """Text of local file ``path`` (a profiled file the analysis mapped, or the file the editor names) when
+    it is a regular file within the source size limit (``WARPWISE_MAX_SOURCE_BYTES``); None otherwise —
+    never a device or FIFO, never a huge file read whole (issue 13). Bytes that are not UTF-8 read as U+FFFD."""
+    try:
+        return read_text(path, "source", errors="replace")
+    except InputFileError:
+        return None
+
+
 def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = None,
                   active: dict[str, Path] | None = None) -> FileFindings:
     """Findings of every profiled kernel (grouped, see ``group_kernels``) on the local file ``path``."""
@@ -345,8 +356,8 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
         baseline = baseline or baseline_text(g.first, path)
         findings.extend(found)
         advice_lines.update(lines_of)
-    if disk_text is None and path.is_file():
-        disk_text = path.read_text(errors="replace")
+    if disk_text is None:
+        disk_text = disk_source(path)
     from warpwise.server.cdp import launch_costs
 
     costs = [c for g in groups for c in launch_costs(g, path, baseline or disk_text or "")]

@@ -613,10 +613,12 @@ def cmd_current_line(ls: WarpwiseServer, *args: Any) -> dict[str, Any]:
     elif not ff.baseline:
         return {"line": line, "stale": False}
     else:
-        try:
-            text = path.read_text(errors="replace")
-        except OSError:
+        from warpwise.server.findings import disk_source
+
+        disk = disk_source(path)  # regular file within the source limit (issue 13)
+        if disk is None:
             return {"line": line, "stale": False}
+        text = disk
     lmap = line_map(ff.baseline or text, text)
     cur = lmap.line(line)
     if cur is not None:

@@ -78,8 +78,10 @@ def kernel_data(g: EditorKernel) -> dict[str, Any]:
         if p is None or str(p) in files:
             continue
         text = baseline_text(g.first, p)
-        if text is None and p.is_file():
-            text = p.read_text(errors="replace")
+        if text is None:
+            from warpwise.server.findings import disk_source
+
+            text = disk_source(p)  # regular file within the source limit (issue 13)
         files[str(p)] = (text or "").replace("\r\n", "\n").split("\n")
     lines = [{"file": str(local.get(ls.file) or ls.file), "line": ls.line, "samples": ls.samples,
               "latency": ls.latency_samples, "stalls": dict(ls.stalls)} for ls in g.lines]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from warpwise.analysis.bounded import InputFileError, read_bytes
@@ -41,17 +42,19 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_rewrite(args: argparse.Namespace) -> int:
     """Run the ``rewrite`` sub-command; returns the exit code (0 ok, 2 bad input)."""
+    from warpwise.analysis.encoding import decode_source
     from warpwise.analysis.rewrite import RewriteError, apply_edits, rewrite
 
     src = Path(args.source)
     try:  # bytes as they are: no newline translation, a BOM kept (issue 13: -o turned CRLF into LF)
-        text = read_bytes(src, "source").decode("utf-8")
+        st = decode_source(read_bytes(src, "source"), src)
     except InputFileError as e:
         print(f"warpwise rewrite: cannot read {e}", file=sys.stderr)
         return 2
-    except UnicodeDecodeError:
-        print(f"warpwise rewrite: {src} is not UTF-8 text", file=sys.stderr)
-        return 2
+    if st.first_non_utf8 is not None:  # a Latin-1 comment must not block a rewrite: its bytes are kept
+        print(f"warpwise rewrite: note: {src} is not UTF-8 (byte {st.first_non_utf8}): edited as a single-byte "
+              "encoding, every byte outside the edits kept as it is", file=sys.stderr)
+    text = st.text
     if args.transform != "aggregate" and args.granularity != "block":
         print(f"warpwise rewrite: --granularity applies to aggregate only, not {args.transform}", file=sys.stderr)
         return 2
@@ -70,7 +73,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     if args.transform == "plan":
-        return _run_plan(args, src, text)
+        return _run_plan(args, src, text, st.encode)
     try:
         edits = rewrite(text, str(src), args.transform, args.launch, granularity=args.granularity,
                         threshold=args.threshold, factor=args.factor,
@@ -79,13 +82,13 @@ def run_rewrite(args: argparse.Namespace) -> int:
     except RewriteError as e:
         print(f"warpwise rewrite: {e}", file=sys.stderr)
         return 2
-    return _write_output(args.output, result)
+    return _write_output(args.output, st.encode(result))
 
 
-def _write_output(output: str | None, result: str) -> int:
-    """Write ``result`` as UTF-8 bytes to ``output`` (stdout when None), with no newline translation:
-    the file is byte-identical to the source outside the edited ranges. Returns the exit code."""
-    data = result.encode("utf-8")
+def _write_output(output: str | None, data: bytes) -> int:
+    """Write ``data`` (the rewritten file in the source's encoding) to ``output`` (stdout when None), with
+    no newline translation: the file is byte-identical to the source outside the edited ranges. Returns
+    the exit code."""
     if output:
         from warpwise.server.output import write_atomically
 
@@ -100,7 +103,7 @@ def _write_output(output: str | None, result: str) -> int:
     return 0
 
 
-def _run_plan(args: argparse.Namespace, src: Path, text: str) -> int:
+def _run_plan(args: argparse.Namespace, src: Path, text: str, encode: Callable[[str], bytes]) -> int:
     from warpwise.analysis.profile.ncu import load_profiles
     from warpwise.analysis.rewrite import RewriteError, apply_edits
     from warpwise.analysis.rewrite.plan import plan_edits, plan_launch
@@ -148,7 +151,7 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str) -> int:
         from warpwise.server.output import write_atomically
 
         try:  # bytes as they are, like the other transforms' -o
-            write_atomically(args.output, result.encode("utf-8"))
+            write_atomically(args.output, encode(result))
         except OSError as e:
             print(f"warpwise rewrite: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
             return 2

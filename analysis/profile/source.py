@@ -31,7 +31,9 @@ def code_of_line(line: str) -> str:
 
 def code_lines(text: str) -> list[str]:
     """Per-line code of ``text`` (line endings normalised: ``\r\r\n`` — sources from other platforms — and
-    ``\r\n`` count as one line end), for line-by-line comparison."""
+    ``\r\n`` count as one line end; a leading UTF-8 BOM, which is no code, dropped), for line-by-line
+    comparison."""
+    text = text.removeprefix("\ufeff")
     return [code_of_line(x) for x in text.replace("\r\r\n", "\n").replace("\r\n", "\n").split("\n")]
 
 

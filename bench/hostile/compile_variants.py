@@ -1,7 +1,11 @@
 """Compile every DP rewrite and quick fix of every example on its CRLF / BOM / mixed / tab / non-ASCII /
-continued-macro variants with nvcc (no GPU needed), and check each is byte-identical outside its edits.
+Latin-1 / trailing-space / continued-macro variants with nvcc (no GPU needed), and check each is
+byte-identical outside its edits.
 
-    python bench/hostile/compile_variants.py [--jobs 2] [--limit N] [--nvcc nvcc]
+    python bench/hostile/compile_variants.py [--jobs 2] [--limit N] [--nvcc nvcc] [--variants NAME ...]
+
+``--variants``: only the variants of these names (``crlf-latin1-macro``; default all). A Latin-1 variant's
+file is written in ISO-8859-1 and decoded as the rewrite CLI decodes it (analysis/encoding.py).
 
 Prints one line per failure and a summary ``compiled N, failed F, refused R``; exit 1 when anything failed.
 Each variant is compiled as the user would build a CDP program: ``nvcc -rdc=true -arch=sm_90 -c``
@@ -25,10 +29,13 @@ from tests.hostile.variants import (  # noqa: E402
     Variant,
     apply_byte_edits,
     apply_variant,
+    base_text,
     check_edits,
     quickfix_jobs,
     rewrite_jobs,
     shift_line,
+    variant_bytes,
+    variant_text,
 )
 
 VARIANTS = (
@@ -37,6 +44,9 @@ VARIANTS = (
     Variant(eol="mixed", macro=True),
     Variant(eol="crlf", bom=True, tabs=True, non_ascii=True, macro=True),
     Variant(eol="lf", tabs=True, non_ascii=True),
+    Variant(eol="crlf", latin1=True, macro=True),
+    Variant(eol="mixed", latin1=True, tabs=True, trail=True),
+    Variant(eol="mixed", bom=True, non_ascii=True, macro=True, trail=True),
 )
 
 
@@ -45,53 +55,61 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--limit", type=int, default=None, help="compile at most N variants (a quick check)")
     ap.add_argument("--nvcc", default="nvcc")
+    ap.add_argument("--variants", nargs="*", default=None, metavar="NAME", help="only these variants")
     args = ap.parse_args()
+    variants = [v for v in VARIANTS if args.variants is None or v.name() in args.variants]
+    if not variants:
+        ap.error(f"no variant named {args.variants}; known: {', '.join(v.name() for v in VARIANTS)}")
     from warpwise.analysis.rewrite import RewriteError, rewrite
 
-    work: list[tuple[str, Path, str]] = []  # (name, original, rewritten variant text)
+    work: list[tuple[str, Path, bytes]] = []  # (name, original, rewritten variant's bytes)
     failures: list[str] = []
     refused = 0
+    lf_of: dict[tuple[str, str, int], str] = {}  # the rewrite of the LF text a variant starts from
     for path, transform, line in rewrite_jobs():
-        original = path.read_text()
-        try:
-            lf = apply_byte_edits(original, rewrite(original, str(path), transform, line))
-        except RewriteError:
-            refused += 1
-            continue
-        for v in VARIANTS:
+        for v in variants:
             name = f"{path.stem}:{transform}:{line}:{v.name()}"
-            variant = apply_variant(original, v)
+            original = base_text(path.read_text(), v)  # a Latin-1 file holds no UTF-8 dashes
+            try:
+                if (original, transform, line) not in lf_of:
+                    lf_of[original, transform, line] = apply_byte_edits(original, rewrite(original, str(path),
+                                                                                         transform, line))
+                lf = lf_of[original, transform, line]
+            except RewriteError:
+                refused += 1
+                break
+            variant = variant_text(apply_variant(original, v), v)
             try:
                 out = check_edits(original, variant, v, rewrite(variant, str(path), transform,
                                                                 shift_line(line, v, original)), lf)
             except (AssertionError, RewriteError) as e:
                 failures.append(f"{name}: {type(e).__name__}: {e}")
                 continue
-            work.append((name, path, out))
+            work.append((name, path, variant_bytes(out, v)))
     for path, fix, fn in quickfix_jobs():
-        original = path.read_text()
-        lf_edits = fn(original, str(path), Variant())
-        if not lf_edits:
-            continue
-        lf = apply_byte_edits(original, lf_edits)
-        for v in VARIANTS:
+        for v in variants:
+            original = base_text(path.read_text(), v)
+            lf_edits = fn(original, str(path), Variant())
+            if not lf_edits:
+                break
+            lf = apply_byte_edits(original, lf_edits)
             name = f"{path.stem}:{fix}:{v.name()}"
-            variant = apply_variant(original, v)
+            variant = variant_text(apply_variant(original, v), v)
             try:
                 out = check_edits(original, variant, v, fn(variant, str(path), v), lf)
             except AssertionError as e:
                 failures.append(f"{name}: AssertionError: {e}")
                 continue
-            work.append((name, path, out))
+            work.append((name, path, variant_bytes(out, v)))
     checked = len(work)
     if args.limit is not None:
         work = work[:: max(1, len(work) // max(1, args.limit))][: args.limit]  # spread over all jobs
 
-    def compile_one(item: tuple[str, Path, str]) -> str | None:
-        name, path, text = item
+    def compile_one(item: tuple[str, Path, bytes]) -> str | None:
+        name, path, data = item
         with tempfile.TemporaryDirectory(prefix="ww-variant-") as d:
             src = Path(d) / path.name
-            src.write_bytes(text.encode("utf-8"))
+            src.write_bytes(data)
             cmd = [args.nvcc, "-rdc=true", "-arch=sm_90", "-std=c++17", "-I", str(path.parent), "-c", str(src),
                    "-o", str(Path(d) / "x.o")]
             try:

@@ -73,6 +73,12 @@ def test_line_table_path_to_dev_stdin_is_not_read(tmp_path: Path) -> None:
     try:
         assert view.source("/dev/stdin") is None  # type: ignore[attr-defined]
         assert view.source("/proc/self/fd/0") is None  # type: ignore[attr-defined]
+        # a pipe's /proc link does not resolve; a FIFO and a device inside the roots do: the regular-file
+        # check refuses them (without it the FIFO read as "" and /dev/zero was read up to the size limit)
+        fifo = tmp_path / "k.cu"
+        os.mkfifo(fifo)
+        assert view.source(str(fifo)) is None  # type: ignore[attr-defined]
+        assert view.source("/dev/zero") is None  # type: ignore[attr-defined]
     finally:
         os.dup2(saved, 0)
         os.close(r)
@@ -216,3 +222,19 @@ def test_report_without_source_correlation_takes_lines_from_the_cubin(
 
     got = lines(rep)
     assert got == lines(example("stencil", ".ncu-rep")) and sum(n for _, n in got) == 28464
+
+
+def test_server_reads_of_local_sources_are_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the editor's findings read a profiled file's text from disk with Path.read_text: no size limit (a 3 GiB
+    # sparse stencil.cu in the workspace was read whole); now a regular file within the source limit only
+    from warpwise.server.findings import file_findings
+
+    big = tmp_path / "k.cu"
+    big.write_text("// x\n" * 100_000)  # 500 kB
+    monkeypatch.setenv("WARPWISE_MAX_SOURCE_BYTES", "100000")
+    assert file_findings([], big).baseline == ""  # over the source limit: not read
+    monkeypatch.setenv("WARPWISE_MAX_SOURCE_BYTES", str(1 << 20))
+    assert file_findings([], big).baseline == "// x\n" * 100_000
+    dev = tmp_path / "z.cu"
+    dev.symlink_to("/dev/zero")
+    assert file_findings([], dev).baseline == ""  # a device: not read

@@ -18,16 +18,20 @@ from tests.hostile.variants import (
     Variant,
     apply_byte_edits,
     apply_variant,
+    base_text,
     check_edits,
     quickfix_jobs,
     rewrite_jobs,
     shift_line,
+    variant_text,
 )
 
 REWRITES = list(rewrite_jobs())
 QUICKFIXES = list(quickfix_jobs())
-variants = st.builds(Variant, eol=st.sampled_from(["lf", "crlf", "mixed"]), bom=st.booleans(), tabs=st.booleans(),
-                     non_ascii=st.booleans(), macro=st.booleans())
+variants = st.builds(lambda eol, bom, tabs, non_ascii, macro, latin1, trail: Variant(
+    eol, bom and not latin1, tabs, non_ascii and not latin1, macro, latin1, trail),  # a Latin-1 file is not UTF-8
+    eol=st.sampled_from(["lf", "crlf", "mixed"]), bom=st.booleans(), tabs=st.booleans(), non_ascii=st.booleans(),
+    macro=st.booleans(), latin1=st.booleans(), trail=st.booleans())
 
 
 def test_the_examples_offer_rewrites_and_fixes() -> None:
@@ -38,12 +42,12 @@ def test_the_examples_offer_rewrites_and_fixes() -> None:
 @given(job=st.sampled_from(REWRITES), v=variants)
 def test_dp_rewrites_keep_bytes(job: tuple[Path, str, int], v: Variant) -> None:
     path, transform, line = job
-    original = path.read_text()
+    original = base_text(path.read_text(), v)
     try:
         lf_edits = rewrite(original, str(path), transform, line)
     except RewriteError:
         lf_edits = None
-    variant = apply_variant(original, v)
+    variant = variant_text(apply_variant(original, v), v)
     try:
         edits = rewrite(variant, str(path), transform, shift_line(line, v, original))
     except RewriteError:
@@ -57,9 +61,9 @@ def test_dp_rewrites_keep_bytes(job: tuple[Path, str, int], v: Variant) -> None:
 @given(job=st.sampled_from(QUICKFIXES), v=variants)
 def test_quick_fixes_keep_bytes(job: tuple[Path, str, object], v: Variant) -> None:
     path, _name, fn = job
-    original = path.read_text()
+    original = base_text(path.read_text(), v)
     lf_edits = fn(original, str(path), Variant())  # type: ignore[operator]
-    variant = apply_variant(original, v)
+    variant = variant_text(apply_variant(original, v), v)
     edits = fn(variant, str(path), v)  # type: ignore[operator]
     assert bool(edits) == bool(lf_edits)
     check_edits(original, variant, v, edits, apply_byte_edits(original, lf_edits))
@@ -178,3 +182,18 @@ def test_lsp_rewrites_on_crlf_keep_bytes() -> None:
             check_edits(original, variant, v, edits, apply_byte_edits(original, lf))
             checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_header_offset_goes_past_a_continued_macro_that_is_the_last_directive(eol: str) -> None:
+    # issue 13: '\' + CRLF was not seen as a continuation, so file-level additions went inside the macro;
+    # the examples' own later directives hid it (the mandelbrot regression above passes without the fix)
+    from warpwise.analysis.rewrite.edits import header_offset
+    from warpwise.analysis.rewrite.parse import parse
+
+    src = eol.join(["#include <cstdio>", "#define WW_TWICE(x) \\", "  ((x) + (x))",
+                    "__global__ void child(int n) {}", "__global__ void parent(int n) {", "  child<<<1, n>>>(n);",
+                    "}", ""])
+    assert header_offset(parse(src, "k.cu")) == src.index("__global__")
+    out = apply_byte_edits(src, rewrite(src, "k.cu", "threshold", 6))
+    assert f"#define WW_TWICE(x) \\{eol}  ((x) + (x)){eol}" in out

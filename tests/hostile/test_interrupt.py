@@ -56,3 +56,36 @@ def test_sigint_inside_a_libclang_callback_ends_the_command(tmp_path: Path, argv
     assert "finished" not in proc.stderr  # ended at the interrupt, not after running to the end
     assert proc.stdout == ""  # no advice / rewritten source printed after Ctrl-C
     assert time.monotonic() - t < 60
+
+
+_LATE_DRIVER = """
+import os, signal, sys, threading, time
+from warpwise.server.cli import main
+
+rc = main(sys.argv[2:])
+print("returned", rc, file=sys.stderr, flush=True)
+if sys.argv[1] == "after":  # Ctrl-C between main's return and the exit
+    os.kill(os.getpid(), signal.SIGINT)
+    sum(range(100000))
+else:  # Ctrl-C while the interpreter waits at exit for a thread still running
+    threading.Thread(target=time.sleep, args=(30,)).start()
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+sys.exit(rc)
+"""
+
+
+@pytest.mark.parametrize("when", ["after", "at-exit"])
+def test_sigint_right_at_the_end_prints_the_message(tmp_path: Path, when: str) -> None:
+    # fresh-user test: a Ctrl-C right at the end of advise once gave 130 without the message (it landed
+    # after main returned: a KeyboardInterrupt traceback and the default SIGINT exit)
+    driver = tmp_path / "late.py"
+    driver.write_text(_LATE_DRIVER)
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k() {}\n")
+    t = time.monotonic()
+    proc = subprocess.run([sys.executable, str(driver), when, "rewrite", "threshold", str(src), "--launch", "1"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert "returned 2" in proc.stderr, proc.stderr[-2000:]  # the command itself ended (no launch on line 1)
+    assert proc.returncode == 130, proc.stderr[-2000:]
+    assert proc.stderr.count("warpwise: interrupted") == 1 and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    assert time.monotonic() - t < 25  # at once, not after the 30 s thread

@@ -111,3 +111,36 @@ async def test_exit_while_a_worker_is_stuck(tmp_path: Path) -> None:
     rc = await asyncio.wait_for(proc.wait(), 10)
     assert rc == 0 and time.monotonic() - t < 5
     await client.stop()
+
+
+@pytest.mark.asyncio
+async def test_two_copies_of_a_source_only_the_one_beside_the_report_gets_diagnostics(tmp_path: Path) -> None:
+    # issue 13 "wrong file": with a/stencil.cu and b/{stencil.cu, .ncu-rep, .cubin}, a got b's diagnostics, b none
+    for d in ("a", "b"):
+        (tmp_path / d).mkdir()
+        shutil.copy(example("stencil", ".cu"), tmp_path / d)
+    for suffix in (".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("stencil", suffix), tmp_path / "b")
+    shutil.copy(example("stencil", ".cu").parent.parent / "common.cuh", tmp_path)
+    client, _status, _shown = await _start(tmp_path)
+    published: dict[str, list[lsp.Diagnostic]] = {}
+
+    @client.feature(lsp.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: lsp.PublishDiagnosticsParams) -> None:
+        published[params.uri] = params.diagnostics
+
+    a, b = (tmp_path / d / "stencil.cu" for d in ("a", "b"))
+    for src in (a, b):
+        client.text_document_did_open(lsp.DidOpenTextDocumentParams(text_document=lsp.TextDocumentItem(
+            uri=src.as_uri(), language_id="cuda-cpp", version=1, text=src.read_text())))
+    for _ in range(900):
+        if published.get(b.as_uri()):
+            break
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(2.0)  # a publish for a (both documents are analysed together) would land here
+    mine = [d for d in published.get(b.as_uri(), []) if d.source == "warpwise"]
+    assert [d.range.start.line for d in mine] == [17] and "strength_reduction" in mine[0].message, mine
+    assert not [d for d in published.get(a.as_uri(), []) if d.source == "warpwise"], published.get(a.as_uri())
+    await asyncio.wait_for(client.shutdown_async(None), 10)
+    client.exit(None)
+    await client.stop()

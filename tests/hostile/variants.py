@@ -1,5 +1,6 @@
-"""Byte variants of the example sources (CRLF, mixed endings, BOM, tabs, non-ASCII text, a `\\`-continued
-macro) and the edits every rewrite and quick fix makes on them — shared by the property tests and by
+"""Byte variants of the example sources (CRLF, mixed endings, BOM, tabs, non-ASCII text, a Latin-1 (not
+UTF-8) comment, trailing white space and no final newline, a `\\`-continued macro) and the edits every
+rewrite and quick fix makes on them — shared by the property tests and by
 bench/hostile/compile_variants.py, which compiles each rewritten variant with nvcc."""
 
 from __future__ import annotations
@@ -16,24 +17,37 @@ SOURCES = sorted(p for p in (ROOT / "examples").glob("*/*.cu"))
 TRANSFORMS = ("threshold", "coarsen", "aggregate")
 MACRO = "#define WW_TEST_TWICE(x) \\\n  ((x) + (x))\n"
 NON_ASCII = "// différent: température ✓ — 変数\n"
+#: A comment a CUDA engineer's Latin-1 editor wrote: the file is then not UTF-8 (every char here is in ISO-8859-1).
+LATIN1 = "// température de référence: 25 °C, ½ pas, Müller\n"
 
 
 @dataclass(frozen=True)
 class Variant:
     """How a source's bytes are varied: line endings ``lf``/``crlf``/``mixed`` (every other line CRLF),
-    a UTF-8 BOM, leading spaces as tabs, a non-ASCII comment line and a continued macro after the
-    includes."""
+    a UTF-8 BOM, leading spaces as tabs, a non-ASCII comment line, a continued macro after the includes,
+    ``latin1``: a Latin-1 comment line there and the file written in ISO-8859-1 (so not UTF-8; not with
+    ``bom`` or ``non_ascii``), ``trail``: two trailing spaces on every line that does not end in ``\\``
+    and no line ending after the last line."""
 
     eol: str = "lf"
     bom: bool = False
     tabs: bool = False
     non_ascii: bool = False
     macro: bool = False
+    latin1: bool = False
+    trail: bool = False
+
+    def __post_init__(self) -> None:
+        assert not (self.latin1 and (self.bom or self.non_ascii)), "a Latin-1 file has no UTF-8 BOM or text"
 
     def name(self) -> str:
         """Short name for file names: ``crlf-bom-tabs``."""
-        parts = [self.eol] + [n for n in ("bom", "tabs", "non_ascii", "macro") if getattr(self, n)]
+        parts = [self.eol] + [n for n in ("bom", "tabs", "non_ascii", "macro", "latin1", "trail") if getattr(self, n)]
         return "-".join(parts)
+
+    def extras(self) -> list[str]:
+        """The lines this variant inserts after the includes, in order."""
+        return [t for t, on in ((NON_ASCII, self.non_ascii), (LATIN1, self.latin1), (MACRO, self.macro)) if on]
 
 
 def _after_includes(text: str) -> int:
@@ -41,13 +55,26 @@ def _after_includes(text: str) -> int:
     return incs[-1].end() if incs else 0
 
 
+def base_text(text: str, v: Variant) -> str:
+    """The committed LF ``text`` a variant starts from: for ``latin1`` its characters outside ISO-8859-1
+    (the examples' UTF-8 dashes and arrows) in ASCII, as a Latin-1 file would hold them; else ``text``.
+    Compare a variant's result with the result on this text."""
+    if not v.latin1:
+        return text
+    from warpwise.analysis.encoding import SourceText
+
+    return SourceText("", "latin-1").encode(text).decode("latin-1")
+
+
 def apply_variant(text: str, v: Variant) -> str:
-    """``text`` (LF, as committed) varied by ``v``."""
+    """``text`` (LF, as committed) varied by ``v`` (starting from :func:`base_text`)."""
+    text = base_text(text, v)
     if v.tabs:
         text = re.sub(r"^((?:  )+)", lambda m: "\t" * (len(m.group(1)) // 2), text, flags=re.M)
     at = _after_includes(text)
-    extra = (NON_ASCII if v.non_ascii else "") + (MACRO if v.macro else "")
-    text = text[:at] + extra + text[at:]
+    text = text[:at] + "".join(v.extras()) + text[at:]
+    if v.trail:
+        text = re.sub(r"(?<=[^\\\n])$", "  ", text.removesuffix("\n"), flags=re.M)
     if v.eol == "crlf":
         text = text.replace("\n", "\r\n")
     elif v.eol == "mixed":
@@ -56,10 +83,26 @@ def apply_variant(text: str, v: Variant) -> str:
     return ("\ufeff" if v.bom else "") + text
 
 
+def variant_bytes(text: str, v: Variant) -> bytes:
+    """The bytes of variant text ``text`` as the file holds them: ISO-8859-1 for ``latin1``, else UTF-8."""
+    return text.encode("latin-1" if v.latin1 else "utf-8")
+
+
+def variant_text(text: str, v: Variant) -> str:
+    """Variant text ``text`` as the rewrite CLI decodes its file (analysis/encoding.py)."""
+    from warpwise.analysis.encoding import decode_source
+
+    st = decode_source(variant_bytes(text, v), "variant.cu")
+    assert st.encoding == ("latin-1" if v.latin1 else "utf-8") and st.text == text
+    return st.text
+
+
 def normalize(text: str, v: Variant) -> str:
-    """Undo ``v``'s line endings and BOM (for comparing a variant's result with the LF original's)."""
+    """Undo ``v``'s line endings, BOM and trailing spaces (for comparing a variant's result with the LF
+    original's)."""
     text = text.removeprefix("\ufeff") if v.bom else text
-    return text.replace("\r\n", "\n")
+    text = text.replace("\r\n", "\n")
+    return re.sub(r" +$", "", text, flags=re.M) if v.trail else text
 
 
 def launch_lines(text: str) -> list[int]:
@@ -91,7 +134,7 @@ def line_of(text: str, needle: str) -> int:
 def shift_line(line: int, v: Variant, original: str) -> int:
     """``line`` of the LF original as a line of the variant (inserted lines come after the includes)."""
     at_line = original[: _after_includes(original)].count("\n") + 1
-    extra = (NON_ASCII.count("\n") if v.non_ascii else 0) + (MACRO.count("\n") if v.macro else 0)
+    extra = sum(t.count("\n") for t in v.extras())
     return line + extra if line >= at_line else line
 
 
@@ -149,7 +192,8 @@ def check_edits(original: str, variant: str, v: Variant, edits: list[Any], lf_re
     """Assert what every edit of a variant must keep; returns the rewritten variant.
 
     - outside the edited byte ranges the bytes are the variant's own (gaps compared one by one);
-    - inserted text uses the line ending of its place: a CRLF file gets no bare LF;
+    - inserted text uses the line ending of its place: a CRLF file gets no bare LF, an LF file no CR (in a
+      mixed file, code copied from the file keeps its own endings);
     - the BOM stays the file's first character; the continued macro stays intact and whole;
     - with line endings and BOM undone, the result is the LF original's result with the variant's
       extra lines (so no edit moved into the macro, a comment, or another place).
@@ -174,15 +218,16 @@ def check_edits(original: str, variant: str, v: Variant, edits: list[Any], lf_re
         assert out.startswith("\ufeff") and out.count("\ufeff") == 1
     if v.macro:
         eol = "\r\n" if v.eol == "crlf" else None
-        macro = MACRO.replace("\n", eol) if eol else None
-        if macro:
-            assert macro in out, "the continued macro was split"
+        macro = MACRO.replace("))\n", "))  \n") if v.trail else MACRO
+        if eol:
+            assert macro.replace("\n", eol) in out, "the continued macro was split"
         assert "WW_TEST_TWICE(x) \\" in out
     if not v.tabs:
         got = normalize(out, v)
-        for extra, on in ((NON_ASCII, v.non_ascii), (MACRO, v.macro)):
-            if on:
-                assert got.count(extra) == 1
-                got = got.replace(extra, "", 1)
+        for extra in v.extras():
+            assert got.count(extra) == 1
+            got = got.replace(extra, "", 1)
+        if v.trail:  # no line ending after the last line: compare without it (and without trailing spaces)
+            got, lf_result = got.rstrip("\n"), re.sub(r" +$", "", lf_result, flags=re.M).rstrip("\n")
         assert got == lf_result
     return out
