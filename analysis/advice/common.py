@@ -418,7 +418,8 @@ def lines_text(locs: Iterable[tuple[str | None, int | None]]) -> str:
             by_file[f].add(ln)
     if not by_file:
         return "unknown lines"
-    parts = [_ref(f, _numbers(sorted(nums))) for f, nums in by_file.items()]
+    # files in name order: callers pass sets, whose order changes with the hash seed between processes
+    parts = [_ref(f, _numbers(sorted(nums))) for f, nums in sorted(by_file.items(), key=lambda kv: kv[0] or "")]
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + f" and {parts[-1]}"
 
 

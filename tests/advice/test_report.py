@@ -147,3 +147,13 @@ def test_the_report_says_what_an_estimate_rests_on() -> None:
     assert basis_text(adv("global_memory_coalesce", traffic)) == \
         "from the traffic after the fix (2.7% of samples matched)"
     assert basis_text(adv("strength_reduction", Estimate(1.2, "T/(T-M)", {}, "GPA eq. 2"))) == "2.7% of samples"
+
+
+def test_lines_text_orders_files_the_same_in_every_process() -> None:
+    # Callers pass sets of (file, line); the phrase must not depend on the hash seed (perf: the double-literal hint
+    # listed a header's line before or after the kernel's lines from one process to the next).
+    from warpwise.analysis.advice.common import lines_text, strip_refs
+
+    a = {("b.cu", 4), ("b.cu", 8), ("a.hpp", 385)}
+    assert strip_refs(lines_text(a)) == strip_refs(lines_text(sorted(a, reverse=True))) == \
+        "line 385 and lines 4 and 8"
