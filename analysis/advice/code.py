@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import weakref
 from collections import defaultdict
+from dataclasses import replace
 from typing import Any
 
 from warpwise.analysis.advice import atomics
@@ -18,7 +19,7 @@ from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function
-from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
+from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import roofline, stalls
@@ -760,23 +761,22 @@ def _after_fix_estimate(view: KernelView, res: Advice, ratios: dict[str, float],
     expected speedup when ``traffic_bound`` (the kernel's time follows the traffic the fix changes), else the
     ceiling of its eq. 2 estimate. Sets ``res.cap`` so no further unit cap applies."""
     tp = view.profile.launch.throughput_pct
-    af = roofline.after_fix(tp, ratios, view.reach)
-    if af is None:
+    cap = rk.after_fix_cap(tp, ratios, res.estimated_speedup, view.reach)
+    if cap is None:
         return res
     inputs = {**extra, **{f"r_{u}": r for u, r in ratios.items()},
               **{f"{u}_pct": tp[u] for u in roofline.ACHIEVABLE if u in tp}}
     rf = "1/max_u(p_u*r_u/a_u)"
     if traffic_bound:
-        s, formula = af.speedup, f"{rf}, r_u = unit u's work after/before the fix (traffic-bound kernel)"
+        s, formula = cap.cap, f"{rf}, r_u = unit u's work after/before the fix (traffic-bound kernel)"
     else:
-        s = min(res.estimated_speedup, af.speedup)
+        s = min(res.estimated_speedup, cap.cap)
         formula = f"min({res.estimate.formula}; {rf}), r_u = unit u's work after/before the fix"
         inputs = {**res.estimate.inputs, **inputs}
     eq = "roofline after the fix (SpeedOfLight x traffic)" if traffic_bound else \
         f"{res.estimate.equation}, roofline after the fix"
     res.estimate = Estimate(s, formula, inputs, eq)
-    c = next(c for c in roofline.ceilings(tp, view.reach) if c.unit == af.unit)
-    res.cap = Cap(unit=af.unit, pct=tp[af.unit], cap=af.speedup, binding=s >= af.speedup - 1e-9, bound=c.bound)
+    res.cap = replace(cap, binding=s >= cap.cap - 1e-9)
     return res
 
 

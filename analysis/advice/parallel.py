@@ -6,6 +6,7 @@ architecture's residency limits (analysis/arch) and the issue ratio R_I of the s
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
@@ -14,7 +15,7 @@ from warpwise.analysis.advice.context import EdgeView, KernelView
 from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import occupancy as occ
-from warpwise.analysis.arch import roofline, stalls
+from warpwise.analysis.arch import stalls
 
 #: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
 LAUNCH_SHAPE = "<launch shape>"
@@ -81,17 +82,14 @@ def _row_coalescing(view: KernelView, tpb: int) -> tuple[dict[str, float], dict[
 def _capped_after(view: KernelView, e: Estimate, ratios: dict[str, float]) -> tuple[Estimate, Cap | None]:
     """``e`` limited by the roofline after a fix that scales each unit's work by ``ratios``
     (arch/roofline.after_fix): min(S, 1/max_u(p_u r_u/a_u))."""
-    tp = view.profile.launch.throughput_pct
-    af = roofline.after_fix(tp, ratios, view.reach)
-    if af is None:
+    cap = rk.after_fix_cap(view.profile.launch.throughput_pct, ratios, e.speedup, view.reach)
+    if cap is None:
         return e, None
-    bound = any(c.bound for c in roofline.ceilings(tp, view.reach) if c.unit == af.unit)
-    cap = Cap(unit=af.unit, pct=tp[af.unit], cap=af.speedup, binding=e.speedup > af.speedup, bound=bound)
-    if e.speedup <= af.speedup:
-        return e, cap
-    inputs = {**e.inputs, **{f"r_{u}": r for u, r in ratios.items()}, f"C_{af.unit}": af.speedup}
-    return (Estimate(af.speedup, f"min({e.formula}; C_{af.unit}), C = 1/max_u(p_u*r_u/a_u) with r_u = unit u's "
-                                 "work after/before (coalesced rows)", inputs, f"{e.equation}, roofline after the fix"),
+    if e.speedup <= cap.cap:
+        return e, replace(cap, binding=False)
+    inputs = {**e.inputs, **{f"r_{u}": r for u, r in ratios.items()}, f"C_{cap.unit}": cap.cap}
+    return (Estimate(cap.cap, f"min({e.formula}; C_{cap.unit}), C = 1/max_u(p_u*r_u/a_u) with r_u = unit u's "
+                              "work after/before (coalesced rows)", inputs, f"{e.equation}, roofline after the fix"),
             cap)
 
 

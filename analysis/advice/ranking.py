@@ -22,7 +22,7 @@ import math
 from dataclasses import replace
 
 from warpwise.analysis.advice.model import Advice, Alternative, Cap, Estimate
-from warpwise.analysis.arch.roofline import LAUNCH_FLOOR_NS, ceilings
+from warpwise.analysis.arch.roofline import LAUNCH_FLOOR_NS, after_fix, ceilings
 
 #: z for a two-sided 95% interval.
 Z95 = 1.959964
@@ -81,6 +81,19 @@ def roofline_cap(throughput_pct: dict[str, float], units: tuple[str, ...], sm_wo
     if best is not None and best_bound:
         best = replace(best, bound=True)
     return best
+
+
+def after_fix_cap(throughput_pct: dict[str, float], ratios: dict[str, float], speedup: float,
+                  reach_of: dict[str, float] | None = None) -> Cap | None:
+    """The roofline after a fix that scales each unit's work by ``ratios`` (arch/roofline.after_fix) as the
+    Cap of an estimate of ``speedup`` (×): binding when it is at or below the estimate, bound when its unit sits
+    at its roofline now. None when the profile measured no unit."""
+    af = after_fix(throughput_pct, ratios, reach_of)
+    if af is None:
+        return None
+    bound = any(c.bound for c in ceilings(throughput_pct, reach_of) if c.unit == af.unit)
+    return Cap(unit=af.unit, pct=throughput_pct[af.unit], cap=af.speedup, binding=speedup >= af.speedup - 1e-9,
+               bound=bound)
 
 
 def apply_cap(e: Estimate, cap: Cap | None, soft: bool = False) -> tuple[Estimate, Cap | None]:
