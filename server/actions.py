@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 from warpwise.server import doccache, render
+from warpwise.server.linemap import text_lines
 from warpwise.server.positions import utf8_col_to_units
 from warpwise.server.uris import uri_to_path
 
@@ -40,7 +41,7 @@ def position(lines: list[str], line: int, byte_col: int) -> lsp.Position:
 
 def to_text_edits(text: str, edits: Sequence[ByteEdit]) -> list[lsp.TextEdit]:
     """LSP text edits for analysis edits on ``text``."""
-    lines = text.split("\n")
+    lines = text_lines(text)
     return [lsp.TextEdit(range=lsp.Range(position(lines, e.line, e.column), position(lines, e.end_line, e.end_column)),
                          new_text=e.new_text) for e in edits]
 
@@ -64,7 +65,7 @@ def same_lines(old: str, new: str, first: int, last: int) -> bool:
     """Whether 1-based lines [first, last] read the same in texts ``old`` and ``new`` (at the same numbers)."""
     if old is new:
         return True
-    a, b = old.split("\n"), new.split("\n")
+    a, b = text_lines(old), text_lines(new)
     return last <= len(a) and last <= len(b) and a[first - 1:last] == b[first - 1:last]
 
 

@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in, prefer_reports
 from warpwise.analysis.profile.paths import parse_path_map
-from warpwise.server import actions, lifecycle, render, stale, workspace
+from warpwise.server import actions, document, lifecycle, render, stale, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap, line_map
@@ -153,11 +153,15 @@ def cached_findings(ls: WarpwiseServer, path: Path) -> FileFindings:
 
 
 def _findings_for(ls: WarpwiseServer, uri: str) -> tuple[FileFindings, LineMap, str] | None:
+    """(findings, line map, text) of the open document ``uri`` (on the event loop: the line map of a new
+    version is built from the lines its edits left alone, server/document.py)."""
     doc = ls.workspace.get_text_document(uri)
     ff = cached_findings(ls, uri_to_path(uri))
     if not ff.findings:
         return None
-    return ff, line_map(ff.baseline, doc.source), doc.source
+    text = doc.source
+    plain = doc.plain_lines() if isinstance(doc, document.EditedDocument) else None
+    return ff, line_map(ff.baseline, text, plain), text
 
 
 def compute_diagnostics(ls: WarpwiseServer, uri: str, text: str) -> list[lsp.Diagnostic]:
@@ -337,6 +341,12 @@ async def _load_settings(ls: WarpwiseServer) -> None:
         ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Warning, message=p))
 
 
+@server.feature(lsp.INITIALIZE)
+def initialize(ls: WarpwiseServer, params: lsp.InitializeParams) -> None:
+    """pygls has just made the workspace: open documents take edits in O(edit) (server/document.py)."""
+    document.install(ls.workspace)
+
+
 @server.feature(lsp.INITIALIZED)
 async def initialized(ls: WarpwiseServer, params: lsp.InitializedParams) -> None:
     """Read settings, watch profile/binary files when the client allows it, then analyse."""
@@ -474,8 +484,6 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
                                          ls.state.tuned)
         return out
 
-    if await stale.settled(ls, uri, version) is False:
-        return []  # superseded while typing: dropped before it reaches the workers
     return await loop.run_in_executor(ls.pool, work)
 
 

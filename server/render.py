@@ -13,9 +13,9 @@ from typing import Any
 from lsprotocol import types as lsp
 from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALE, STALL_CAUSE, Settings
 from warpwise.server.findings import EditorKernel, FileFindings, LineFinding, advice_primary
-from warpwise.server.linemap import LineMap
+from warpwise.server.linemap import LineMap, text_lines
 from warpwise.server.positions import UTF16, content_extent, units
-from warpwise.server.uris import path_to_uri, same_file
+from warpwise.server.uris import path_to_uri, resolved, same_file
 
 SOURCE = "warpwise"
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
@@ -32,8 +32,8 @@ def _pct(x: float) -> str:
 ENCODING = {"value": UTF16}
 
 
-def _line_range(text_lines: list[str], line: int) -> lsp.Range:
-    lt = text_lines[line - 1] if 0 < line <= len(text_lines) else ""
+def _line_range(lines: list[str], line: int) -> lsp.Range:
+    lt = lines[line - 1] if 0 < line <= len(lines) else ""
     a, b = content_extent(lt, ENCODING["value"])
     return lsp.Range(lsp.Position(line - 1, a), lsp.Position(line - 1, b))
 
@@ -91,15 +91,47 @@ class View:
     retired: set[int] = field(default_factory=set)
     edited: dict[str, int] = field(default_factory=dict)
 
+    _mapped: list[tuple[int, LineFinding]] = field(default_factory=list)
+    _stale: list[tuple[int, LineFinding]] = field(default_factory=list)
+    _by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
+    _stale_by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
+    _local_of: dict[str, Path | None] = field(default_factory=dict)
+
     @classmethod
     def of(cls, ff: FileFindings, lmap: LineMap) -> View:
-        """Compute the view (cheap: one LineMap lookup per finding and advice line)."""
+        """The view of ``ff`` through ``lmap``, computed once per (findings, line map) pair: one LineMap lookup
+        per finding and advice line, and the findings placed on their current lines (hover, inlay hints,
+        code lenses and diagnostics of one document version share it)."""
+        key = (id(ff), id(lmap))
+        hit = _VIEWS.get(key)
+        if hit is not None and hit.ff is ff and hit.lmap is lmap:
+            return hit
         v = cls(ff, lmap)
         v.retired = {k for k, lines in ff.advice_lines.items() if any(lmap.line(n) is None for n in lines)}
         for f in ff.findings:
-            if f.stats is not None and lmap.line(f.line) is None:
+            cur = lmap.line(f.line)
+            if cur is not None:
+                v._mapped.append((cur, f))
+                v._by_line.setdefault(cur, []).append(f)
+                continue
+            if f.stats is not None:
                 v.edited[f.kernel.mangled] = v.edited.get(f.kernel.mangled, 0) + 1
+            was = lmap.edited_line(f.line)
+            if was is not None:
+                v._stale.append((was, f))
+                v._stale_by_line.setdefault(was, []).append(f)
+        if len(_VIEWS) >= 16:  # a few documents, a few versions each; the entries hold their keys' objects
+            _VIEWS.clear()
+        _VIEWS[key] = v
         return v
+
+    def mapped_at(self, line: int) -> list[LineFinding]:
+        """The unchanged findings now on current ``line``."""
+        return self._by_line.get(line, [])
+
+    def stale_at(self, line: int) -> list[LineFinding]:
+        """The findings of a line edited since profiling that is now current ``line``."""
+        return self._stale_by_line.get(line, [])
 
     def cur(self, line: int | None, file: Path | None = None) -> int | None:
         """Current line of a baseline line of this file (other files' lines are returned unchanged)."""
@@ -114,12 +146,27 @@ class View:
         return [a for a in advice if id(a) not in self.retired]
 
     def _local(self, recorded: str) -> Path | None:
+        """The local file of a recorded path (remembered per findings: the same for every version)."""
+        if not self._local_of:
+            hit = _LOCALS.get(id(self.ff))
+            if hit is None or hit[0] is not self.ff:
+                if len(_LOCALS) >= 16:
+                    _LOCALS.clear()
+                hit = _LOCALS[id(self.ff)] = (self.ff, {})
+            self._local_of = hit[1]
+        if recorded in self._local_of:
+            return self._local_of[recorded]
+        found = None
         for g in self.ff.groups:
             for ka in g.group.launches:
                 p = ka.local_path(recorded)
                 if p is not None:
-                    return Path(p)
-        return None
+                    found = Path(p)
+                    break
+            if found is not None:
+                break
+        self._local_of[recorded] = found
+        return found
 
     def relabel(self, text: str) -> str:
         """``line N`` / ``lines 9, 11 and 23`` in an analysis message rewritten to the lines' current numbers
@@ -140,7 +187,7 @@ class View:
 
         def is_here(recorded: str) -> bool:
             p = self._local(recorded)
-            return p is not None and p.resolve() == self.ff.path.resolve()
+            return p is not None and same_file(p, self.ff.path)
 
         def name(recorded: str) -> str:
             p = self._local(recorded)
@@ -148,7 +195,7 @@ class View:
                 return recorded
             for r in roots():
                 try:
-                    return str(p.resolve().relative_to(r.resolve()))
+                    return str(resolved(p).relative_to(resolved(r)))
                 except ValueError:
                     continue
             return str(p)
@@ -157,23 +204,18 @@ class View:
 
     def mapped(self) -> list[tuple[int, LineFinding]]:
         """(current line, finding) for every finding whose line is unchanged."""
-        out = []
-        for f in self.ff.findings:
-            cur = self.lmap.line(f.line)
-            if cur is not None:
-                out.append((cur, f))
-        return out
+        return list(self._mapped)
 
     def stale(self) -> list[tuple[int, LineFinding]]:
         """(current line, finding) for every finding whose line was edited in place since profiling (its
         results describe the old text: shown as stale, see ``stale_text``); deleted lines have none."""
-        out = []
-        for f in self.ff.findings:
-            if self.lmap.line(f.line) is None:
-                cur = self.lmap.edited_line(f.line)
-                if cur is not None:
-                    out.append((cur, f))
-        return out
+        return list(self._stale)
+
+
+#: (id(findings), id(line map)) -> its View (View.of)
+_VIEWS: dict[tuple[int, int], View] = {}
+#: id(findings) -> (findings, recorded path -> local file) (View._local)
+_LOCALS: dict[int, tuple[FileFindings, dict[str, Path | None]]] = {}
 
 
 def _best(view: View, f: LineFinding, min_gain: float) -> Any | None:
@@ -306,7 +348,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
     lists the line's live advice at or above ``s.min_gain``, best first (their quick fixes are offered).
     """
     view = View.of(ff, lmap)
-    lines = text.split("\n")
+    lines = text_lines(text)
     out: list[tuple[float, lsp.Diagnostic]] = []
     launch_lines: set[tuple[str, int]] = set()
     for cost in ff.launch_costs:
@@ -465,9 +507,9 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     Starts with warpwise's summary per kernel (share, a compact per-reason bar, the top advice with its
     estimate and confidence), then the details: stall table, blame, every estimate's arithmetic, SASS."""
     view = View.of(ff, lmap)
-    here = [f for cur, f in view.mapped() if cur == line]
+    here = view.mapped_at(line)
     costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
-    edited = [f for cur, f in view.stale() if cur == line]
+    edited = view.stale_at(line)
     if not here and not costs and not edited:
         return None
     summary: list[str] = [f"**warpwise** · `{c.kernel.name}` · {launch_cost_text(c, text, view)}" for c in costs]
@@ -559,7 +601,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     if ff.stale:
         details.append("\n_The file differs from the profiled source: results are shown only on unchanged lines._")
     value = "\n\n".join(summary) + ("\n\n---\n\n" + "\n".join(details) if details else "")
-    lines = text.split("\n")
+    lines = text_lines(text)
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value),
                      range=_line_range(lines, line))
 
@@ -568,7 +610,7 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
     """``23.0% · 1.14×`` at the end of each hot line inside ``rng``: the line's share of its kernel's samples
     and its best live estimate (one label per kernel, ``|``-separated when several kernels run the line)."""
     view = View.of(ff, lmap)
-    lines = text.split("\n")
+    lines = text_lines(text)
     per_line: dict[int, list[tuple[float, str]]] = {}
     for cur, f in view.mapped():
         if f.stats is None or f.share < s.min_share:
@@ -659,7 +701,7 @@ def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
         found = find(text, path)
     except RewriteError:
         found = fallback_launch_diagnostics(text, path) or []
-    lines = text.split("\n")
+    lines = text_lines(text)
     out = []
     for d in found:
         lt = lines[d.line - 1] if 0 < d.line <= len(lines) else ""
