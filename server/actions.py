@@ -33,7 +33,7 @@ class ByteEdit(Protocol):
     new_text: str
 
 
-def position(lines: list[str], line: int, byte_col: int) -> lsp.Position:
+def position(lines: Sequence[str], line: int, byte_col: int) -> lsp.Position:
     """LSP position of 1-based ``line`` and 1-based UTF-8 byte column ``byte_col``."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return lsp.Position(line - 1, utf8_col_to_units(text, byte_col - 1, render.ENCODING["value"]))
@@ -105,11 +105,13 @@ def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_l
 
     found_in, launches, error = launches_of(path, text, submit)
     if error is not None:  # the file does not parse: say why on each launch, never offer a rewrite
+        doccache.worker_only()  # a token scan of the text
         return _withheld_actions(text, path, str(error), first_line, last_line) if disabled_ok else []
     out: list[lsp.CodeAction] = []
     for ln in launches:
         if not (first_line <= ln.line <= last_line):
             continue
+        doccache.worker_only()  # the plan (and edits without resolve) look at the launch's code
         if found_in is not text and not same_lines(found_in, text, ln.line,
                                                    ln.line + found_in.count("\n", ln.start, ln.end)):
             continue
@@ -314,6 +316,7 @@ def tuned_actions(uri: str, version: int | None, text: str, path: str, first_lin
     """
     if not tuned or not wanted(only, REWRITE_KIND):
         return []
+    doccache.worker_only()  # scans the text for the kernels' launches
     from warpwise.analysis.schedule.use_tuned import (
         UseTunedError,
         existing_guard,

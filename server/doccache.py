@@ -32,6 +32,34 @@ _latest: dict[tuple[Any, str], tuple[str, Any]] = {}
 _inflight: set[tuple[Any, str]] = set()
 
 
+class Pending(Exception):
+    """Raised inside :func:`inline` where a result would have to be computed now (the caller moves the
+    request to a worker thread)."""
+
+
+_mode = threading.local()
+
+
+class inline:
+    """``with inline():`` — lookups only, on the event loop: :func:`cached` and :func:`fresh_or_stale`
+    answer from what is remembered (an older text's result included) and raise :class:`Pending` instead of
+    computing. Code actions run this way first, so the usual request (its document parsed already) costs
+    no thread hand-off."""
+
+    def __enter__(self) -> inline:
+        _mode.inline = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.inline = False
+
+
+def worker_only() -> None:
+    """Raise :class:`Pending` inside :func:`inline` (called before work too heavy for the event loop)."""
+    if getattr(_mode, "inline", False):
+        raise Pending
+
+
 class Failed:
     """A computation that raised: kept like a result so the failure is not recomputed per request."""
 
@@ -63,6 +91,7 @@ def cached(kind: Any, path: str, text: str, compute: Callable[[], Any]) -> Any:
     hit, value = _get(kind, path, text)
     if hit:
         return value
+    worker_only()
     try:
         value = compute()
     except Exception as e:  # the caller decides what a failure means (no launches, no fixes)
@@ -82,6 +111,8 @@ def fresh_or_stale(kind: Any, path: str, text: str, compute: Callable[[], Any],
         return text, value
     with _lock:
         old = _latest.get((kind, path))
+        if old is None:
+            worker_only()  # nothing remembered: the caller computes it off the event loop
         start = old is not None and (kind, path) not in _inflight
         if start:
             _inflight.add((kind, path))

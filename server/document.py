@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from lsprotocol import types as lsp
-from pygls.workspace import TextDocument, Workspace
+from pygls.workspace import PositionCodec, TextDocument, Workspace
 
 
 class EditedDocument(TextDocument):
@@ -52,9 +52,9 @@ class EditedDocument(TextDocument):
         edited and split again (a ``\\r`` / ``\\n`` pair the edit brings together becomes one line end, as
         a whole-text split would make it); every other line is kept as it is."""
         lines = self._lines_now()
-        rng = self._position_codec.range_from_client_units(lines, change.range)
-        sl, sc, el, ec = rng.start.line, rng.start.character, rng.end.line, rng.end.character
-        if not lines or sl > el or sl >= len(lines) or el >= len(lines):
+        sl, sc = _server_position(self._position_codec, lines, change.range.start)
+        el, ec = _server_position(self._position_codec, lines, change.range.end)
+        if not lines or sl < 0 or sl > el or sl >= len(lines) or el >= len(lines):
             # pygls's own corner cases (empty text, reversed range): its code, on the whole text
             self._source = self.source
             TextDocument._apply_incremental_change(self, change)
@@ -85,6 +85,27 @@ class EditedDocument(TextDocument):
         if self._lines_tuple is None:
             self._lines_tuple = tuple(self._lines_now())
         return self._lines_tuple
+
+
+def _server_position(codec: PositionCodec, lines: list[str], pos: lsp.Position) -> tuple[int, int]:
+    """(line, code point column) of client position ``pos``: pygls's ``position_from_client_units``, whose
+    per-character Python loop is skipped on an ASCII line (every encoding counts one unit per character
+    there; the result, the clamping of ``pos.character`` included, is the loop's)."""
+    n = len(lines)
+    target = lines[-1] if n and pos.line >= n else lines[pos.line] if n else ""
+    if not target.isascii():
+        p = codec.position_from_client_units(lines, pos)
+        return p.line, p.character
+    if n == 0:
+        return 0, 0
+    if pos.line >= n:
+        return n - 1, len(target)
+    line = target.replace("\r\n", "\n")
+    if not line:
+        return pos.line, 0
+    if pos.character > len(line):
+        pos.character = len(line) - 1
+    return pos.line, max(0, min(pos.character, len(line)))
 
 
 def _open_ends(lines: list[str]) -> int:

@@ -12,6 +12,8 @@ import difflib
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
+from typing import overload
 
 from warpwise.analysis.profile.source import code_of_line
 
@@ -134,18 +136,52 @@ def _code_lines(text: str) -> list[str]:
     return codes  # type: ignore[return-value]
 
 
-_split: dict[int, tuple[str, list[str]]] = {}
+class PlainLines(Sequence[str]):
+    """A text's lines as ``text.split("\\n")`` gives them, read from a snapshot of an open document's plain
+    lines (server/document.py ``plain_lines``: each ends in ``\\n`` but the last) without splitting the
+    text: a request on a new version of a 5,000-line file reads one line or a few, not all of them."""
+
+    __slots__ = ("_lines", "_n")
+
+    def __init__(self, plain: Sequence[str]) -> None:
+        self._lines = tuple(plain)  # the document's list changes with its next edit: a snapshot (pointers)
+        self._n = len(self._lines) + (1 if not self._lines or self._lines[-1].endswith("\n") else 0)
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, k: int) -> str: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[str]: ...
+
+    def __getitem__(self, k: int | slice) -> str | list[str]:
+        if isinstance(k, slice):
+            return [self[i] for i in range(*k.indices(self._n))]
+        if k < 0:
+            k += self._n
+        if not 0 <= k < self._n:
+            raise IndexError(k)
+        if k == len(self._lines):
+            return ""  # after the last line end
+        x = self._lines[k]
+        return x[:-1] if x.endswith("\n") else x
 
 
-def text_lines(text: str) -> list[str]:
-    """``text.split("\\n")``, split once per text object (the last 8 kept): the requests on one document
-    version share it. The list is shared: callers must not change it."""
+_split: dict[int, tuple[str, Sequence[str]]] = {}
+
+
+def text_lines(text: str, plain: Sequence[str] | None = None) -> Sequence[str]:
+    """``text.split("\\n")``, once per text object (the last 8 kept): the requests on one document version
+    share it. With ``plain`` (the document's plain lines of this text, on the event loop) the lines are read
+    from them instead (:class:`PlainLines`). Shared: callers must not change it."""
     hit = _split.get(id(text))
     if hit is not None and hit[0] is text:
         return hit[1]
-    lines = text.split("\n")
-    if len(_split) >= 8:
-        _split.clear()
+    lines: Sequence[str] = PlainLines(plain) if plain is not None else text.split("\n")
+    while len(_split) >= 8:
+        _split.pop(next(iter(_split)))  # the oldest (one list freed at a time)
     _split[id(text)] = (text, lines)  # the entry holds the text, so its id is not reused meanwhile
     return lines
 
@@ -186,7 +222,10 @@ def line_map(baseline: str, current: str, current_lines: list[str] | None = None
         if hit is not None and hit[0] is baseline and hit[1] is current:
             _maps.move_to_end(key)
             return hit[2]
-    codes = doc_code_lines(current_lines) if current_lines is not None else None
+    codes = None
+    if current_lines is not None:
+        codes = doc_code_lines(current_lines)
+        text_lines(current, current_lines)  # this version's lines for the requests, without a split
     m = LineMap(baseline, current, codes)
     with _maps_lock:
         _maps[key] = (baseline, current, m)  # the entry holds both texts: their ids are not reused meanwhile

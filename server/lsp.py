@@ -22,7 +22,7 @@ from pygls.lsp.server import LanguageServer
 from warpwise.analysis.confine import set_roots
 from warpwise.analysis.pipeline import Analysis, InputError, analyze, covers, executables_in, prefer_reports
 from warpwise.analysis.profile.paths import parse_path_map
-from warpwise.server import actions, document, lifecycle, render, stale, workspace
+from warpwise.server import actions, doccache, document, lifecycle, render, stale, workspace
 from warpwise.server.config import Settings, parse_settings
 from warpwise.server.findings import FileFindings, file_findings
 from warpwise.server.linemap import LineMap, line_map
@@ -484,6 +484,18 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
                                          ls.state.tuned)
         return out
 
+    # usually every result it needs is remembered (the document was parsed, its fixes computed): answered
+    # on the event loop, no thread hand-off; otherwise (the first request on a document, a launch in range)
+    # in the worker, dropped there if the document changed meanwhile
+    try:
+        with ls.state.lock:
+            ready = str(resolved(uri_to_path(uri))) in ls.state.findings
+        if ready:
+            _findings_for(ls, uri)  # the quick fixes' line map of this version, from the document's lines
+        with doccache.inline():
+            return work()
+    except doccache.Pending:
+        pass
     return await loop.run_in_executor(ls.pool, work)
 
 

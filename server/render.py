@@ -6,6 +6,7 @@ The only module besides lsp.py that knows lsprotocol; every position goes throug
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,7 +33,7 @@ def _pct(x: float) -> str:
 ENCODING = {"value": UTF16}
 
 
-def _line_range(lines: list[str], line: int) -> lsp.Range:
+def _line_range(lines: Sequence[str], line: int) -> lsp.Range:
     lt = lines[line - 1] if 0 < line <= len(lines) else ""
     a, b = content_extent(lt, ENCODING["value"])
     return lsp.Range(lsp.Position(line - 1, a), lsp.Position(line - 1, b))
@@ -95,7 +96,8 @@ class View:
     _stale: list[tuple[int, LineFinding]] = field(default_factory=list)
     _by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
     _stale_by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
-    _local_of: dict[str, Path | None] = field(default_factory=dict)
+    _memo: dict[Any, Any] = field(default_factory=dict)  # per findings (every version): see _per_findings
+    _hovers: dict[Any, tuple[str, lsp.Hover | None]] = field(default_factory=dict)  # this version's (hover)
 
     @classmethod
     def of(cls, ff: FileFindings, lmap: LineMap) -> View:
@@ -106,7 +108,7 @@ class View:
         hit = _VIEWS.get(key)
         if hit is not None and hit.ff is ff and hit.lmap is lmap:
             return hit
-        v = cls(ff, lmap)
+        v = cls(ff, lmap, _memo=_per_findings(ff))
         v.retired = {k for k, lines in ff.advice_lines.items() if any(lmap.line(n) is None for n in lines)}
         for f in ff.findings:
             cur = lmap.line(f.line)
@@ -137,9 +139,17 @@ class View:
         """Current line of a baseline line of this file (other files' lines are returned unchanged)."""
         if line is None:
             return None
-        if file is not None and not same_file(file, self.ff.path):
+        if file is not None and not self._here(file):
             return line
         return self.lmap.line(line)
+
+    def _here(self, file: Path | str) -> bool:
+        """Whether ``file`` is this file (remembered per findings)."""
+        key = ("here", file)
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = same_file(file, self.ff.path)
+        return bool(got)
 
     def live(self, advice: list[Any]) -> list[Any]:
         """The advice that no edit has retired."""
@@ -147,15 +157,9 @@ class View:
 
     def _local(self, recorded: str) -> Path | None:
         """The local file of a recorded path (remembered per findings: the same for every version)."""
-        if not self._local_of:
-            hit = _LOCALS.get(id(self.ff))
-            if hit is None or hit[0] is not self.ff:
-                if len(_LOCALS) >= 16:
-                    _LOCALS.clear()
-                hit = _LOCALS[id(self.ff)] = (self.ff, {})
-            self._local_of = hit[1]
-        if recorded in self._local_of:
-            return self._local_of[recorded]
+        key = ("local", recorded)
+        if key in self._memo:
+            return self._memo[key]
         found = None
         for g in self.ff.groups:
             for ka in g.group.launches:
@@ -165,7 +169,7 @@ class View:
                     break
             if found is not None:
                 break
-        self._local_of[recorded] = found
+        self._memo[key] = found
         return found
 
     def relabel(self, text: str) -> str:
@@ -187,7 +191,7 @@ class View:
 
         def is_here(recorded: str) -> bool:
             p = self._local(recorded)
-            return p is not None and same_file(p, self.ff.path)
+            return p is not None and self._here(p)
 
         def name(recorded: str) -> str:
             p = self._local(recorded)
@@ -214,8 +218,17 @@ class View:
 
 #: (id(findings), id(line map)) -> its View (View.of)
 _VIEWS: dict[tuple[int, int], View] = {}
-#: id(findings) -> (findings, recorded path -> local file) (View._local)
-_LOCALS: dict[int, tuple[FileFindings, dict[str, Path | None]]] = {}
+#: id(findings) -> (findings, what its views remember for every version: local files, same-file tests)
+_PER_FINDINGS: dict[int, tuple[FileFindings, dict[Any, Any]]] = {}
+
+
+def _per_findings(ff: FileFindings) -> dict[Any, Any]:
+    hit = _PER_FINDINGS.get(id(ff))
+    if hit is None or hit[0] is not ff:
+        if len(_PER_FINDINGS) >= 16:
+            _PER_FINDINGS.clear()
+        hit = _PER_FINDINGS[id(ff)] = (ff, {})  # the entry holds ff: its id is not reused meanwhile
+    return hit[1]
 
 
 def _best(view: View, f: LineFinding, min_gain: float) -> Any | None:
@@ -237,7 +250,7 @@ def _line_word(view: View, file: Path | None, line: int | None) -> str:
     cur = view.cur(line, file)
     if cur is None:
         return "an edited line"
-    if file is not None and not same_file(file, view.ff.path):
+    if file is not None and not view._here(file):
         return f"{Path(file).name}:{cur}"
     return f"line {cur}"
 
@@ -256,7 +269,7 @@ def _top_reason(f: LineFinding, digits: int = 1) -> str:
 MAX_RELATED = 1
 
 
-def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: float,
+def _related(view: View, f: LineFinding, lines: Sequence[str], skip: Any, min_gain: float,
              doc_uri: str, causes_first: bool = False) -> list[lsp.DiagnosticRelatedInformation]:
     """At most ``MAX_RELATED`` rows, most useful first: the def line carrying most of the line's blamed stalls,
     the line's other advice at or above ``min_gain``, then other blame rows and the lines waiting on this one
@@ -451,8 +464,8 @@ def launch_cost_short(cost: Any, text: str) -> str:
     return msg + " — try the DP rewrites (code actions)"
 
 
-def _related_range(view: View, file: Path, line: int, lines: list[str]) -> lsp.Range | None:
-    if same_file(file, view.ff.path):
+def _related_range(view: View, file: Path, line: int, lines: Sequence[str]) -> lsp.Range | None:
+    if view._here(file):
         cur = view.lmap.line(line)
         return _line_range(lines, cur) if cur is not None else None
     ln = max(0, line - 1)
@@ -505,8 +518,22 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     """Markdown hover for the 1-based current ``line``.
 
     Starts with warpwise's summary per kernel (share, a compact per-reason bar, the top advice with its
-    estimate and confidence), then the details: stall table, blame, every estimate's arithmetic, SASS."""
+    estimate and confidence), then the details: stall table, blame, every estimate's arithmetic, SASS.
+    Rendered once per (findings, line map, text, line): the editor asks again for every word of the line the
+    pointer rests on."""
     view = View.of(ff, lmap)
+    key = ("hover", id(text), line)
+    hit = view._hovers.get(key)
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    out = _hover(view, ff, lmap, text, line)
+    if len(view._hovers) >= 64:
+        view._hovers.clear()
+    view._hovers[key] = (text, out)  # holds the text: its id is not reused meanwhile
+    return out
+
+
+def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | None:
     here = view.mapped_at(line)
     costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
     edited = view.stale_at(line)
@@ -648,7 +675,10 @@ def code_lenses(ff: FileFindings, lmap: LineMap, text: str, uri: str, s: Setting
     view = View.of(ff, lmap)
     out: list[lsp.CodeLens] = []
     for g in ff.groups:
-        line = kernel_line(g.first, ff.path)
+        key = ("kernel_line", g.mangled)
+        if key not in view._memo:  # a scan of the kernel's PCs: once per findings
+            view._memo[key] = kernel_line(g.first, ff.path)
+        line = view._memo[key]
         cur = lmap.line(line) if line else None
         if cur is None:
             continue

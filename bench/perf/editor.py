@@ -11,9 +11,11 @@ diagnostics), alternating between the two servers request by request so both see
 - ``edits-20ms``: the 5,000-line file while a didChange arrives every 20 ms (requests interleaved).
 
 Goals (issue 15): p95 ≤ 2× the no-op on the example, ≤ 3× on the stale file and during edits. The
-persistent analysis cache is pointed at a temporary directory.
+persistent analysis cache is pointed at a temporary directory. ``--repeat`` runs every scenario that many
+times with fresh servers (the scenarios interleaved), prints each run's row and the median and range of the
+ratios over the runs (this 2-core machine is shared: one run's p95 moves with its load).
 
-    .venv/bin/python bench/perf/editor.py [--requests 60]
+    .venv/bin/python bench/perf/editor.py [--requests 200] [--repeat 3] [--scenarios example ...]
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -179,8 +182,8 @@ def pct(v: list[float], q: float) -> float:
     return v[min(len(v) - 1, max(0, round(q * (len(v) - 1))))]
 
 
-async def scenario(name: str, src: Path, n: int, edits: bool) -> list[str]:
-    """Rows of the table for one scenario."""
+async def scenario(src: Path, n: int, edits: bool) -> dict[str, tuple[float, float, float, float]]:
+    """request kind -> (warpwise p50, warpwise p95, no-op p50, no-op p95) in ms, one pair of fresh servers."""
     ww = Session([sys.executable, "-m", "warpwise.server.cli", "lsp"], src.parent)
     await ww.start()
     uri = await ww.open(src, wait_diagnostics=True)
@@ -194,33 +197,55 @@ async def scenario(name: str, src: Path, n: int, edits: bool) -> list[str]:
     t_ww, t_no = await run_requests([(ww, uri), (noop, uri2)], line, at_line, n, edits)
     await ww.stop()
     await noop.stop()
-    rows = []
-    for k in KINDS:
-        a50, a95, b50, b95 = pct(t_ww[k], .5), pct(t_ww[k], .95), pct(t_no[k], .5), pct(t_no[k], .95)
-        rows.append(f"| {name} | {k} | {a50:.2f} | {a95:.2f} | {b50:.2f} | {b95:.2f} | {a50 / b50:.2f}× "
-                    f"| {a95 / b95:.2f}× |")
-    return rows
+    return {k: (pct(t_ww[k], .5), pct(t_ww[k], .95), pct(t_no[k], .5), pct(t_no[k], .95)) for k in KINDS}
 
 
-async def main_async(n: int) -> None:
+SCENARIOS = ("example", "stale-5k", "edits-20ms")
+
+
+def _spread(v: list[float]) -> str:
+    """``median (min–max)`` of ratios."""
+    return f"{statistics.median(v):.2f}× ({min(v):.2f}–{max(v):.2f})" if len(v) > 1 else f"{v[0]:.2f}×"
+
+
+async def main_async(n: int, repeat: int, names: list[str]) -> None:
     with tempfile.TemporaryDirectory(prefix="warpwise-editor-bench-") as tmp:
         os.environ["WARPWISE_CACHE_DIR"] = str(Path(tmp, "cache"))
         os.environ.pop("WARPWISE_NO_CACHE", None)
-        print("| scenario | request | warpwise p50 (ms) | warpwise p95 (ms) | no-op p50 (ms) | no-op p95 (ms) "
-              "| p50 ratio | p95 ratio |\n|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
         example = make_workspace(Path(tmp), stale=False)
         stale = make_workspace(Path(tmp), stale=True)
-        for name, src, edits in (("example", example, False), ("stale-5k", stale, False),
-                                 ("edits-20ms", stale, True)):
-            for r in await scenario(name, src, n, edits):
-                print(r, flush=True)
+        srcs = {"example": (example, False), "stale-5k": (stale, False), "edits-20ms": (stale, True)}
+        runs: dict[str, list[dict[str, tuple[float, float, float, float]]]] = {k: [] for k in names}
+        print("| run | load | scenario | request | warpwise p50 (ms) | warpwise p95 (ms) | no-op p50 (ms) "
+              "| no-op p95 (ms) | p50 ratio | p95 ratio |\n|---|---:|---|---|---:|---:|---:|---:|---:|---:|",
+              flush=True)
+        for r in range(repeat):  # scenarios interleaved across repetitions: slow phases of the machine spread
+            for name in names:
+                src, edits = srcs[name]
+                load = os.getloadavg()[0]
+                got = await scenario(src, n, edits)
+                runs[name].append(got)
+                for k, (a50, a95, b50, b95) in got.items():
+                    print(f"| {r + 1} | {load:.1f} | {name} | {k} | {a50:.2f} | {a95:.2f} | {b50:.2f} | {b95:.2f} "
+                          f"| {a50 / b50:.2f}× | {a95 / b95:.2f}× |", flush=True)
+        print(f"\nSummary over {repeat} run(s) of {n} requests per kind: median (min–max) of the per-run ratios\n")
+        print("| scenario | request | warpwise p95 (ms), median | no-op p95 (ms), median | p50 ratio | p95 ratio |\n"
+              "|---|---|---:|---:|---:|---:|")
+        for name in names:
+            for k in KINDS:
+                rs = [x[k] for x in runs[name]]
+                print(f"| {name} | {k} | {statistics.median(x[1] for x in rs):.2f} "
+                      f"| {statistics.median(x[3] for x in rs):.2f} | {_spread([x[0] / x[2] for x in rs])} "
+                      f"| {_spread([x[1] / x[3] for x in rs])} |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--requests", type=int, default=60, help="timed round trips per request kind and scenario")
+    ap.add_argument("--requests", type=int, default=200, help="timed round trips per request kind and scenario")
+    ap.add_argument("--repeat", type=int, default=3, help="fresh pairs of servers per scenario")
+    ap.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
     args = ap.parse_args(argv)
-    asyncio.run(main_async(args.requests))
+    asyncio.run(main_async(args.requests, args.repeat, args.scenarios))
     return 0
 
 

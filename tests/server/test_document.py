@@ -70,7 +70,7 @@ code_texts = st.lists(st.sampled_from(CODE_PIECES), max_size=30).map("".join)
 @settings(max_examples=200, deadline=None)
 @given(code_texts, st.lists(st.tuples(positions, positions, code_texts), max_size=6))
 def test_code_lines_from_the_document_lines_equal_those_of_the_text(text: str, changes: list) -> None:
-    from warpwise.server.linemap import LineMap, _code_lines, doc_code_lines
+    from warpwise.server.linemap import LineMap, PlainLines, _code_lines, doc_code_lines
 
     doc = EditedDocument("file:///a.cu", text, 1)
     for (a, b), (c, d), new in [((0, 0), (0, 0), ""), *changes]:
@@ -82,6 +82,9 @@ def test_code_lines_from_the_document_lines_equal_those_of_the_text(text: str, c
         assert (plain is not None) == ("\r" not in src.replace("\r\n", "") and "\x0c" not in src)
         if plain is not None:
             assert doc_code_lines(plain) == _code_lines(src)
+            view, split = PlainLines(plain), src.split("\n")
+            assert len(view) == len(split) and list(view) == split and view[-1] == split[-1]
+            assert view[1:3] == split[1:3] and view[-2:] == split[-2:]
             base = "int a;\nx\n"
             fast, slow = LineMap(base, src, doc_code_lines(plain)), LineMap(base, src)
             assert [fast.line(k) for k in range(1, 4)] == [slow.line(k) for k in range(1, 4)]
