@@ -14,7 +14,7 @@ from lsprotocol import types as lsp
 from warpwise.server import doccache, render
 from warpwise.server.linemap import text_lines
 from warpwise.server.positions import utf8_col_to_units
-from warpwise.server.uris import uri_to_path
+from warpwise.server.uris import resolved, uri_to_path
 
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 # titles name what each rewrite does, never the generated macros' identifiers (issue 11: they were reserved)
@@ -240,12 +240,11 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
             and _advice_of(d.data)]
     if not mine:
         return []
-    from pathlib import Path
 
     from warpwise.server.findings import baseline_text
     from warpwise.server.linemap import line_map
 
-    here = Path(path).resolve()
+    here = resolved(path)
     out: list[lsp.CodeAction] = []
     seen: set[tuple[str, int, str]] = set()
     preferred_given = False

@@ -20,6 +20,7 @@ from typing import Any
 from warpwise.analysis.pipeline import Analysis, KernelAnalysis, KernelGroup
 from warpwise.analysis.profile.lines import LineStats
 from warpwise.analysis.profile.source import same_code
+from warpwise.server.uris import same_file
 
 
 @dataclass
@@ -202,7 +203,7 @@ class FileFindings:
 
 
 def _same(a: Path | None, b: Path) -> bool:
-    return a is not None and a.resolve() == b.resolve()
+    return a is not None and same_file(a, b)  # resolutions remembered per path (uris.resolved; reload clears)
 
 
 def _instruction_text(ka: KernelAnalysis, function: str, offset: int,

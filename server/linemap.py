@@ -169,20 +169,21 @@ class PlainLines(Sequence[str]):
         return x[:-1] if x.endswith("\n") else x
 
 
-_split: dict[int, tuple[str, Sequence[str]]] = {}
+_split: dict[str, Sequence[str]] = {}
 
 
 def text_lines(text: str, plain: Sequence[str] | None = None) -> Sequence[str]:
-    """``text.split("\\n")``, once per text object (the last 8 kept): the requests on one document version
-    share it. With ``plain`` (the document's plain lines of this text, on the event loop) the lines are read
-    from them instead (:class:`PlainLines`). Shared: callers must not change it."""
-    hit = _split.get(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
+    """``text.split("\\n")``, once per text (the last 8 kept; keyed by content: a string's hash is computed
+    once per object, and an edit undone finds its text again): the requests on one document version share
+    it. With ``plain`` (the document's plain lines of this text, on the event loop) the lines are read from
+    them instead (:class:`PlainLines`). Shared: callers must not change it."""
+    hit = _split.get(text)
+    if hit is not None:
+        return hit
     lines: Sequence[str] = PlainLines(plain) if plain is not None else text.split("\n")
     while len(_split) >= 8:
         _split.pop(next(iter(_split)))  # the oldest (one list freed at a time)
-    _split[id(text)] = (text, lines)  # the entry holds the text, so its id is not reused meanwhile
+    _split[text] = lines
     return lines
 
 
@@ -208,27 +209,27 @@ def doc_code_lines(lines: list[str]) -> list[str]:
 
 
 _maps_lock = threading.Lock()
-_maps: OrderedDict[tuple[int, int], tuple[str, str, LineMap]] = OrderedDict()
+_maps: OrderedDict[tuple[str, str], LineMap] = OrderedDict()
 
 
 def line_map(baseline: str, current: str, current_lines: list[str] | None = None) -> LineMap:
-    """The LineMap of (``baseline``, ``current``), built once per pair of text objects (the last 32 kept):
-    hover, inlay hints, code lenses and code actions on one document version share it. Keyed by identity
-    (an open document's text is one object per version), so a lookup never hashes a long text.
-    ``current_lines``: the document's plain lines (server/document.py), read on the event loop only."""
-    key = (id(baseline), id(current))
+    """The LineMap of (``baseline``, ``current``), built once per pair of texts (the last 32 kept): hover,
+    inlay hints, code lenses and code actions on one document version share it, and an edit undone (or a
+    line typed and deleted again) finds its map again. ``current_lines``: the document's plain lines of
+    ``current`` (server/document.py), read on the event loop only."""
+    key = (baseline, current)
     with _maps_lock:
         hit = _maps.get(key)
-        if hit is not None and hit[0] is baseline and hit[1] is current:
+        if hit is not None:
             _maps.move_to_end(key)
-            return hit[2]
+            return hit
     codes = None
     if current_lines is not None:
         codes = doc_code_lines(current_lines)
         text_lines(current, current_lines)  # this version's lines for the requests, without a split
     m = LineMap(baseline, current, codes)
     with _maps_lock:
-        _maps[key] = (baseline, current, m)  # the entry holds both texts: their ids are not reused meanwhile
+        _maps[key] = m
         _maps.move_to_end(key)
         while len(_maps) > 32:
             _maps.popitem(last=False)

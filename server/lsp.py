@@ -389,6 +389,7 @@ async def did_open(ls: WarpwiseServer, params: lsp.DidOpenTextDocumentParams) ->
 async def did_change(ls: WarpwiseServer, params: lsp.DidChangeTextDocumentParams) -> None:
     """Debounced republish so results follow the text being edited."""
     uri = params.text_document.uri
+    stale.changed(uri)
     prev = ls.debounce.pop(uri, None)
     if prev is not None:
         prev.cancel()
@@ -412,6 +413,7 @@ async def did_save(ls: WarpwiseServer, params: lsp.DidSaveTextDocumentParams) ->
 def did_close(ls: WarpwiseServer, params: lsp.DidCloseTextDocumentParams) -> None:
     """Clear a closed document's diagnostics."""
     uri = params.text_document.uri
+    stale.forget(uri)
     if uri in ls.state.published:
         ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
         ls.state.published.discard(uri)
@@ -486,16 +488,21 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
 
     # usually every result it needs is remembered (the document was parsed, its fixes computed): answered
     # on the event loop, no thread hand-off; otherwise (the first request on a document, a launch in range)
-    # in the worker, dropped there if the document changed meanwhile
-    try:
-        with ls.state.lock:
-            ready = str(resolved(uri_to_path(uri))) in ls.state.findings
-        if ready:
-            _findings_for(ls, uri)  # the quick fixes' line map of this version, from the document's lines
-        with doccache.inline():
-            return work()
-    except doccache.Pending:
-        pass
+    # in the worker, dropped there if the document changed meanwhile — but not while the user types: then
+    # it answers from what is remembered and the parse waits for a pause (stale.typing, doccache)
+    with ls.state.lock:
+        ready = str(resolved(uri_to_path(uri))) in ls.state.findings
+    if ready:
+        _findings_for(ls, uri)  # the quick fixes' line map of this version, from the document's lines
+    for defer in (False, True):
+        if defer and not stale.typing(uri):
+            break
+        try:
+            with doccache.inline(defer=defer):
+                return work()
+        except doccache.Pending:
+            if defer:
+                return []  # heavy work on a text that is changing: the editor asks again once it settles
     return await loop.run_in_executor(ls.pool, work)
 
 
@@ -749,6 +756,10 @@ async def cmd_tune(ls: WarpwiseServer, *args: Any) -> str:
     return msg
 
 
+#: sys.setswitchinterval of the server (seconds).
+SWITCH_INTERVAL_S = 0.001
+
+
 def set_log_level(level: int) -> None:
     """Log at ``level`` (WARNING by default): pygls logs every JSON-RPC payload at INFO/DEBUG, which only
     warpwise.trace.server or warpwise.logLevel asks for."""
@@ -761,5 +772,8 @@ def serve() -> None:
     """Run the server on stdio until the client exits (stderr logging at WARNING until settings say more)."""
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     set_log_level(logging.WARNING)
+    # the event loop takes the interpreter back from a busy worker (a parse, an analysis) within 1 ms, not
+    # the default 5 ms, each time a message arrives: requests stay quick while background work runs
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     threading.Thread(target=_warm_imports, name="warpwise-imports", daemon=True).start()
     lifecycle.serve_stdio(server)  # stdin read on the event loop (no thread hop per message line)

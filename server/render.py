@@ -97,7 +97,7 @@ class View:
     _by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
     _stale_by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
     _memo: dict[Any, Any] = field(default_factory=dict)  # per findings (every version): see _per_findings
-    _hovers: dict[Any, tuple[str, lsp.Hover | None]] = field(default_factory=dict)  # this version's (hover)
+    _hovers: dict[tuple[str, int], lsp.Hover | None] = field(default_factory=dict)  # (text, line) -> hover
 
     @classmethod
     def of(cls, ff: FileFindings, lmap: LineMap) -> View:
@@ -145,7 +145,7 @@ class View:
 
     def _here(self, file: Path | str) -> bool:
         """Whether ``file`` is this file (remembered per findings)."""
-        key = ("here", file)
+        key = ("here", str(file))  # a str hashes and compares in C (a Path does it in Python)
         got = self._memo.get(key)
         if got is None:
             got = self._memo[key] = same_file(file, self.ff.path)
@@ -522,14 +522,13 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     Rendered once per (findings, line map, text, line): the editor asks again for every word of the line the
     pointer rests on."""
     view = View.of(ff, lmap)
-    key = ("hover", id(text), line)
-    hit = view._hovers.get(key)
-    if hit is not None and hit[0] is text:
-        return hit[1]
+    key = (text, line)
+    if key in view._hovers:
+        return view._hovers[key]
     out = _hover(view, ff, lmap, text, line)
     if len(view._hovers) >= 64:
         view._hovers.clear()
-    view._hovers[key] = (text, out)  # holds the text: its id is not reused meanwhile
+    view._hovers[key] = out
     return out
 
 
