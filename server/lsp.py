@@ -490,19 +490,18 @@ async def code_action(ls: WarpwiseServer, params: lsp.CodeActionParams) -> list[
     # on the event loop, no thread hand-off; otherwise (the first request on a document, a launch in range)
     # in the worker, dropped there if the document changed meanwhile — but not while the user types: then
     # it answers from what is remembered and the parse waits for a pause (stale.typing, doccache)
-    with ls.state.lock:
-        ready = str(resolved(uri_to_path(uri))) in ls.state.findings
-    if ready:
-        _findings_for(ls, uri)  # the quick fixes' line map of this version, from the document's lines
-    for defer in (False, True):
-        if defer and not stale.typing(uri):
-            break
-        try:
-            with doccache.inline(defer=defer):
-                return work()
-        except doccache.Pending:
-            if defer:
-                return []  # heavy work on a text that is changing: the editor asks again once it settles
+    if params.context.diagnostics:
+        with ls.state.lock:
+            ready = str(resolved(uri_to_path(uri))) in ls.state.findings
+        if ready:
+            _findings_for(ls, uri)  # the quick fixes' line map of this version, from the document's lines
+    typing = stale.typing(uri)
+    try:
+        with doccache.inline(defer=typing):
+            return work()
+    except doccache.Pending:
+        if typing:
+            return []  # heavy work on a text that is changing: the editor asks again once it settles
     return await loop.run_in_executor(ls.pool, work)
 
 

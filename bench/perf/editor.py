@@ -8,8 +8,7 @@ diagnostics), alternating between the two servers request by request so both see
 - ``example``: examples/stencil (report, cubin, source) copied into a temporary workspace;
 - ``stale-5k``: the same with about 5,000 lines of code inserted above the kernel since profiling (every
   profiled line moved: the line map is in play on every request);
-- ``edits-20ms``: the 5,000-line file while a didChange arrives every 20 ms (requests interleaved).
-
+- ``edits-20ms``: the 5,000-line file while a didChange arrives every 20 ms (requests interleaved);
 - with ``--control``: ``control`` / ``control-edits``, a second no-op server in warpwise's place (example;
   5,000-line file with edits): what the method reports for two identical servers (its noise floor).
 
@@ -23,6 +22,7 @@ times with fresh servers (the scenarios interleaved), prints each run's row and 
 ratios over the runs (this 2-core machine is shared: one run's p95 moves with its load).
 
     .venv/bin/python bench/perf/editor.py [--requests 200] [--repeat 3] [--scenarios example ...]
+        [--pin CPU | --pin -1] [--control]
 """
 
 from __future__ import annotations
