@@ -56,37 +56,3 @@ def test_server_writes_never_block_on_a_client_that_does_not_read() -> None:
         return took
 
     assert asyncio.run(main()) < 1.0
-
-
-def test_server_writes_of_one_loop_turn_go_out_together() -> None:
-    # each write wakes the client, which on a busy machine takes the CPU from the server: the responses and
-    # notifications of one turn of the event loop are written with one write, in order, when it ends
-    import asyncio
-
-    from warpwise.server.lifecycle import _PipeWriter
-
-    class Transport:
-        def __init__(self) -> None:
-            self.writes: list[bytes] = []
-
-        def write(self, data: bytes) -> None:
-            self.writes.append(data)
-
-        def is_closing(self) -> bool:
-            return False
-
-        def close(self) -> None:
-            pass
-
-    async def main() -> list[bytes]:
-        t = Transport()
-        w = _PipeWriter(asyncio.get_running_loop(), t)  # type: ignore[arg-type]
-        w.write(b"a")
-        w.write(b"b")
-        assert t.writes == []  # not before the turn ends
-        await asyncio.sleep(0)
-        w.write(b"c")
-        w.close()  # closing flushes what is left
-        return t.writes
-
-    assert asyncio.run(main()) == [b"ab", b"c"]
