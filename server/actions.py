@@ -12,8 +12,9 @@ from typing import Any, Protocol
 
 from lsprotocol import types as lsp
 from warpwise.server import doccache, render
+from warpwise.server.linemap import text_lines
 from warpwise.server.positions import utf8_col_to_units
-from warpwise.server.uris import uri_to_path
+from warpwise.server.uris import resolved, uri_to_path
 
 REWRITE_KIND = lsp.CodeActionKind.RefactorRewrite
 # titles name what each rewrite does, never the generated macros' identifiers (issue 11: they were reserved)
@@ -32,7 +33,7 @@ class ByteEdit(Protocol):
     new_text: str
 
 
-def position(lines: list[str], line: int, byte_col: int) -> lsp.Position:
+def position(lines: Sequence[str], line: int, byte_col: int) -> lsp.Position:
     """LSP position of 1-based ``line`` and 1-based UTF-8 byte column ``byte_col``."""
     text = lines[line - 1] if 0 < line <= len(lines) else ""
     return lsp.Position(line - 1, utf8_col_to_units(text, byte_col - 1, render.ENCODING["value"]))
@@ -40,7 +41,7 @@ def position(lines: list[str], line: int, byte_col: int) -> lsp.Position:
 
 def to_text_edits(text: str, edits: Sequence[ByteEdit]) -> list[lsp.TextEdit]:
     """LSP text edits for analysis edits on ``text``."""
-    lines = text.split("\n")
+    lines = text_lines(text)
     return [lsp.TextEdit(range=lsp.Range(position(lines, e.line, e.column), position(lines, e.end_line, e.end_column)),
                          new_text=e.new_text) for e in edits]
 
@@ -64,7 +65,7 @@ def same_lines(old: str, new: str, first: int, last: int) -> bool:
     """Whether 1-based lines [first, last] read the same in texts ``old`` and ``new`` (at the same numbers)."""
     if old is new:
         return True
-    a, b = old.split("\n"), new.split("\n")
+    a, b = text_lines(old), text_lines(new)
     return last <= len(a) and last <= len(b) and a[first - 1:last] == b[first - 1:last]
 
 
@@ -104,11 +105,13 @@ def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_l
 
     found_in, launches, error = launches_of(path, text, submit)
     if error is not None:  # the file does not parse: say why on each launch, never offer a rewrite
+        doccache.worker_only()  # a token scan of the text
         return _withheld_actions(text, path, str(error), first_line, last_line) if disabled_ok else []
     out: list[lsp.CodeAction] = []
     for ln in launches:
         if not (first_line <= ln.line <= last_line):
             continue
+        doccache.worker_only()  # the plan (and edits without resolve) look at the launch's code
         if found_in is not text and not same_lines(found_in, text, ln.line,
                                                    ln.line + found_in.count("\n", ln.start, ln.end)):
             continue
@@ -237,12 +240,11 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
             and _advice_of(d.data)]
     if not mine:
         return []
-    from pathlib import Path
 
     from warpwise.server.findings import baseline_text
     from warpwise.server.linemap import line_map
 
-    here = Path(path).resolve()
+    here = resolved(path)
     out: list[lsp.CodeAction] = []
     seen: set[tuple[str, int, str]] = set()
     preferred_given = False
@@ -313,6 +315,7 @@ def tuned_actions(uri: str, version: int | None, text: str, path: str, first_lin
     """
     if not tuned or not wanted(only, REWRITE_KIND):
         return []
+    doccache.worker_only()  # scans the text for the kernels' launches
     from warpwise.analysis.schedule.use_tuned import (
         UseTunedError,
         existing_guard,

@@ -32,6 +32,40 @@ _latest: dict[tuple[Any, str], tuple[str, Any]] = {}
 _inflight: set[tuple[Any, str]] = set()
 
 
+class Pending(Exception):
+    """Raised inside :func:`inline` where a result would have to be computed now (the caller moves the
+    request to a worker thread)."""
+
+
+_mode = threading.local()
+
+
+class inline:
+    """``with inline():`` — lookups only, on the event loop: :func:`cached` and :func:`fresh_or_stale`
+    answer from what is remembered (an older text's result included) and raise :class:`Pending` instead of
+    computing. Code actions run this way first, so the usual request (its document parsed already) costs
+    no thread hand-off. With ``defer`` (the user is typing), :func:`fresh_or_stale` with nothing remembered
+    answers None and leaves the computation to the background job that starts once the requests pause
+    (``QUIET_S``), like any other text's."""
+
+    def __init__(self, defer: bool = False) -> None:
+        self.defer = defer
+
+    def __enter__(self) -> inline:
+        _mode.inline = True
+        _mode.defer = self.defer
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _mode.inline = _mode.defer = False
+
+
+def worker_only() -> None:
+    """Raise :class:`Pending` inside :func:`inline` (called before work too heavy for the event loop)."""
+    if getattr(_mode, "inline", False):
+        raise Pending
+
+
 class Failed:
     """A computation that raised: kept like a result so the failure is not recomputed per request."""
 
@@ -63,6 +97,7 @@ def cached(kind: Any, path: str, text: str, compute: Callable[[], Any]) -> Any:
     hit, value = _get(kind, path, text)
     if hit:
         return value
+    worker_only()
     try:
         value = compute()
     except Exception as e:  # the caller decides what a failure means (no launches, no fixes)
@@ -72,7 +107,7 @@ def cached(kind: Any, path: str, text: str, compute: Callable[[], Any]) -> Any:
 
 
 def fresh_or_stale(kind: Any, path: str, text: str, compute: Callable[[], Any],
-                   submit: Callable[[Callable[[], None]], Any]) -> tuple[str, Any]:
+                   submit: Callable[[Callable[[], None]], Any]) -> tuple[str, Any] | None:
     """(text the result belongs to, result) for ``text``, else for the newest older text of ``path`` whose
     computation finished; the first text of a document is computed right away. On a miss with an older
     result, the computation of the newest text asked for is handed to ``submit`` (e.g. a thread pool's
@@ -80,18 +115,21 @@ def fresh_or_stale(kind: Any, path: str, text: str, compute: Callable[[], Any],
     hit, value = _get(kind, path, text)
     if hit:
         return text, value
+    deferred = getattr(_mode, "defer", False)
     with _lock:
         old = _latest.get((kind, path))
-        start = old is not None and (kind, path) not in _inflight
+        if old is None and not deferred:
+            worker_only()  # nothing remembered: the caller computes it off the event loop
+        start = (old is not None or deferred) and (kind, path) not in _inflight
         if start:
             _inflight.add((kind, path))
-    if old is None:  # nothing to answer with yet: compute now (the caller runs off the event loop)
+    if old is None and not deferred:  # nothing to answer with yet: compute now (the caller runs off the loop)
         return text, cached(kind, path, text, compute)
     with _lock:
         _wanted[(kind, path)] = (text, compute, time.monotonic())
     if start:
         _arm(kind, path, submit, QUIET_S)
-    return old
+    return old  # None while deferred with nothing remembered
 
 
 #: Seconds without a request for a newer text before the background computation starts (while the user
@@ -104,7 +142,11 @@ def _arm(kind: Any, path: str, submit: Callable[[Callable[[], None]], Any], dela
     """Start the newest wanted computation of (kind, path) once no newer text was asked for ``QUIET_S``."""
     def fire() -> None:
         with _lock:
-            text, compute, asked = _wanted[(kind, path)]
+            want = _wanted.get((kind, path))
+            if want is None:  # forgotten meanwhile (clear)
+                _inflight.discard((kind, path))
+                return
+            text, compute, asked = want
         wait = asked + QUIET_S - time.monotonic()
         if wait > 0:
             _arm(kind, path, submit, wait)
@@ -141,3 +183,4 @@ def clear() -> None:
         _memo.clear()
         _latest.clear()
         _wanted.clear()
+        _inflight.clear()

@@ -21,6 +21,7 @@ from warpwise.analysis.bounded import InputFileError, read_text
 from warpwise.analysis.pipeline import Analysis, KernelAnalysis, KernelGroup
 from warpwise.analysis.profile.lines import LineStats
 from warpwise.analysis.profile.source import same_code
+from warpwise.server.uris import same_file
 
 
 @dataclass
@@ -203,7 +204,7 @@ class FileFindings:
 
 
 def _same(a: Path | None, b: Path) -> bool:
-    return a is not None and a.resolve() == b.resolve()
+    return a is not None and same_file(a, b)  # resolutions remembered per path (uris.resolved; reload clears)
 
 
 def _instruction_text(ka: KernelAnalysis, function: str, offset: int,

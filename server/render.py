@@ -6,6 +6,7 @@ The only module besides lsp.py that knows lsprotocol; every position goes throug
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,9 +14,9 @@ from typing import Any
 from lsprotocol import types as lsp
 from warpwise.server.config import DP_LAUNCH, HOT_LINE, STALE, STALL_CAUSE, Settings
 from warpwise.server.findings import EditorKernel, FileFindings, LineFinding, advice_primary
-from warpwise.server.linemap import LineMap
+from warpwise.server.linemap import LineMap, text_lines
 from warpwise.server.positions import UTF16, content_extent, units
-from warpwise.server.uris import path_to_uri, same_file
+from warpwise.server.uris import path_to_uri, resolved, same_file
 
 SOURCE = "warpwise"
 _SEVERITY = {"error": lsp.DiagnosticSeverity.Error, "warning": lsp.DiagnosticSeverity.Warning,
@@ -32,8 +33,8 @@ def _pct(x: float) -> str:
 ENCODING = {"value": UTF16}
 
 
-def _line_range(text_lines: list[str], line: int) -> lsp.Range:
-    lt = text_lines[line - 1] if 0 < line <= len(text_lines) else ""
+def _line_range(lines: Sequence[str], line: int) -> lsp.Range:
+    lt = lines[line - 1] if 0 < line <= len(lines) else ""
     a, b = content_extent(lt, ENCODING["value"])
     return lsp.Range(lsp.Position(line - 1, a), lsp.Position(line - 1, b))
 
@@ -91,35 +92,85 @@ class View:
     retired: set[int] = field(default_factory=set)
     edited: dict[str, int] = field(default_factory=dict)
 
+    _mapped: list[tuple[int, LineFinding]] = field(default_factory=list)
+    _stale: list[tuple[int, LineFinding]] = field(default_factory=list)
+    _by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
+    _stale_by_line: dict[int, list[LineFinding]] = field(default_factory=dict)
+    _memo: dict[Any, Any] = field(default_factory=dict)  # per findings (every version): see _per_findings
+    _hovers: dict[tuple[str, int], lsp.Hover | None] = field(default_factory=dict)  # (text, line) -> hover
+
     @classmethod
     def of(cls, ff: FileFindings, lmap: LineMap) -> View:
-        """Compute the view (cheap: one LineMap lookup per finding and advice line)."""
-        v = cls(ff, lmap)
+        """The view of ``ff`` through ``lmap``, computed once per (findings, line map) pair: one LineMap lookup
+        per finding and advice line, and the findings placed on their current lines (hover, inlay hints,
+        code lenses and diagnostics of one document version share it)."""
+        key = (id(ff), id(lmap))
+        hit = _VIEWS.get(key)
+        if hit is not None and hit.ff is ff and hit.lmap is lmap:
+            return hit
+        v = cls(ff, lmap, _memo=_per_findings(ff))
         v.retired = {k for k, lines in ff.advice_lines.items() if any(lmap.line(n) is None for n in lines)}
         for f in ff.findings:
-            if f.stats is not None and lmap.line(f.line) is None:
+            cur = lmap.line(f.line)
+            if cur is not None:
+                v._mapped.append((cur, f))
+                v._by_line.setdefault(cur, []).append(f)
+                continue
+            if f.stats is not None:
                 v.edited[f.kernel.mangled] = v.edited.get(f.kernel.mangled, 0) + 1
+            was = lmap.edited_line(f.line)
+            if was is not None:
+                v._stale.append((was, f))
+                v._stale_by_line.setdefault(was, []).append(f)
+        if len(_VIEWS) >= 16:  # a few documents, a few versions each; the entries hold their keys' objects
+            _VIEWS.clear()
+        _VIEWS[key] = v
         return v
+
+    def mapped_at(self, line: int) -> list[LineFinding]:
+        """The unchanged findings now on current ``line``."""
+        return self._by_line.get(line, [])
+
+    def stale_at(self, line: int) -> list[LineFinding]:
+        """The findings of a line edited since profiling that is now current ``line``."""
+        return self._stale_by_line.get(line, [])
 
     def cur(self, line: int | None, file: Path | None = None) -> int | None:
         """Current line of a baseline line of this file (other files' lines are returned unchanged)."""
         if line is None:
             return None
-        if file is not None and not same_file(file, self.ff.path):
+        if file is not None and not self._here(file):
             return line
         return self.lmap.line(line)
+
+    def _here(self, file: Path | str) -> bool:
+        """Whether ``file`` is this file (remembered per findings)."""
+        key = ("here", str(file))  # a str hashes and compares in C (a Path does it in Python)
+        got = self._memo.get(key)
+        if got is None:
+            got = self._memo[key] = same_file(file, self.ff.path)
+        return bool(got)
 
     def live(self, advice: list[Any]) -> list[Any]:
         """The advice that no edit has retired."""
         return [a for a in advice if id(a) not in self.retired]
 
     def _local(self, recorded: str) -> Path | None:
+        """The local file of a recorded path (remembered per findings: the same for every version)."""
+        key = ("local", recorded)
+        if key in self._memo:
+            return self._memo[key]
+        found = None
         for g in self.ff.groups:
             for ka in g.group.launches:
                 p = ka.local_path(recorded)
                 if p is not None:
-                    return Path(p)
-        return None
+                    found = Path(p)
+                    break
+            if found is not None:
+                break
+        self._memo[key] = found
+        return found
 
     def relabel(self, text: str) -> str:
         """``line N`` / ``lines 9, 11 and 23`` in an analysis message rewritten to the lines' current numbers
@@ -140,7 +191,7 @@ class View:
 
         def is_here(recorded: str) -> bool:
             p = self._local(recorded)
-            return p is not None and p.resolve() == self.ff.path.resolve()
+            return p is not None and self._here(p)
 
         def name(recorded: str) -> str:
             p = self._local(recorded)
@@ -148,7 +199,7 @@ class View:
                 return recorded
             for r in roots():
                 try:
-                    return str(p.resolve().relative_to(r.resolve()))
+                    return str(resolved(p).relative_to(resolved(r)))
                 except ValueError:
                     continue
             return str(p)
@@ -157,23 +208,27 @@ class View:
 
     def mapped(self) -> list[tuple[int, LineFinding]]:
         """(current line, finding) for every finding whose line is unchanged."""
-        out = []
-        for f in self.ff.findings:
-            cur = self.lmap.line(f.line)
-            if cur is not None:
-                out.append((cur, f))
-        return out
+        return list(self._mapped)
 
     def stale(self) -> list[tuple[int, LineFinding]]:
         """(current line, finding) for every finding whose line was edited in place since profiling (its
         results describe the old text: shown as stale, see ``stale_text``); deleted lines have none."""
-        out = []
-        for f in self.ff.findings:
-            if self.lmap.line(f.line) is None:
-                cur = self.lmap.edited_line(f.line)
-                if cur is not None:
-                    out.append((cur, f))
-        return out
+        return list(self._stale)
+
+
+#: (id(findings), id(line map)) -> its View (View.of)
+_VIEWS: dict[tuple[int, int], View] = {}
+#: id(findings) -> (findings, what its views remember for every version: local files, same-file tests)
+_PER_FINDINGS: dict[int, tuple[FileFindings, dict[Any, Any]]] = {}
+
+
+def _per_findings(ff: FileFindings) -> dict[Any, Any]:
+    hit = _PER_FINDINGS.get(id(ff))
+    if hit is None or hit[0] is not ff:
+        if len(_PER_FINDINGS) >= 16:
+            _PER_FINDINGS.clear()
+        hit = _PER_FINDINGS[id(ff)] = (ff, {})  # the entry holds ff: its id is not reused meanwhile
+    return hit[1]
 
 
 def _best(view: View, f: LineFinding, min_gain: float) -> Any | None:
@@ -195,7 +250,7 @@ def _line_word(view: View, file: Path | None, line: int | None) -> str:
     cur = view.cur(line, file)
     if cur is None:
         return "an edited line"
-    if file is not None and not same_file(file, view.ff.path):
+    if file is not None and not view._here(file):
         return f"{Path(file).name}:{cur}"
     return f"line {cur}"
 
@@ -214,7 +269,7 @@ def _top_reason(f: LineFinding, digits: int = 1) -> str:
 MAX_RELATED = 1
 
 
-def _related(view: View, f: LineFinding, lines: list[str], skip: Any, min_gain: float,
+def _related(view: View, f: LineFinding, lines: Sequence[str], skip: Any, min_gain: float,
              doc_uri: str, causes_first: bool = False) -> list[lsp.DiagnosticRelatedInformation]:
     """At most ``MAX_RELATED`` rows, most useful first: the def line carrying most of the line's blamed stalls,
     the line's other advice at or above ``min_gain``, then other blame rows and the lines waiting on this one
@@ -306,7 +361,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
     lists the line's live advice at or above ``s.min_gain``, best first (their quick fixes are offered).
     """
     view = View.of(ff, lmap)
-    lines = text.split("\n")
+    lines = text_lines(text)
     out: list[tuple[float, lsp.Diagnostic]] = []
     launch_lines: set[tuple[str, int]] = set()
     for cost in ff.launch_costs:
@@ -409,8 +464,8 @@ def launch_cost_short(cost: Any, text: str) -> str:
     return msg + " — try the DP rewrites (code actions)"
 
 
-def _related_range(view: View, file: Path, line: int, lines: list[str]) -> lsp.Range | None:
-    if same_file(file, view.ff.path):
+def _related_range(view: View, file: Path, line: int, lines: Sequence[str]) -> lsp.Range | None:
+    if view._here(file):
         cur = view.lmap.line(line)
         return _line_range(lines, cur) if cur is not None else None
     ln = max(0, line - 1)
@@ -463,11 +518,24 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     """Markdown hover for the 1-based current ``line``.
 
     Starts with warpwise's summary per kernel (share, a compact per-reason bar, the top advice with its
-    estimate and confidence), then the details: stall table, blame, every estimate's arithmetic, SASS."""
+    estimate and confidence), then the details: stall table, blame, every estimate's arithmetic, SASS.
+    Rendered once per (findings, line map, text, line): the editor asks again for every word of the line the
+    pointer rests on."""
     view = View.of(ff, lmap)
-    here = [f for cur, f in view.mapped() if cur == line]
+    key = (text, line)
+    if key in view._hovers:
+        return view._hovers[key]
+    out = _hover(view, ff, lmap, text, line)
+    if len(view._hovers) >= 64:
+        view._hovers.clear()
+    view._hovers[key] = out
+    return out
+
+
+def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | None:
+    here = view.mapped_at(line)
     costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
-    edited = [f for cur, f in view.stale() if cur == line]
+    edited = view.stale_at(line)
     if not here and not costs and not edited:
         return None
     summary: list[str] = [f"**warpwise** · `{c.kernel.name}` · {launch_cost_text(c, text, view)}" for c in costs]
@@ -559,7 +627,7 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
     if ff.stale:
         details.append("\n_The file differs from the profiled source: results are shown only on unchanged lines._")
     value = "\n\n".join(summary) + ("\n\n---\n\n" + "\n".join(details) if details else "")
-    lines = text.split("\n")
+    lines = text_lines(text)
     return lsp.Hover(contents=lsp.MarkupContent(kind=lsp.MarkupKind.Markdown, value=value),
                      range=_line_range(lines, line))
 
@@ -568,7 +636,7 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
     """``23.0% · 1.14×`` at the end of each hot line inside ``rng``: the line's share of its kernel's samples
     and its best live estimate (one label per kernel, ``|``-separated when several kernels run the line)."""
     view = View.of(ff, lmap)
-    lines = text.split("\n")
+    lines = text_lines(text)
     per_line: dict[int, list[tuple[float, str]]] = {}
     for cur, f in view.mapped():
         if f.stats is None or f.share < s.min_share:
@@ -606,7 +674,10 @@ def code_lenses(ff: FileFindings, lmap: LineMap, text: str, uri: str, s: Setting
     view = View.of(ff, lmap)
     out: list[lsp.CodeLens] = []
     for g in ff.groups:
-        line = kernel_line(g.first, ff.path)
+        key = ("kernel_line", g.mangled)
+        if key not in view._memo:  # a scan of the kernel's PCs: once per findings
+            view._memo[key] = kernel_line(g.first, ff.path)
+        line = view._memo[key]
         cur = lmap.line(line) if line else None
         if cur is None:
             continue
@@ -659,7 +730,7 @@ def launch_diagnostics(text: str, path: str) -> list[lsp.Diagnostic]:
         found = find(text, path)
     except RewriteError:
         found = fallback_launch_diagnostics(text, path) or []
-    lines = text.split("\n")
+    lines = text_lines(text)
     out = []
     for d in found:
         lt = lines[d.line - 1] if 0 < d.line <= len(lines) else ""

@@ -8,12 +8,21 @@ diagnostics), alternating between the two servers request by request so both see
 - ``example``: examples/stencil (report, cubin, source) copied into a temporary workspace;
 - ``stale-5k``: the same with about 5,000 lines of code inserted above the kernel since profiling (every
   profiled line moved: the line map is in play on every request);
-- ``edits-20ms``: the 5,000-line file while a didChange arrives every 20 ms (requests interleaved).
+- ``edits-20ms``: the 5,000-line file while a didChange arrives every 20 ms (requests interleaved);
+- with ``--control``: ``control`` / ``control-edits``, a second no-op server in warpwise's place (example;
+  5,000-line file with edits): what the method reports for two identical servers (its noise floor).
+
+Both servers run on one CPU (``--pin``, default the last) while they are timed: unpinned, two identical
+no-op servers measured this way differed up to 2.9× in p50 and 0.47–1.23× in p95 in one run (each sat on
+a differently loaded core of this shared 2-core machine); pinned, 1.0–1.35× and 0.80–1.29×.
 
 Goals (issue 15): p95 ≤ 2× the no-op on the example, ≤ 3× on the stale file and during edits. The
-persistent analysis cache is pointed at a temporary directory.
+persistent analysis cache is pointed at a temporary directory. ``--repeat`` runs every scenario that many
+times with fresh servers (the scenarios interleaved), prints each run's row and the median and range of the
+ratios over the runs (this 2-core machine is shared: one run's p95 moves with its load).
 
-    .venv/bin/python bench/perf/editor.py [--requests 60]
+    .venv/bin/python bench/perf/editor.py [--requests 200] [--repeat 3] [--scenarios example ...]
+        [--pin CPU | --pin -1] [--control]
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ import argparse
 import asyncio
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
@@ -136,6 +146,17 @@ class Session:
                 doc, lsp.Range(lsp.Position(line, 0), lsp.Position(line, 200)), lsp.CodeActionContext(diags)))
         return 1000 * (time.perf_counter() - t0)
 
+    def pin(self, cpu: int) -> None:
+        """Run every thread of the server process on ``cpu`` (Linux; nothing elsewhere)."""
+        proc = getattr(self.client, "_server", None)
+        if proc is None or not hasattr(os, "sched_setaffinity"):
+            return
+        for task in Path(f"/proc/{proc.pid}/task").iterdir():
+            try:
+                os.sched_setaffinity(int(task.name), {cpu})
+            except OSError:  # a thread that just ended
+                pass
+
     async def stop(self) -> None:
         try:
             await asyncio.wait_for(self.client.shutdown_async(None), 10)
@@ -179,48 +200,90 @@ def pct(v: list[float], q: float) -> float:
     return v[min(len(v) - 1, max(0, round(q * (len(v) - 1))))]
 
 
-async def scenario(name: str, src: Path, n: int, edits: bool) -> list[str]:
-    """Rows of the table for one scenario."""
-    ww = Session([sys.executable, "-m", "warpwise.server.cli", "lsp"], src.parent)
+NOOP = [sys.executable, str(Path(__file__).with_name("noop_server.py"))]
+
+
+async def scenario(src: Path, n: int, edits: bool, pin: int | None,
+                   control: bool = False) -> dict[str, tuple[float, float, float, float]]:
+    """request kind -> (warpwise p50, warpwise p95, no-op p50, no-op p95) in ms, one pair of fresh servers
+    (with ``control`` a second no-op server stands in for warpwise: the method's own noise). With ``pin``
+    both servers run on that CPU once warpwise has published its diagnostics."""
+    ww = Session(NOOP if control else [sys.executable, "-m", "warpwise.server.cli", "lsp"], src.parent)
     await ww.start()
-    uri = await ww.open(src, wait_diagnostics=True)
-    diags = [d for d in ww.diagnostics[uri] if d.source == "warpwise"]
-    hot = diags[0]  # the first warpwise diagnostic's line (codes name the advice since the one-line diagnostics)
-    line = hot.range.start.line
-    at_line = [d for d in diags if d.range.start.line == line]
-    noop = Session([sys.executable, str(Path(__file__).with_name("noop_server.py"))], src.parent)
+    uri = await ww.open(src, wait_diagnostics=not control)
+    if control:
+        line, at_line = 10, []
+    else:
+        diags = [d for d in ww.diagnostics[uri] if d.source == "warpwise"]
+        hot = diags[0]  # the first warpwise diagnostic's line (codes name the advice since the one-line diagnostics)
+        line = hot.range.start.line
+        at_line = [d for d in diags if d.range.start.line == line]
+    noop = Session(NOOP, src.parent)
     await noop.start()
     uri2 = await noop.open(src, wait_diagnostics=False)
+    if pin is not None:
+        ww.pin(pin)
+        noop.pin(pin)
+
     t_ww, t_no = await run_requests([(ww, uri), (noop, uri2)], line, at_line, n, edits)
     await ww.stop()
     await noop.stop()
-    rows = []
-    for k in KINDS:
-        a50, a95, b50, b95 = pct(t_ww[k], .5), pct(t_ww[k], .95), pct(t_no[k], .5), pct(t_no[k], .95)
-        rows.append(f"| {name} | {k} | {a50:.2f} | {a95:.2f} | {b50:.2f} | {b95:.2f} | {a50 / b50:.2f}× "
-                    f"| {a95 / b95:.2f}× |")
-    return rows
+    return {k: (pct(t_ww[k], .5), pct(t_ww[k], .95), pct(t_no[k], .5), pct(t_no[k], .95)) for k in KINDS}
 
 
-async def main_async(n: int) -> None:
+SCENARIOS = ("example", "stale-5k", "edits-20ms")
+
+
+def _spread(v: list[float]) -> str:
+    """``median (min–max)`` of ratios."""
+    return f"{statistics.median(v):.2f}× ({min(v):.2f}–{max(v):.2f})" if len(v) > 1 else f"{v[0]:.2f}×"
+
+
+async def main_async(n: int, repeat: int, names: list[str], pin: int | None, control: bool) -> None:
     with tempfile.TemporaryDirectory(prefix="warpwise-editor-bench-") as tmp:
         os.environ["WARPWISE_CACHE_DIR"] = str(Path(tmp, "cache"))
         os.environ.pop("WARPWISE_NO_CACHE", None)
-        print("| scenario | request | warpwise p50 (ms) | warpwise p95 (ms) | no-op p50 (ms) | no-op p95 (ms) "
-              "| p50 ratio | p95 ratio |\n|---|---|---:|---:|---:|---:|---:|---:|", flush=True)
         example = make_workspace(Path(tmp), stale=False)
         stale = make_workspace(Path(tmp), stale=True)
-        for name, src, edits in (("example", example, False), ("stale-5k", stale, False),
-                                 ("edits-20ms", stale, True)):
-            for r in await scenario(name, src, n, edits):
-                print(r, flush=True)
+        srcs = {"example": (example, False), "stale-5k": (stale, False), "edits-20ms": (stale, True),
+                "control": (example, False), "control-edits": (stale, True)}
+        names = [*names, "control", "control-edits"] if control else names
+        runs: dict[str, list[dict[str, tuple[float, float, float, float]]]] = {k: [] for k in names}
+        print("| run | load | scenario | request | warpwise p50 (ms) | warpwise p95 (ms) | no-op p50 (ms) "
+              "| no-op p95 (ms) | p50 ratio | p95 ratio |\n|---|---:|---|---|---:|---:|---:|---:|---:|---:|",
+              flush=True)
+        for r in range(repeat):  # scenarios interleaved across repetitions: slow phases of the machine spread
+            for name in names:
+                src, edits = srcs[name]
+                load = os.getloadavg()[0]
+                got = await scenario(src, n, edits, pin, control=name.startswith("control"))
+                runs[name].append(got)
+                for k, (a50, a95, b50, b95) in got.items():
+                    print(f"| {r + 1} | {load:.1f} | {name} | {k} | {a50:.2f} | {a95:.2f} | {b50:.2f} | {b95:.2f} "
+                          f"| {a50 / b50:.2f}× | {a95 / b95:.2f}× |", flush=True)
+        print(f"\nSummary over {repeat} run(s) of {n} requests per kind: median (min–max) of the per-run ratios\n")
+        print("| scenario | request | warpwise p95 (ms), median | no-op p95 (ms), median | p50 ratio | p95 ratio |\n"
+              "|---|---|---:|---:|---:|---:|")
+        for name in names:
+            for k in KINDS:
+                rs = [x[k] for x in runs[name]]
+                print(f"| {name} | {k} | {statistics.median(x[1] for x in rs):.2f} "
+                      f"| {statistics.median(x[3] for x in rs):.2f} | {_spread([x[0] / x[2] for x in rs])} "
+                      f"| {_spread([x[1] / x[3] for x in rs])} |", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--requests", type=int, default=60, help="timed round trips per request kind and scenario")
+    ap.add_argument("--requests", type=int, default=200, help="timed round trips per request kind and scenario")
+    ap.add_argument("--repeat", type=int, default=3, help="fresh pairs of servers per scenario")
+    ap.add_argument("--scenarios", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
+    ap.add_argument("--pin", type=int, default=(os.cpu_count() or 1) - 1,
+                    help="CPU both servers run on while timed (-1: not pinned); default the last CPU")
+    ap.add_argument("--control", action="store_true",
+                    help="also time a no-op server against another no-op server (the method's noise floor)")
     args = ap.parse_args(argv)
-    asyncio.run(main_async(args.requests))
+    asyncio.run(main_async(args.requests, args.repeat, args.scenarios, None if args.pin < 0 else args.pin,
+                           args.control))
     return 0
 
 
