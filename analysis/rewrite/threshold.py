@@ -86,31 +86,34 @@ def _launch_lines(p: Parsed, site: Site, ch: Child, tc: ThreadCount | None, seri
     """The thresholded launch statement (Fig. 3 lines 01-07); ``txt(start, end)`` gives the source text
     of a piece of the launch (mapped builtins when it goes into a serial copy)."""
     g0, g1 = site.grid.start, site.grid.end
+    # names not used in the file: a launch inside an earlier rewrite's block (thresholding warpwise's own
+    # launch again) must not initialize a new `ww_threads` from the outer one
+    n_thr, n_g, n_b = (fresh(p, n) for n in ("ww_threads", "ww_thr_gDim", "ww_thr_bDim"))
     if copy and tc is not None and any(b in tc.text for b in ("threadIdx", "blockIdx", "blockDim", "gridDim")):
         tc = None  # its text would need the copy's builtin mapping: count grid x block threads instead
     if tc is not None and tc.span is not None:
-        grid = txt(g0, tc.span[0]) + "ww_threads" + txt(tc.span[1], g1)
+        grid = txt(g0, tc.span[0]) + n_thr + txt(tc.span[1], g1)
     else:
         grid = txt(g0, g1)
     sh = txt(site.shared.start, site.shared.end) if site.shared else None
     st = txt(site.stream.start, site.stream.end) if site.stream else None
-    launch_cfg = config_text(site, "ww_thr_gDim", "ww_thr_bDim", sh, st)
+    launch_cfg = config_text(site, n_g, n_b, sh, st)
     args = ", ".join(txt(a.start, a.end) for a in site.args)
     out = [f"{{ /* warpwise threshold (CGO'22 Fig. 3): launch child `{ch.name}` only when it has at least "
            "WARPWISE_THRESHOLD threads; otherwise this thread runs it serially */"]
     if tc is not None:
-        out.append(f"  const auto ww_threads = ({tc.text}); /* child threads, Fig. 4 pattern {tc.pattern} */")
-    out.append(f"  const dim3 ww_thr_gDim = {grid};")
-    out.append(f"  const dim3 ww_thr_bDim = {txt(site.block.start, site.block.end)};")
+        out.append(f"  const auto {n_thr} = ({tc.text}); /* child threads, Fig. 4 pattern {tc.pattern} */")
+    out.append(f"  const dim3 {n_g} = {grid};")
+    out.append(f"  const dim3 {n_b} = {txt(site.block.start, site.block.end)};")
     if tc is None:
         out.append("  /* no Fig. 4 ceil-division pattern found in the grid expression: count grid x block threads */")
-        out.append("  const unsigned long long ww_threads = (unsigned long long)ww_thr_gDim.x * ww_thr_gDim.y * "
-                   "ww_thr_gDim.z * ww_thr_bDim.x * ww_thr_bDim.y * ww_thr_bDim.z;")
-    out += ["  if (ww_threads >= WARPWISE_THRESHOLD) {",
+        out.append(f"  const unsigned long long {n_thr} = (unsigned long long){n_g}.x * {n_g}.y * {n_g}.z * "
+                   f"{n_b}.x * {n_b}.y * {n_b}.z;")
+    out += [f"  if ({n_thr} >= WARPWISE_THRESHOLD) {{",
             f"    {site.child_name}<<<{launch_cfg}>>>({args});",
             "    WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
             "  } else {",
-            f"    {serial}({with_extra(args, 'ww_thr_gDim, ww_thr_bDim')});",
+            f"    {serial}({with_extra(args, f'{n_g}, {n_b}')});",
             "  }",
             "}"]
     return out

@@ -170,6 +170,8 @@ def test_unknown_granularity_and_transform() -> None:
 ORDERS = {
     "coarsen+threshold": (("coarsen", None, "spmv_row"), ("threshold", None, "ww_spmv_row_coarse")),
     "coarsen+coarsen": (("coarsen", None, "spmv_row"), ("coarsen", None, "ww_spmv_row_coarse")),
+    # thresholding warpwise's own thresholded launch again (fresh-user: `const auto ww_threads = (ww_threads);`)
+    "threshold+threshold": (("threshold", None, "spmv_row"), ("threshold", None, "spmv_row")),
     "aggregate:multiblock+coarsen": (("aggregate", "multiblock", "spmv_row"), ("coarsen", None, "ww_spmv_row_agg")),
     "threshold+aggregate:warp+coarsen": (("threshold", None, "spmv_row"), ("aggregate", "warp", "spmv_row"),
                                          ("coarsen", None, "ww_spmv_row_agg")),
@@ -190,6 +192,8 @@ def reordered(order: str) -> str:
 def test_other_orders_compose(order: str) -> None:
     out = reordered(order)
     assert parse(out, str(example_path("spmv"))).errors == []
+    if order == "threshold+threshold":  # the inner block's names differ from the outer block's
+        assert "const auto ww_threads_2 = (ww_threads);" in out and "if (ww_threads_2 >= WARPWISE_THRESHOLD)" in out
     if order == "coarsen+coarsen":  # the second copy renames its loop index and grid parameter
         assert "for (unsigned int ww_bx_2 = blockIdx.x; ww_bx_2 < ww_gDim_2.x; ww_bx_2 += gridDim.x) {" in out
         assert "for (unsigned int ww_bx = ww_bx_2; ww_bx < ww_gDim.x; ww_bx += ww_gDim_2.x) {" in out
