@@ -173,7 +173,7 @@ def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMa
         for i, a in enumerate(items, 1):
             opt = REGISTRY.get(a.optimizer)
             title = opt.title if opt else a.optimizer
-            ci = f" (95% {a.interval[0]:.3f}-{a.interval[1]:.3f}x)" if a.interval else ""
+            ci = f" (sampling 95% {a.interval[0]:.3f}-{a.interval[1]:.3f}x)" if a.interval else ""
             out.append(f"{i}. {title} [{a.optimizer}]: {basis_text(a)}, "
                        f"{'upper bound' if a.upper_bound else 'estimated speedup'} {a.estimated_speedup:.3f}x{ci}")
             if a.why:
