@@ -71,6 +71,23 @@ def _sources(args_sources: list[str]) -> tuple[list[Path], list[str]]:
     return sources, problems
 
 
+def _no_report_reasons(args_sources: list[str], sources: list[Path]) -> list[str]:
+    """Why discovery found nothing where a user would expect it to: a folder SOURCE with no CUDA files, or a
+    ``STEM.ncu-rep`` beside a source that is a folder or special file (discovery takes regular files only)."""
+    out: list[str] = []
+    for s in args_sources:
+        p = Path(s)
+        if p.is_dir() and not any(x.parent == p or p in x.parents for x in sources):
+            out.append(f"{s}: is a folder with no .cu or .cuh files")
+    for src in sources:
+        cand = src.with_suffix(".ncu-rep")
+        if cand.is_dir():
+            out.append(f"{cand}: is a folder, not a report")
+        elif (why := _special(cand)) is not None:
+            out.append(f"{cand}: {why}")
+    return out
+
+
 def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) -> str | None:
     p = Path(value)
     if (why := _special(p)) is not None:
@@ -143,8 +160,9 @@ def run_advise(args: argparse.Namespace) -> int:
         profiles, found_bins = discover(sources)
         binaries = [Path(args.binary)] if args.binary else found_bins
         if not profiles:
-            return _fail(args, ["no .ncu-rep report found next to "
-                                f"{', '.join(map(str, args.sources))} (nor an ncu CSV export <stem>.source.csv); "
+            return _fail(args, [*_no_report_reasons(args.sources, sources),
+                                "no .ncu-rep report found next to "
+                                f"{', '.join(map(str, args.sources))} (nor an ncu CSV export STEM.source.csv); "
                                 "pass --profile REPORT.ncu-rep "
                                 "(record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
     if getattr(args, "output", None):  # after discovery: a report or cubin found beside the source is an input too

@@ -70,6 +70,20 @@ def test_advise_without_profile_is_a_clear_error(tmp_path: Path) -> None:
     assert "no .ncu-rep report found" in res.stderr and "warpwise profile" in res.stderr
 
 
+def test_no_report_says_what_stood_where_one_was_looked_for(tmp_path: Path) -> None:
+    # fresh-user: a folder named like the report beside the source, and an empty folder named like a source,
+    # both ended in a bare "no .ncu-rep report found"
+    src = tmp_path / "k.cu"
+    src.write_text("__global__ void k() {}\n")
+    (tmp_path / "k.ncu-rep").mkdir()
+    res = run("advise", str(src))
+    assert res.returncode == 2 and f"{tmp_path / 'k.ncu-rep'}: is a folder, not a report" in res.stderr, res.stderr
+    empty = tmp_path / "dir.cu"
+    empty.mkdir()
+    res = run("advise", str(empty))
+    assert res.returncode == 2 and f"{empty}: is a folder with no .cu or .cuh files" in res.stderr, res.stderr
+
+
 def test_binary_without_the_kernel(tmp_path: Path) -> None:
     # (a binary of another build of the same kernel is refused: tests/profile/test_join.py)
     res = run("advise", str(example("stencil", ".cu")), "--profile", str(example("stencil", ".ncu-rep")),
