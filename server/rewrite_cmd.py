@@ -82,7 +82,20 @@ def run_rewrite(args: argparse.Namespace) -> int:
     except RewriteError as e:
         print(f"warpwise rewrite: {e}", file=sys.stderr)
         return 2
-    return _write_output(args.output, st.encode(result))
+    rc = _write_output(args.output, st.encode(result))
+    if rc == 0 and args.output and _same_file(args.output, src):
+        # the in-place rewrite is allowed (advise refuses -o onto its inputs): say that the source changed
+        print(f"warpwise rewrite: rewrote {src} in place ({len(edits)} edit{'s' if len(edits) != 1 else ''})",
+              file=sys.stderr)
+    return rc
+
+
+def _same_file(output: str, src: Path) -> bool:
+    """Whether ``output`` names ``src`` (the same path once resolved, or the same inode)."""
+    try:
+        return Path(output).resolve() == src.resolve() or Path(output).samefile(src)
+    except OSError:
+        return False
 
 
 def _write_output(output: str | None, data: bytes) -> int:

@@ -93,7 +93,11 @@ def find_tool(name: str, explicit: str | None = None) -> str | None:
 def _explicit_tool_problem(tool: str) -> str | None:
     """What is wrong with a tool the user named (a path, or a bare name looked up on $PATH), or None."""
     if os.sep not in tool and (os.altsep is None or os.altsep not in tool):
-        return None if shutil.which(tool) else "not found on PATH (give the path of the ncu executable)"
+        if shutil.which(tool):
+            return None
+        if Path(tool).is_dir():  # a bare name that is a folder here: say so rather than "not on PATH"
+            return "is a folder, not the ncu executable (give the path of the ncu executable)"
+        return "not found on PATH (give the path of the ncu executable)"
     p = Path(tool)
     if not p.exists():
         return "no such file"

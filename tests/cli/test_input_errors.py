@@ -154,3 +154,24 @@ def test_docs_url_without_a_trailing_slash_is_a_folder(gather: Path) -> None:
     assert r.returncode == 0
     uris = {rule.get("helpUri") for rule in json.loads(r.stdout)["runs"][0]["tool"]["driver"]["rules"]}
     assert uris and all(u.startswith("https://example.com/base/docs/optimizers.md#") for u in uris)
+
+
+def test_in_place_rewrite_says_so(tmp_path: Path) -> None:
+    # fresh-user: `rewrite ... -o SOURCE` replaced the source with exit 0 and no word (advise refuses -o onto
+    # its inputs; the rewrite in place stays allowed, and now says what it did)
+    root = Path(__file__).resolve().parents[2]
+    src = tmp_path / "spmv.cu"
+    src.write_bytes((root / "examples" / "dp" / "spmv" / "spmv.cu").read_bytes())
+    before = src.read_bytes()
+    r = run("rewrite", "threshold", str(src), "--launch", "47", "-o", str(src))
+    assert r.returncode == 0, r.stderr
+    assert f"rewrote {src} in place (3 edits)" in r.stderr and src.read_bytes() != before
+    other = tmp_path / "out.cu"
+    r = run("rewrite", "threshold", str(src), "--launch", "47", "-o", str(other))
+    assert "in place" not in r.stderr
+
+
+def test_profile_ncu_folder_is_named(tmp_path: Path) -> None:
+    (tmp_path / "ncu_dir").mkdir()
+    r = run("profile", "--ncu", "ncu_dir", "-o", "x.ncu-rep", "--", "true", cwd=tmp_path)
+    assert r.returncode == 2 and "is a folder, not the ncu executable" in r.stderr, r.stderr
