@@ -25,12 +25,13 @@ from warpwise.analysis.advice.context import EdgeView, KernelView
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.binary.model import Instruction
-from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.blame.slice import FunctionIndex
 from warpwise.analysis.program.model import ProgramFunction
 
 #: SASS opcodes of global atomics and reductions (sm_70+: RED/ATOM with .E; sm_90: REDG/ATOMG).
 GLOBAL_ATOMICS = frozenset({"RED", "REDG", "ATOM", "ATOMG"})
-#: How far the reaching-definition walk looks back (instructions); an address built further away is not judged.
+#: How many (block, register) steps the reaching-definition walk takes; an address built further away is not
+#: judged.
 _WALK_LIMIT = 4096
 
 
@@ -39,63 +40,48 @@ def address_kind(pf: ProgramFunction, ins: Instruction) -> str | None:
     address: built from constants and parameters only), ``"block"`` (one per block: SR_CTAID), ``"data"``
     (built from loaded values: a histogram's bins), or None (per-thread: SR_TID/SR_LANEID, or not traceable).
 
-    Reaching definitions over the function's CFG, per register of the address operand, through the defining
-    instructions' own operands; a load ends the walk (its value is data). Never raises."""
+    Reaching definitions over the function's CFG (the blame slicer's per-function def tables,
+    blame.slice.FunctionIndex, without its latency bound), per register of the address operand, through the
+    defining instructions' own operands; a load ends the walk (its value is data). Never raises."""
     regs = cm.address_registers(ins)
-    if not regs:
+    fx = pf.memo("function_index", lambda: FunctionIndex(pf))
+    j = fx.index.get(ins.offset)
+    if not regs or j is None:
         return None
     kinds: set[str] = set()
     seen: set[tuple[int, int, str]] = set()
-    work: list[tuple[int, int, str]] = []
-    block = pf.block_of(ins.offset)
-    if block is None:
-        return None
-    for r in regs:
-        work.append((block.start, ins.offset, r))
-    steps = 0
+    # (block start, search below this instruction index, register)
+    work = [(fx.block[j], j, r) for r in regs]
     while work:
-        start, before, reg = work.pop()
-        if (start, before, reg) in seen:
+        key = work.pop()
+        if key in seen:
             continue
-        seen.add((start, before, reg))
-        steps += 1
-        if steps > _WALK_LIMIT:
+        seen.add(key)
+        if len(seen) > _WALK_LIMIT:
             return None
-        b = pf.blocks.get(start)
-        if b is None:
-            continue
-        found = None
-        for i in reversed(b.instructions):
-            if i.offset >= before:
-                continue
-            du = def_use(i)
-            if du.clobbers_all:
-                return None  # a call in between: the register's origin is the callee's
-            if reg in du.defs:
-                found = i
-                break
-        if found is None:
-            preds = list(pf.cfg.predecessors(start))
-            if not preds and start == pf.entry:
+        start, end, reg = key
+        found = fx.defs_before(start, end, reg)  # nearest first, CALLs included
+        if not found:
+            preds = fx.preds.get(start, [])
+            if not preds:
                 return None  # a register live into the kernel: not something the SASS shows
-            for p in preds:
-                work.append((p, pf.blocks[p].end if p in pf.blocks else 0, reg))
+            work += [(p, fx.end[p], reg) for p in preds if p in fx.end]
             continue
-        text = found.text
-        if found.base_opcode in ("S2R", "S2UR", "CS2R"):
-            if "SR_TID" in text or "SR_LANEID" in text:
+        k = found[0]
+        du, d = fx.du[k], fx.ins[k]
+        if du.clobbers_all:
+            return None  # a call in between: the register's origin is the callee's
+        if d.base_opcode in ("S2R", "S2UR", "CS2R"):
+            if "SR_TID" in d.text or "SR_LANEID" in d.text:
                 return None
-            if "SR_CTAID" in text:
+            if "SR_CTAID" in d.text:
                 kinds.add("block")
             continue
-        if cm.is_memory(found) and found.base_opcode not in ("LDC", "ULDC"):
+        if cm.is_memory(d) and d.base_opcode not in ("LDC", "ULDC"):
             kinds.add("data")
             continue
-        for u in def_use(found).uses:
-            if u.startswith("R") and u[1:].isdigit():
-                work.append((start, found.offset, u))
-            elif u.startswith("UR") and u[2:].isdigit():
-                work.append((start, found.offset, u))
+        work += [(start, k, u) for u in du.uses if (u[:1] == "R" and u[1:].isdigit()) or
+                 (u[:2] == "UR" and u[2:].isdigit())]
     if "data" in kinds:
         return "data"
     return "block" if "block" in kinds else "grid"

@@ -106,7 +106,15 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                           reach_of=view.reach)
     ceiling = cap.cap if cap is not None else math.inf
 
+    advised_memo: dict[int, tuple[int, int | None]] = {}
+
     def advised(r: cm.Region) -> tuple[int, int | None]:
+        """:func:`advise_factor` once per region (the hint, the quick-fix params and both estimates ask)."""
+        if id(r) not in advised_memo:
+            advised_memo[id(r)] = advise_factor(r)
+        return advised_memo[id(r)]
+
+    def advise_factor(r: cm.Region) -> tuple[int, int | None]:
         """(unroll factor the binary shows, factor to ask for). An unrolled loop: twice its factor. A rolled one:
         by Little's law k loads in flight per wait leave 1/k of the loop's load wait (S = 1/(1 - f(1 - 1/k))),
         so the smallest power of two up to MAX_UNROLL whose S reaches the kernel's roofline ceiling (more
