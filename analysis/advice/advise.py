@@ -13,10 +13,11 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import build_view
 from warpwise.analysis.advice.estimate import EstimateError
 from warpwise.analysis.advice.model import Advice, AdviceReport, Bound, Skipped
+from warpwise.analysis.advice.parallel import first_wave_ctas_per_sm
 from warpwise.analysis.advice.registry import OPTIMIZER_IDS, REGISTRY, optimizers
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.arch.model import ArchFacts
-from warpwise.analysis.arch.roofline import ceilings
+from warpwise.analysis.arch.roofline import ceilings, launch_floor_ns
 from warpwise.analysis.binary.model import Cubin
 from warpwise.analysis.blame.model import BlameGraph
 from warpwise.analysis.profile.model import KernelProfile
@@ -124,9 +125,11 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
     tp = profile.launch.throughput_pct
     report.bound = bound_finding(tp, view.reach)
     kept = []
+    floor_now = launch_floor_ns(first_wave_ctas_per_sm(view))
     for a in report.advice:
         a = _cap(a, tp, view.reach)
-        a.estimate = rk.apply_launch_floor(a.estimate, profile.launch.duration_ns)
+        after = None if a.ctas_per_sm_after is None else launch_floor_ns(a.ctas_per_sm_after)
+        a.estimate = rk.apply_launch_floor(a.estimate, profile.launch.duration_ns, floor_now, after)
         if (low := filters.below_minimum(a)) is not None:
             report.skipped.append(low)
         else:

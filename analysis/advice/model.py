@@ -144,6 +144,8 @@ class Advice:
     ``params``: values the advice's quick fix must use (``unroll_factor@FILE:LINE`` for a loop), so the fix
     does what the hint says, and what the quick fix alone gives where the hint asks for more than it edits
     (``pragma_alone_speedup``, ×: the unroll pragma without the ``__restrict__`` the estimate assumes).
+    ``ctas_per_sm_after``: CTAs per busy SM in the first wave after a fix that changes the grid (None: the
+    grid stays), for the launch floor after the fix (ranking.apply_launch_floor).
     ``priority``: breaks ties of equal rank value in favour of the more specific fix
     (a rolled loop's unrolling over generic reordering of the same loads, lifting a register cap over reuse).
     """
@@ -169,6 +171,7 @@ class Advice:
     matched: dict[tuple[str, int | None, int], float] = field(default_factory=dict, repr=False, compare=False)
     params: dict[str, int] = field(default_factory=dict)
     priority: int = 0
+    ctas_per_sm_after: float | None = None
 
     @property
     def estimated_speedup(self) -> float:

@@ -16,6 +16,7 @@ from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import occupancy as occ
 from warpwise.analysis.arch import stalls
+from warpwise.analysis.arch.roofline import dram_latency_factor
 
 #: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
 LAUNCH_SHAPE = "<launch shape>"
@@ -50,6 +51,15 @@ def _residency(view: KernelView) -> occ.Residency | None:
         return None
     return occ.residency(view.arch, lc.threads_per_block, lc.blocks, view.sm_count, lc.registers_per_thread,
                          lc.shared_bytes_per_block, lc.occupancy_limit)
+
+
+def first_wave_ctas_per_sm(view: KernelView) -> float:
+    """CTAs on each busy SM in the launch's first wave: min(⌈grid CTAs / SMs⌉, resident CTAs per SM); 1 when the
+    profile has no launch shape. The launch floor grows with it (analysis/arch/roofline.launch_floor_ns)."""
+    r = _residency(view)
+    if r is None or view.sm_count <= 0:
+        return 1.0
+    return float(max(1, min(-(-r.grid_ctas // view.sm_count), r.ctas_per_sm)))
 
 
 def _old_shape(view: KernelView, r: occ.Residency) -> tuple[float, float]:
@@ -156,7 +166,10 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
                 "each CTA's work over them")
     new = (busy, w_new)
     sm_work = work * (old[0] * old[1]) / (busy * w_new) if busy * w_new > 0 else 1.0
-    e, cap = _capped(view, est.launch_shape_speedup(view.r_issue, old, new, arch.schedulers_per_sm, work), sm_work)
+    shape = est.loaded_launch_shape_speedup(view.r_issue, old, new, arch.schedulers_per_sm, work,
+                                            lc.throughput_pct.get("dram", 0.0), _global_load_share(view),
+                                            dram_latency_factor)
+    e, cap = _capped(view, shape, sm_work)
     hint = (f"the grid has {r.grid_ctas} CTA{'s' if r.grid_ctas != 1 else ''} of {lc.threads_per_block} threads: "
             f"{r.active_sms} of {view.sm_count} SMs get work and each holds {old[1]:g} of {arch.max_warps_per_sm} "
             f"warps; {what}")
@@ -165,7 +178,19 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
         hint += f"; CTAs of {lc.threads_per_block} threads also leave {idle:.0%} of each warp's lanes idle"
     a = _kernel_advice(view, opt_id, e, float(view.selected), hint)
     a.upper_bound, a.cap = True, cap
+    if opt_id == "block_increase":  # the grid of one full wave: each busy SM dispatches its share of the CTAs
+        a.ctas_per_sm_after = float(max(1, min(r.ctas_per_sm, -(-ctas_new // max(1, view.sm_count)))))
     return a
+
+
+def _global_load_share(view: KernelView) -> float:
+    """Share of the kernel's samples that wait on global loads (memory-dependency stalls blamed on an LDG or
+    another global-memory read): m of est.loaded_launch_shape_speedup."""
+    if view.total <= 0:
+        return 0.0
+    waiting = sum(e.stall for e in view.edges
+                  if e.gpa_class == stalls.MEMORY_DEPENDENCY and cm.is_global_mem(e.def_ins))
+    return min(1.0, waiting / view.total)
 
 
 @register("block_increase", "Block increase", "parallel",

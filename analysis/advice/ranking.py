@@ -127,18 +127,26 @@ def apply_cap(e: Estimate, cap: Cap | None, soft: bool = False) -> tuple[Estimat
     return capped, replace(cap, binding=True)
 
 
-def apply_launch_floor(e: Estimate, duration_ns: float, floor_ns: float = LAUNCH_FLOOR_NS) -> Estimate:
-    """``e`` with the launch's fixed cost kept: a launch of duration T spends f (the empty-kernel duration,
-    analysis/arch/roofline.LAUNCH_FLOOR_NS) launching and draining the grid whatever its code does, so a fix
-    that speeds the rest up S times gives S' = T / (f + (T − f)/S) (Amdahl's law). Unchanged when T is unknown
-    or the floor moves S by less than 1%."""
+def apply_launch_floor(e: Estimate, duration_ns: float, floor_ns: float = LAUNCH_FLOOR_NS,
+                       floor_after_ns: float | None = None) -> Estimate:
+    """``e`` with the launch's fixed cost kept: a launch of duration T spends f (analysis/arch/roofline
+    .launch_floor_ns: an empty kernel's duration for the launch's first wave) launching and draining the grid
+    whatever its code does, so a fix that speeds the rest up S times gives S' = T / (f' + (T − f)/S) (Amdahl's
+    law), with f' the floor of the launch after the fix (``floor_after_ns``; f when the fix keeps the grid: a
+    grid that fills the GPU's CTA slots pays for dispatching them). Unchanged when T is unknown or the floor
+    moves S by less than 1%."""
+    after = floor_ns if floor_after_ns is None else floor_after_ns
     if duration_ns <= floor_ns or e.speedup <= 1.0:
         return e
-    s = duration_ns / (floor_ns + (duration_ns - floor_ns) / e.speedup)
-    if s > e.speedup * 0.99:
+    s = duration_ns / (after + (duration_ns - floor_ns) / e.speedup)
+    if abs(s - e.speedup) < e.speedup * 0.01:
         return e
-    return Estimate(s, f"T/(f+(T-f)/S), S={e.formula}", {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns},
-                    f"{e.equation}, launch floor (Amdahl)")
+    if after == floor_ns:
+        return Estimate(s, f"T/(f+(T-f)/S), S={e.formula}", {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns},
+                        f"{e.equation}, launch floor (Amdahl)")
+    return Estimate(s, f"T/(f'+(T-f)/S), S={e.formula}",
+                    {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns, "f_after_ns": after},
+                    f"{e.equation}, launch floor before and after (Amdahl; CTA dispatch of the new grid)")
 
 
 def wilson(share: float, n: int, z: float = Z95) -> tuple[float, float]:

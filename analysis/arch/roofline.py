@@ -30,6 +30,17 @@ ACHIEVABLE: dict[str, float] = {"dram": 0.893, "l2": 0.96, "l1": 1.0, "sm": 1.0}
 #: 1024 threads and 1.9 us for 528 CTAs of 512 (bench/arch/dram_mix.cu, 2026-12-01) — grid launch and drain,
 #: which no change to the kernel's code removes.
 LAUNCH_FLOOR_NS = 1700.0
+#: What each further CTA per SM of the first wave adds to that floor (ns): an empty kernel with k CTAs per SM
+#: took 1.5-1.7 us at k = 1, 2.2 us at 8, 2.8 us at 16 and 4.1 us at 32 (32-thread CTAs; 128- and 256-thread
+#: CTAs the same at equal k), a least-squares slope of 81 ns per CTA per SM: the CTA dispatch of one wave is
+#: serial per SM (H200, bench/arch/launch_latency.cu, bench/arch/launch_latency_h200.csv, 2026-12-01).
+LAUNCH_FLOOR_PER_CTA_NS = 81.0
+#: DRAM load-to-use latency under load on the H200: (DRAM throughput % of peak, latency ns) of a dependent
+#: chain of coalesced loads, one in flight per warp, 1 to 64 warps per SM on all 132 SMs (Little's law:
+#: bytes in flight / bandwidth; bench/arch/launch_latency.cu, bench/arch/launch_latency_h200.csv, 2026-12-01).
+#: Flat to ~30% of peak, +6% at 44%, +14% at 55%: queueing in the memory system.
+DRAM_LATENCY_BY_LOAD: tuple[tuple[float, float], ...] = (
+    (1.0, 358.0), (8.0, 351.0), (15.8, 355.0), (23.3, 361.0), (30.5, 368.0), (44.3, 381.5), (55.1, 408.0))
 #: (share of DRAM bytes written, reachable fraction of DRAM peak), ascending: H200, bench/arch/dram_mix.cu, the
 #: best of four launches per mix over two runs (bench/arch/dram_mix_h200*.csv): read-only 89.3%, 4:1 (0.19)
 #: 88.4%, 3:1 (0.24) 88.6%, 2:1 (0.32) 85.3%, 1:1 (0.48) 80.8%, 1:2 (0.65) 78.3%, write-only 79.3%.
@@ -151,3 +162,24 @@ def dram_write_share(sectors: list[tuple[str, int]]) -> float | None:
         if op.startswith(_WRITE_OPS) or op == "ST":
             writes += n
     return writes / total if total else None
+
+
+def launch_floor_ns(ctas_per_sm: float) -> float:
+    """The shortest a launch whose first wave puts ``ctas_per_sm`` CTAs on each busy SM can take (ns):
+    LAUNCH_FLOOR_NS + LAUNCH_FLOOR_PER_CTA_NS × (k − 1), k ≥ 1 (H200 measurement, see those constants)."""
+    return LAUNCH_FLOOR_NS + LAUNCH_FLOOR_PER_CTA_NS * max(0.0, ctas_per_sm - 1.0)
+
+
+def dram_latency_factor(dram_pct: float) -> float:
+    """DRAM latency at ``dram_pct`` % of peak DRAM throughput over the unloaded latency (×, ≥ 1), interpolated
+    in DRAM_LATENCY_BY_LOAD; above its last point the last segment's slope is extended (an extrapolation: the
+    chain benchmark cannot load DRAM further with one load in flight per warp), up to the reachable peak."""
+    pts = DRAM_LATENCY_BY_LOAD
+    base = pts[0][1]  # the unloaded latency (1% of peak); the points up to 16% differ from it by noise (< 2%)
+    x = min(max(dram_pct, pts[0][0]), 100.0 * ACHIEVABLE["dram"])
+    for (x0, y0), (x1, y1) in itertools.pairwise(pts):
+        if x <= x1:
+            return max(1.0, (y0 + (y1 - y0) * (x - x0) / (x1 - x0)) / base)
+    (x0, y0), (x1, y1) = pts[-2], pts[-1]
+    return max(1.0, (y1 + (y1 - y0) * (x - x1) / (x1 - x0)) / base)
+

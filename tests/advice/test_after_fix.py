@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from warpwise.analysis.arch.roofline import ACHIEVABLE, LAUNCH_FLOOR_NS, after_fix, dram_reach
+from warpwise.analysis.arch.roofline import ACHIEVABLE, after_fix, dram_reach, launch_floor_ns
+from warpwise.analysis.profile.model import LaunchConfig
 from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.profile.ncu import launch_from_metrics
 
@@ -43,9 +44,13 @@ def test_dram_bytes_and_l1_wavefronts_from_the_report_metrics() -> None:
     assert launch_from_metrics({}.get).dram_bytes == 0.0
 
 
-def _floored(s: float, t_ns: float) -> float:
-    """S with the launch floor kept (ranking.apply_launch_floor)."""
-    return t_ns / (LAUNCH_FLOOR_NS + (t_ns - LAUNCH_FLOOR_NS) / s)
+def _floored(s: float, lc: LaunchConfig) -> float:
+    """S with the launch floor of the launch's first wave kept (ranking.apply_launch_floor): k = min(grid CTAs /
+    SMs, resident CTAs per SM) CTAs per SM."""
+    ctas = lc.grid[0] * lc.grid[1] * lc.grid[2]
+    k = min(-(-ctas // lc.sm_count), int(min(lc.occupancy_limit.values())))
+    f, t_ns = launch_floor_ns(k), lc.duration_ns
+    return t_ns / (f + (t_ns - f) / s)
 
 
 def _top(pair: str, optimizer: str):  # type: ignore[no-untyped-def]
@@ -67,7 +72,7 @@ def test_coalescing_a_cached_layout_is_capped_by_the_dram_it_already_moves() -> 
     assert adv.cap is not None and adv.cap.unit == "dram" and adv.cap.binding
     assert adv.estimate.inputs["r_dram"] == 1.0 and adv.estimate.inputs["r_l2"] < 0.2
     roof = 100 * dram_reach(0.0) / lc.throughput_pct["dram"]  # read-only traffic
-    assert adv.estimated_speedup == pytest.approx(_floored(roof, lc.duration_ns), rel=0.01)
+    assert adv.estimated_speedup == pytest.approx(_floored(roof, lc), rel=0.01)
 
 
 def test_bank_conflicts_on_a_busy_l1_gain_up_to_the_next_roofline() -> None:
@@ -77,7 +82,7 @@ def test_bank_conflicts_on_a_busy_l1_gain_up_to_the_next_roofline() -> None:
     assert adv.cap is not None and adv.cap.unit == "l2"
     assert adv.estimate.inputs["r_l1"] < 0.2
     roof = 100 * ACHIEVABLE["l2"] / lc.throughput_pct["l2"]
-    assert adv.estimated_speedup == pytest.approx(_floored(roof, lc.duration_ns))
+    assert adv.estimated_speedup == pytest.approx(_floored(roof, lc))
 
 
 def test_narrow_2d_ctas_widened_to_a_warp_per_row_coalesce_their_rows() -> None:
@@ -139,3 +144,14 @@ def test_divergent_issue_bound_kernel_is_charged_its_idle_lanes() -> None:
     top = rep.advice[0]
     assert "idle lanes" in top.estimate.formula and top.estimated_speedup > 1.15
     assert "same side" in top.hint
+
+
+def test_block_increase_pays_for_dispatching_the_full_wave() -> None:
+    # Four 32-thread CTAs (one per SM) grown to 132 x 32 CTAs: the kernel's 1.57 ms becomes a few microseconds,
+    # where dispatching 32 CTAs per SM (launch_floor_ns(32) = 4.2 us, against 1.7 us for one) is most of the
+    # time; H200: 260.8x measured. Without the floor after the fix the estimate was 471x.
+    lc, adv = _top("fourblock_poly_grid", "block_increase")
+    assert adv.ctas_per_sm_after == 32
+    e = adv.estimate
+    assert e.inputs["f_ns"] == launch_floor_ns(1) and e.inputs["f_after_ns"] == launch_floor_ns(32)
+    assert 240 < adv.estimated_speedup < 290

@@ -101,7 +101,8 @@ def test_json_advice_matches_contract(reports: dict[str, AdviceReport]) -> None:
         assert key in first
     assert first["scope"]["kind"] in ("line", "loop", "function", "kernel")
     assert first["scope"]["file"] == "stencil.cu" and first["scope"]["line"] == 18
-    assert first["estimate"]["formula"] == "T/(T-M)" and set(first["estimate"]["inputs"]) == {"T", "M"}
+    assert first["estimate"]["formula"] == "T/(f+(T-f)/S), S=T/(T-M)"
+    assert set(first["estimate"]["inputs"]) == {"T", "M", "T_ns", "f_ns"}
     h = next(h for h in first["hotspots"] if h["def"] is not None)
     assert re.fullmatch(r"0x[0-9a-f]+", h["def"]["pc"]) and h["def"]["line"] == 18
     assert set(h) >= {"def", "use", "samples", "distance"}
