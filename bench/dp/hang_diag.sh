@@ -7,6 +7,7 @@
 # the host while the kernel runs), runs each under `timeout -s KILL`, and attaches cuda-gdb (when present)
 # to a hung process. Everything goes into $OUT/hang_diag.tar.gz; runs.tsv has one line per run:
 #   name <TAB> input <TAB> env <TAB> rc <TAB> PASS|FAIL|HANG|ERROR <TAB> timed runs finished <TAB> wall ms
+#   <TAB> time_ms=<median of 5> (generated builds) or min_ms=<fastest timed run> (histo_probe.cu)
 #
 #   OUT=/some/dir bash bench/dp/hang_diag.sh            # on the H200: < 6 min wall
 #   DRY_RUN=1 OUT=/tmp/x bash bench/dp/hang_diag.sh     # no GPU: compile every build, print the runs
@@ -18,8 +19,8 @@ ARCH=${ARCH:-sm_90}
 JOBS=${JOBS:-$(nproc)}
 RUN_TIMEOUT=${RUN_TIMEOUT:-5}   # seconds; a passing run takes < 1.5 s
 PROBE_POLL=${PROBE_POLL:-4}     # seconds the instrumented build polls before it dumps and exits
-DEADLINE=${DEADLINE:-300}       # seconds: no run starts later
-GDB_TIMEOUT=${GDB_TIMEOUT:-50}
+DEADLINE=${DEADLINE:-290}       # seconds: no run starts later
+GDB_TIMEOUT=${GDB_TIMEOUT:-45}
 DRY_RUN=${DRY_RUN:-0}
 W="$OUT/hang_diag"
 mkdir -p "$W/bin" "$W/logs"
@@ -59,6 +60,12 @@ probe_syncwarp	$HW	-DTHR=256 -DPROBE -DSYNCWARP
 EOF
 # PTX only (compute_90): the driver's JIT compiles it, a different code generator from this nvcc's ptxas
 printf 'hw_ptx\t%s\t-DTHR=256 -gencode arch=compute_90,code=compute_90\n' "$HW" >> "$W/builds.tsv"
+# issue 14's other open item (bfs@large: coarsen x4 at 1.10x of x1): the grid-aggregated threshold-32 builds
+# at coarsening 1, 2, 4, bfs and histo side by side, interleaved rounds (is the gap real, and does x2 sit between?)
+for ex in bfs histo; do for c in 1 2 4; do
+  printf '%s_tca_grid_t32_c%s\tbench/dp/generated/%s/tca_grid.cu\t-DWARPWISE_THRESHOLD=32 -DWARPWISE_CFACTOR=%s\n' \
+    "$ex" "$c" "$ex" "$c" >> "$W/builds.tsv"
+done; done
 build_one() {  # name source flags
   local arch="-arch=$ARCH"
   case "$3" in *-gencode*) arch="" ;; esac
@@ -91,8 +98,8 @@ run_one() {  # name input env tmo
   elif [ "$rc" = 137 ] || grep -q '^HANG' "$W/logs/$tag.out"; then status=HANG
   else status=ERROR; fi
   done_runs=$(grep -c '^run ' "$W/logs/$tag.out")
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%d\n' "$name" "$input" "$envs" "$rc" "$status" "$done_runs" \
-    $(( ($(date +%s%N) - t0) / 1000000 )) | tee -a "$W/runs.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n' "$name" "$input" "$envs" "$rc" "$status" "$done_runs" \
+    $(( ($(date +%s%N) - t0) / 1000000 )) "$(grep -oE '(time|min)_ms=[0-9.]+' "$W/logs/$tag.out" | tail -1)" | tee -a "$W/runs.tsv"
 }
 D32=HISTO_DOCS=32768
 # 2a. controls: the generated builds (the known hang and its passing neighbours) and the hand-written copy
@@ -152,6 +159,10 @@ fi
 for v in hw_noerr hw_serialnop hw_launchnop hw_noinline hw_syncwarp hw_faf hw_seq hw_G hw_O0 hw_ptx; do
   run_one "$v" large "$D32"
 done
+# 5. bfs@large and histo@large, coarsening 1/2/4, three interleaved rounds (each line: the median of 5 runs)
+for r in 1 2 3; do for ex in bfs histo; do for c in 1 2 4; do
+  run_one "${ex}_tca_grid_t32_c$c" large "ROUND=$r" 20
+done; done; done
 # the pending-launch limit: the device runtime's default (2048), 4096, 1 M
 for p in 0 4096 1048576; do run_one hw_t256 large "$D32 PENDING=$p"; done
 # the xl input, the first (warm-up) launch alone, and the same build again (deterministic?)
