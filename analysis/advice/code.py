@@ -677,8 +677,25 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
         hint = (f"the memory system throttles the global accesses at {where}: "
                 "issue fewer requests — wider loads (float4), data reused by the block staged in shared memory, "
                 "read-only values shared by all threads in constant memory")
-    return cm.stall_elimination_advice(view, "memory_transaction_reduction", evs, hint, missing=missing,
+    # An access that already moves 16 bytes per thread (LDG/STG.128, the widest) cannot be split into fewer
+    # requests for the same bytes: its throttle stalls are the traffic itself, which this fix does not change.
+    narrow = [e for e in evs if not _widest(e.use_ins)]
+    if evs and not narrow:
+        return Skipped("memory_transaction_reduction", "the throttled global accesses already move 16 bytes per "
+                                                       "thread (128-bit): fewer requests would need fewer bytes")
+    if len(narrow) < len(evs):
+        hs = cm.hotspots(view, narrow, cm.stall_weight, 3)
+        hint = (f"the memory system throttles the global accesses at "
+                f"{cm.lines_text((h.use.file, h.use.line) for h in hs)}: issue fewer requests — wider loads "
+                "(float4), data reused by the block staged in shared memory, read-only values shared by all threads "
+                "in constant memory (the 128-bit accesses beside them are already as wide as they get)")
+    return cm.stall_elimination_advice(view, "memory_transaction_reduction", narrow, hint, missing=missing,
                                        nothing="no global-memory throttle stalls")
+
+
+def _widest(ins: Instruction | None) -> bool:
+    """A 128-bit (16 bytes per thread) global load or store: the widest access there is."""
+    return ins is not None and cm.is_global_mem(ins) and ".128" in ins.opcode
 
 
 @register("global_memory_coalesce", "Global memory coalescing", "stall_elimination",
