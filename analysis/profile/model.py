@@ -106,7 +106,10 @@ class KernelProfile:
     ``arch``: ``sm_90``; ``pcs``: every sampled or executed instruction keyed by (function, offset);
     ``report``: path of the report; ``launch_index``: which launch (range, action) in the report;
     ``origin``: the reader (``ncu-rep``; ``csv`` SASS view; ``csv-lines`` CUDA view only; ``csv-launch``
-    launch facts only); ``notes``: what the reader could not give (said to the user).
+    launch facts only); ``notes``: what the reader could not give (said to the user);
+    ``executed_per_opcode``: InstructionStats' warp-level executed instructions of the launch by opcode
+    without modifiers (``sass__inst_executed_per_opcode``; empty when not collected), which the join checks a
+    binary against.
     """
 
     name: str
@@ -120,6 +123,7 @@ class KernelProfile:
     source_files: dict[str, str] = field(default_factory=dict)  # embedded source by path (--import-source)
     origin: str = "ncu-rep"
     notes: list[str] = field(default_factory=list)
+    executed_per_opcode: dict[str, int] = field(default_factory=dict)
 
     @property
     def total_samples(self) -> int:

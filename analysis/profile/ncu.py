@@ -127,7 +127,17 @@ def _launch(action: Any) -> LaunchConfig:
     return launch_from_metrics(lambda name: _scalar(action, name))
 
 
-def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> KernelProfile:
+def _per_opcode(action: Any) -> dict[str, int]:
+    """InstructionStats' ``sass__inst_executed_per_opcode``: warp-level executed instructions of the launch by
+    opcode without modifiers ({"FFMA": n, ...}); empty when the section was not collected."""
+    m = action.metric_by_name("sass__inst_executed_per_opcode")
+    if m is None or m.num_instances() == 0 or not m.has_correlation_ids():
+        return {}
+    ids = m.correlation_ids()
+    return {str(ids.as_string(i)): int(m.as_uint64(i)) for i in range(m.num_instances())}
+
+
+def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int], sass: bool = True) -> KernelProfile:
     mangled = action.name(action.NameBase_MANGLED) or action.name()
     name = action.name(action.NameBase_FUNCTION) or action.name()
     major = _scalar(action, "device__attribute_compute_capability_major")
@@ -159,6 +169,10 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
     # is joined (join.py renames them by matching their SASS).
     names = {s: (mangled if k == 0 else f"{mangled}$fn{k}") for k, s in enumerate(starts_in_order)}
     starts = sorted(starts_in_order)
+    per_opcode = _per_opcode(action)
+    # The SASS text costs the reader ~72 MiB (ncu-report starts a disassembler on the first sass_by_pc): read
+    # it when asked, or when the report has no per-opcode counts for join's SASS-free check to use.
+    read_sass = sass or not per_opcode
 
     all_pcs = set(samples) | set(per_field["inst_executed"])
     pcs: dict[tuple[str, int], PCSample] = {}
@@ -177,7 +191,8 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
         s.stalls_not_issued = {r: v for r in STALL_REASONS if (v := stalls_ni[r].get(pc, 0))}
         s.not_issued = sum(s.stalls_not_issued.values())
         if func != UNATTRIBUTED:
-            s.sass = " ".join(str(action.sass_by_pc(pc) or "").split())
+            if read_sass:
+                s.sass = " ".join(str(action.sass_by_pc(pc) or "").split())
             info = action.source_info(pc)
             if info is not None and info.file_name():
                 s.file, s.line = str(info.file_name()), int(info.line())
@@ -191,11 +206,18 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
     except Exception:
         sources = {}
     return KernelProfile(name=name, mangled=mangled, arch=arch, launch=_launch(action), pcs=pcs,
-                         report=report, launch_index=index, device=device, source_files=sources)
+                         report=report, launch_index=index, device=device, source_files=sources,
+                         executed_per_opcode=per_opcode)
 
 
-def load_profiles(path: str | Path, timeout: float | None = None) -> list[KernelProfile]:
+def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = True) -> list[KernelProfile]:
     """Every kernel launch in the report at ``path`` with PC samples, in report order.
+
+    ``sass``: read each attributed PC's SASS text (``PCSample.sass``). False leaves it empty wherever the
+    report has InstructionStats' per-opcode counts (the join checks the binary against those and then fills
+    the text from the binary); the reader then peaks at ~140 MiB instead of ~215 MiB (ncu-report's
+    disassembler is never started; docs/benchmarks.md "Fourth pass, memory"). Callers that use the SASS of
+    an unjoined profile (the DP rewrite plan) keep the default.
 
     The file must be a regular file within the report size limit (:mod:`warpwise.analysis.bounded`).
     The ncu-report library (C++) reads the whole file and can loop or crash on a corrupt one, so it runs
@@ -218,7 +240,7 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
 
     p = Path(path)
     if os.environ.get("WARPWISE_NCU_INPROCESS", "") not in ("", "0"):  # no worker: debugging, profiling
-        return load_profiles_in_process(p)
+        return load_profiles_in_process(p, sass=sass)
     try:
         size = check_regular(p, "report")
     except InputFileError as e:
@@ -227,7 +249,8 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
         raise ProfileLoadError(f"{p}: empty file, not an Nsight Compute report")
     limit_s = report_timeout() if timeout is None else timeout
     try:
-        res = run_bounded([sys.executable, "-m", "warpwise.analysis.profile.ncu", str(p)],
+        res = run_bounded([sys.executable, "-m", "warpwise.analysis.profile.ncu", str(p),
+                           *([] if sass else [_NO_SASS])],
                           f"loading report {p}", timeout=limit_s)
     except ToolRunError as e:
         if e.timed_out:
@@ -251,10 +274,35 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
                            f"reading it (corrupt report?): {tail}")
 
 
+def fill_sass(profile: KernelProfile) -> int:
+    """Fill the empty ``PCSample.sass`` of an ncu-rep ``profile`` read with ``sass=False`` from its report (a
+    second read, with the SASS text): for a launch no binary was found for, the report is the only SASS there
+    is (hover and the profile view show it). Returns how many PCs got a text; 0 when the report cannot be
+    read again (the profile is left as it is).
+    """
+    if profile.origin != "ncu-rep" or not profile.report or all(s.sass for s in profile.pcs.values()
+                                                                 if s.function != UNATTRIBUTED):
+        return 0
+    try:
+        again = next((kp for kp in load_profiles(profile.report, sass=True)
+                      if kp.launch_index == profile.launch_index), None)
+    except ProfileLoadError:
+        return 0
+    if again is None:
+        return 0
+    texts = {s.pc: s.sass for s in again.pcs.values() if s.sass}
+    n = 0
+    for s in profile.pcs.values():
+        if not s.sass and (t := texts.get(s.pc)):
+            s.sass, n = t, n + 1
+    return n
+
+
 _WORKER_ERROR = "warpwise-report-error: "
+_NO_SASS = "--no-sass"
 
 
-def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
+def load_profiles_in_process(path: str | Path, sass: bool = True) -> list[KernelProfile]:
     """:func:`load_profiles` without the worker process (what the worker runs; no time limit).
 
     Raises ProfileLoadError as :func:`load_profiles` does.
@@ -281,7 +329,7 @@ def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
             rng = report.range_by_idx(r)
             for a in range(rng.num_actions()):
                 try:
-                    out.append(_profile_of(rng.action_by_idx(a), ncu, str(p), (r, a)))
+                    out.append(_profile_of(rng.action_by_idx(a), ncu, str(p), (r, a), sass))
                 except ProfileLoadError as e:
                     errors.append(str(e))
                 except Exception as e:  # the library's objects on corrupt data: say which launch
@@ -299,7 +347,8 @@ def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
 
 
 def _worker_main(argv: list[str]) -> int:
-    """Worker entry: load ``argv[0]`` and write the pickled profiles to stdout (errors on stderr)."""
+    """Worker entry: load ``argv[0]`` (without SASS text when ``--no-sass`` follows) and write the pickled
+    profiles to stdout (errors on stderr)."""
     import os
     import pickle
     import sys
@@ -312,7 +361,7 @@ def _worker_main(argv: list[str]) -> int:
     except (ImportError, ValueError, OSError):
         pass
     try:
-        profiles = load_profiles_in_process(argv[0])
+        profiles = load_profiles_in_process(argv[0], sass=_NO_SASS not in argv[1:])
     except ProfileLoadError as e:
         print(_WORKER_ERROR + " ".join(str(e).split()), file=sys.stderr)
         return 2
