@@ -128,8 +128,9 @@ def _launch(action: Any) -> LaunchConfig:
 
 
 def _per_opcode(action: Any) -> dict[str, int]:
-    """InstructionStats' ``sass__inst_executed_per_opcode``: warp-level executed instructions of the launch by
-    opcode without modifiers ({"FFMA": n, ...}); empty when the section was not collected."""
+    """``sass__inst_executed_per_opcode``: warp-level executed instructions of the launch by opcode without
+    modifiers ({"FFMA": n, ...}); every report of the sections warpwise profile collects has it (all 129
+    launches of the repository's reports), empty when absent."""
     m = action.metric_by_name("sass__inst_executed_per_opcode")
     if m is None or m.num_instances() == 0 or not m.has_correlation_ids():
         return {}
@@ -214,7 +215,7 @@ def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = T
     """Every kernel launch in the report at ``path`` with PC samples, in report order.
 
     ``sass``: read each attributed PC's SASS text (``PCSample.sass``). False leaves it empty wherever the
-    report has InstructionStats' per-opcode counts (the join checks the binary against those and then fills
+    report has per-opcode executed counts (the join checks the binary against those and then fills
     the text from the binary); the reader then peaks at ~140 MiB instead of ~215 MiB (ncu-report's
     disassembler is never started; docs/benchmarks.md "Fourth pass, memory"). Callers that use the SASS of
     an unjoined profile (the DP rewrite plan) keep the default.
@@ -302,6 +303,43 @@ _WORKER_ERROR = "warpwise-report-error: "
 _NO_SASS = "--no-sass"
 
 
+def embedded_code(path: str | Path) -> dict[str, list[str]]:
+    """SHA-256 (hex) of each code section of the CUDA ELF images the report at ``path`` carries (the profiled
+    modules, which Nsight Compute stores for its Source page), by the section's function (``.text.<name>``
+    without the prefix); a function in several modules lists each. ncu-report gives no access to them, so
+    they are found by the ELF magic in the report's bytes and parsed with pyelftools; {} when none is there or
+    none parses (the join then checks without them)."""
+    import hashlib
+    import io
+    import mmap
+    import struct
+
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    out: dict[str, list[str]] = {}
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            at = data.find(b"\x7fELF\x02\x01")  # ELF64, little-endian: CUDA's
+            while at >= 0 and at + 64 <= len(data):
+                shoff = struct.unpack_from("<Q", data, at + 0x28)[0]
+                shentsize, shnum = struct.unpack_from("<HH", data, at + 0x3A)
+                end = at + shoff + shentsize * shnum
+                if shentsize == 64 and 0 < shnum and at < end <= len(data):
+                    try:
+                        elf = ELFFile(io.BytesIO(data[at:end]))
+                        for sec in elf.iter_sections():
+                            if sec.name.startswith(".text.") and sec["sh_type"] == "SHT_PROGBITS":
+                                digest = hashlib.sha256(sec.data()).hexdigest()
+                                out.setdefault(sec.name.removeprefix(".text."), []).append(digest)
+                    except (ELFError, ValueError, struct.error, KeyError):
+                        pass
+                at = data.find(b"\x7fELF\x02\x01", at + 4)
+    except (OSError, ValueError):
+        return {}
+    return out
+
+
 def load_profiles_in_process(path: str | Path, sass: bool = True) -> list[KernelProfile]:
     """:func:`load_profiles` without the worker process (what the worker runs; no time limit).
 
@@ -339,6 +377,9 @@ def load_profiles_in_process(path: str | Path, sass: bool = True) -> list[Kernel
     except Exception as e:
         raise ProfileLoadError(f"{p}: corrupt Nsight Compute report ({type(e).__name__}: {e})") from e
     del report  # release the native report before returning (only plain Python objects are kept)
+    code = embedded_code(p)
+    for kp in out:
+        kp.profiled_code_sha256 = code
     if not out:
         raise ProfileLoadError(errors[0] if errors else
                                f"{p}: no kernel launch could be read: the file is corrupt, truncated, or not an "
