@@ -265,6 +265,7 @@ def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = T
         except Exception as e:
             raise ProfileLoadError(f"{p}: the report loader's output was unreadable ({e})") from e
         if isinstance(got, list):
+            _add_module_code(p, got)  # here, not in the worker: its peak is the process tree's
             return got
     lines = res.stderr.decode("utf-8", errors="replace").strip().splitlines()
     msg = [ln.removeprefix(_WORKER_ERROR) for ln in lines if ln.startswith(_WORKER_ERROR)]
@@ -340,8 +341,16 @@ def embedded_code(path: str | Path) -> dict[str, list[str]]:
     return out
 
 
-def load_profiles_in_process(path: str | Path, sass: bool = True) -> list[KernelProfile]:
+def _add_module_code(path: Path, profiles: list[KernelProfile]) -> None:
+    code = embedded_code(path)
+    for kp in profiles:
+        kp.profiled_code_sha256 = code
+
+
+def load_profiles_in_process(path: str | Path, sass: bool = True, module_code: bool = True) -> list[KernelProfile]:
     """:func:`load_profiles` without the worker process (what the worker runs; no time limit).
+    ``module_code``: also find the report's copies of the profiled modules (:func:`embedded_code`); the worker
+    leaves that to its parent (pyelftools and the report's bytes would add ~8 MiB to its peak).
 
     Raises ProfileLoadError as :func:`load_profiles` does.
     """
@@ -377,9 +386,8 @@ def load_profiles_in_process(path: str | Path, sass: bool = True) -> list[Kernel
     except Exception as e:
         raise ProfileLoadError(f"{p}: corrupt Nsight Compute report ({type(e).__name__}: {e})") from e
     del report  # release the native report before returning (only plain Python objects are kept)
-    code = embedded_code(p)
-    for kp in out:
-        kp.profiled_code_sha256 = code
+    if module_code:
+        _add_module_code(p, out)
     if not out:
         raise ProfileLoadError(errors[0] if errors else
                                f"{p}: no kernel launch could be read: the file is corrupt, truncated, or not an "
@@ -402,7 +410,7 @@ def _worker_main(argv: list[str]) -> int:
     except (ImportError, ValueError, OSError):
         pass
     try:
-        profiles = load_profiles_in_process(argv[0], sass=_NO_SASS not in argv[1:])
+        profiles = load_profiles_in_process(argv[0], sass=_NO_SASS not in argv[1:], module_code=False)
     except ProfileLoadError as e:
         print(_WORKER_ERROR + " ".join(str(e).split()), file=sys.stderr)
         return 2
