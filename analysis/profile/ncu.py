@@ -160,9 +160,7 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int], sass
         raise ProfileLoadError(
             f"{report}: kernel {name} has no PC samples: profile with `--section SourceCounters` "
             "(warpwise profile does)")
-    per_field = {field: _instanced(action, metric) for metric, field in _PER_PC_FIELDS.items()}
-    stalls = {r: _instanced(action, f"smsp__pcsamp_warps_issue_stalled_{r}") for r in STALL_REASONS}
-    stalls_ni = {r: _instanced(action, f"smsp__pcsamp_warps_issue_stalled_{r}_not_issued") for r in STALL_REASONS}
+    executed = _instanced(action, "inst_executed")
 
     fp = action.metric_by_name("launch__function_pcs")
     starts_in_order = [int(fp.as_uint64(i)) for i in range(fp.num_instances())] if fp is not None else []
@@ -175,30 +173,38 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int], sass
     # it when asked, or when the report has no per-opcode counts for join's SASS-free check to use.
     read_sass = sass or not per_opcode
 
-    all_pcs = set(samples) | set(per_field["inst_executed"])
-    pcs: dict[tuple[str, int], PCSample] = {}
-    for pc in sorted(all_pcs):
+    by_pc: dict[int, PCSample] = {}
+    for pc in sorted(set(samples) | set(executed)):
         k = bisect.bisect_right(starts, pc) - 1
         if k >= 0:
             func, offset = names[starts[k]], pc - starts[k]
         else:
             func, offset = UNATTRIBUTED, pc
-        s = PCSample(function=func, offset=offset, pc=pc, sass="")
-        s.samples = samples.get(pc, 0)
-        for field, values in per_field.items():
-            if field != "samples":
-                setattr(s, field, values.get(pc, 0))
-        s.stalls = {r: v for r in STALL_REASONS if (v := stalls[r].get(pc, 0))}
-        s.stalls_not_issued = {r: v for r in STALL_REASONS if (v := stalls_ni[r].get(pc, 0))}
+        by_pc[pc] = PCSample(function=func, offset=offset, pc=pc, sass="", samples=samples.get(pc, 0),
+                             inst_executed=executed.get(pc, 0))
+    del samples, executed
+    # one metric at a time into the samples (each {PC: value} table freed before the next: the reader's peak)
+    for metric, field in _PER_PC_FIELDS.items():
+        if field not in ("samples", "inst_executed"):
+            for pc, v in _instanced(action, metric).items():
+                if (s := by_pc.get(pc)) is not None:
+                    setattr(s, field, v)
+    for r in STALL_REASONS:  # in this order: the dicts' key order
+        for suffix in ("", "_not_issued"):
+            for pc, v in _instanced(action, f"smsp__pcsamp_warps_issue_stalled_{r}{suffix}").items():
+                if v and (s := by_pc.get(pc)) is not None:
+                    (s.stalls_not_issued if suffix else s.stalls)[r] = v
+    pcs: dict[tuple[str, int], PCSample] = {}
+    for pc, s in by_pc.items():
         s.not_issued = sum(s.stalls_not_issued.values())
-        if func != UNATTRIBUTED:
+        if s.function != UNATTRIBUTED:
             if read_sass:
                 s.sass = " ".join(str(action.sass_by_pc(pc) or "").split())
             info = action.source_info(pc)
             if info is not None and info.file_name():
                 s.file, s.line = str(info.file_name()), int(info.line())
         # ncu can list a PC more than once only if two functions overlap; keep the first
-        pcs.setdefault((func, offset), s)
+        pcs.setdefault((s.function, s.offset), s)
 
     sources: dict[str, str] = {}
     try:
@@ -418,7 +424,7 @@ def _worker_main(argv: list[str]) -> int:
         print(f"{_WORKER_ERROR}{argv[0]}: reading the report needs more memory than the "
               "WARPWISE_REPORT_MEMORY_BYTES limit", file=sys.stderr)
         return 2
-    sys.stdout.buffer.write(pickle.dumps(profiles, protocol=pickle.HIGHEST_PROTOCOL))
+    pickle.dump(profiles, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)  # streamed: no copy in memory
     sys.stdout.buffer.flush()
     return 0
 
