@@ -282,6 +282,10 @@ def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = T
                            f"reading it (corrupt report?): {tail}")
 
 
+#: The last report :func:`fill_sass` read: (path, mtime ns, size) -> launch index -> {PC: SASS text}.
+_SASS_READ: dict[tuple[str, int, int], dict[tuple[int, int], dict[int, str]]] = {}
+
+
 def fill_sass(profile: KernelProfile) -> int:
     """Fill the empty ``PCSample.sass`` of an ncu-rep ``profile`` read with ``sass=False`` from its report (a
     second read, with the SASS text): for a launch no binary was found for, the report is the only SASS there
@@ -292,13 +296,19 @@ def fill_sass(profile: KernelProfile) -> int:
                                                                  if s.function != UNATTRIBUTED):
         return 0
     try:
-        again = next((kp for kp in load_profiles(profile.report, sass=True)
-                      if kp.launch_index == profile.launch_index), None)
-    except ProfileLoadError:
+        st = os.stat(profile.report)
+        key = (str(profile.report), st.st_mtime_ns, st.st_size)
+        by_launch = _SASS_READ.get(key)
+        if by_launch is None:  # one read for every launch of the report (a wrong binary asks for each)
+            by_launch = {kp.launch_index: {s.pc: s.sass for s in kp.pcs.values() if s.sass}
+                         for kp in load_profiles(profile.report, sass=True)}
+            _SASS_READ.clear()
+            _SASS_READ[key] = by_launch
+    except (OSError, ProfileLoadError):
         return 0
-    if again is None:
+    texts = by_launch.get(profile.launch_index)
+    if not texts:
         return 0
-    texts = {s.pc: s.sass for s in again.pcs.values() if s.sass}
     n = 0
     for s in profile.pcs.values():
         if not s.sass and (t := texts.get(s.pc)):

@@ -162,7 +162,7 @@ out.append(('metrics + source_info of every sampled PC', st()))
 o = a.metric_by_name('sass__inst_executed_per_opcode')
 if o is not None:
     ids = o.correlation_ids(); {ids.as_string(i): o.as_uint64(i) for i in range(o.num_instances())}
-out.append(('per-opcode counts (InstructionStats)', st()))
+out.append(('per-opcode executed counts', st()))
 dict(a.source_files()); out.append(('source_files', st()))
 a.sass_by_pc(pc); out.append(('first sass_by_pc (advise no longer calls it)', st()))
 big = 0
