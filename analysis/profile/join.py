@@ -94,15 +94,12 @@ def _executed(samples: list[PCSample], sec: Section) -> Counter[str]:
     return out
 
 
-def _counts_agreement(totals: dict[str, int], got: Counter[str], unknown: int) -> tuple[int, int, str | None]:
+def _counts_agreement(totals: dict[str, int], got: Counter[str], unknown: int) -> tuple[int, int]:
     """(matching, compared) executed instructions between the report's per-opcode ``totals`` and ``got`` (the
-    binary's opcodes at the profiled PCs; "" = no instruction at the offset), and the opcode whose counts
-    differ most (None when none differs). ``unknown``: executed instructions at PCs no section was found for
-    (their opcodes cannot be compared)."""
+    binary's opcodes at the profiled PCs; "" = no instruction at the offset). ``unknown``: executed
+    instructions at PCs no section was found for (their opcodes cannot be compared)."""
     match = sum(min(n, got.get(op, 0)) for op, n in totals.items())
-    compared = max(sum(totals.values()) - unknown, sum(got.values()))
-    worst = max(set(totals) | set(got), key=lambda op: (abs(totals.get(op, 0) - got.get(op, 0)), op), default=None)
-    return match, compared, worst if worst is not None and totals.get(worst, 0) != got.get(worst, 0) else None
+    return match, max(sum(totals.values()) - unknown, sum(got.values()))
 
 
 #: Opcodes (no modifiers) an instruction with per-PC evidence of a kind can have (Hopper SASS, CUDA 13 nvdisasm;
@@ -166,7 +163,7 @@ def _line_agreement(samples: list[PCSample], sec: Section) -> tuple[int, int]:
     return (common[0][1] if common else 0), len(deltas)
 
 
-_MAX_SEARCH = 20000  # assignment search nodes: past this the functions stay unnamed (their PCs unattributed)
+_MAX_SEARCH = 20000  # assignment search nodes: past this only functions with one candidate section are named
 
 
 def _names_by_counts(by_func: dict[str, list[PCSample]], kernel: str, secs: dict[str, Section],
@@ -267,7 +264,7 @@ def _without_sass(profile: KernelProfile, by_func: dict[str, list[PCSample]],
             return None
         got.update(_executed(by_func.get(func, []), secs[target]))
     unknown = sum(s.inst_executed for s in by_func.get(UNATTRIBUTED, []))
-    m, c, _ = _counts_agreement(totals, got, unknown)
+    m, c = _counts_agreement(totals, got, unknown)
     return rename if c and m >= _COUNTS_AGREEMENT * c else None
 
 

@@ -165,7 +165,7 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int], sass
     fp = action.metric_by_name("launch__function_pcs")
     starts_in_order = [int(fp.as_uint64(i)) for i in range(fp.num_instances())] if fp is not None else []
     # The launched kernel is the first listed; other functions get provisional names until a cubin
-    # is joined (join.py renames them by matching their SASS).
+    # is joined (join.py renames them by their executed opcodes or their SASS).
     names = {s: (mangled if k == 0 else f"{mangled}$fn{k}") for k, s in enumerate(starts_in_order)}
     starts = sorted(starts_in_order)
     per_opcode = _per_opcode(action)
