@@ -60,7 +60,7 @@ def test_the_worker_reads_no_sass_when_asked() -> None:
 
 @pytest.mark.parametrize("name", ["stencil", "cdp"])
 def test_join_without_sass_equals_the_sass_join(name: str) -> None:
-    cubin = load_cubin(str(example(name, ".sm_90.cubin")))
+    cubin = cubin_of(name)
     with_sass, without = join(read(name, True), cubin), join(read(name, False), cubin)
     assert sorted(without.pcs) == sorted(with_sass.pcs)
     names = set(without.functions())
@@ -92,8 +92,14 @@ def _edited(cubin: Cubin, change: Callable[[Instruction], Instruction | None]) -
                                      for n, f in cubin.functions.items()})
 
 
+@cache
+def cubin_of(name: str) -> Cubin:
+    """The example's cubin, loaded once (nvdisasm): join and the edits below never change a loaded cubin."""
+    return load_cubin(str(example(name, ".sm_90.cubin")))
+
+
 def _stencil() -> Cubin:
-    return load_cubin(str(example("stencil", ".sm_90.cubin")))
+    return cubin_of("stencil")
 
 
 def _secs_and_funcs(prof: KernelProfile, cubin: Cubin) -> tuple[dict[str, list[Any]], dict[str, Any]]:
@@ -119,14 +125,14 @@ def test_the_profiled_binary_is_accepted_without_reading_sass(name: str, monkeyp
         raise AssertionError("the report was read again for its SASS")
 
     monkeypatch.setattr(join_module, "fill_sass", no_second_read)
-    prof = join(read(name, False), load_cubin(str(example(name, ".sm_90.cubin"))))
+    prof = join(read(name, False), cubin_of(name))
     assert all(s.sass for s in prof.pcs.values() if s.function != UNATTRIBUTED)
 
 
 def test_the_reports_module_is_the_profiled_code() -> None:
     for name in ("stencil", "cdp"):
         code = embedded_code(example(name, ".ncu-rep"))
-        secs = sections(load_cubin(str(example(name, ".sm_90.cubin"))))
+        secs = sections(cubin_of(name))
         assert set(code) == set(secs)  # cdp: the kernels and the device runtime's functions
         assert all(code[n] == [_code_sha256(sec)] for n, sec in secs.items())
     assert embedded_code(example("stencil", ".cu")) == {}
@@ -204,7 +210,7 @@ def test_report_without_per_opcode_counts_is_read_with_sass() -> None:
     assert not prof.executed_per_opcode
     assert all(s.sass for s in prof.pcs.values())  # the join's SASS check needs it: read at once
     with pytest.raises(MismatchError, match="sampled instructions agree"):
-        join(prof, _moved_by_one_instruction(load_cubin(str(example("gather", ".sm_90.cubin"))), prof.mangled))
+        join(prof, _moved_by_one_instruction(cubin_of("gather"), prof.mangled))
 
 
 def test_a_launch_without_binary_gets_the_reports_sass(monkeypatch: pytest.MonkeyPatch) -> None:
