@@ -21,7 +21,7 @@ from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.join import MismatchError, join
 from warpwise.analysis.profile.lines import LineStats, line_stats
 from warpwise.analysis.profile.model import KernelProfile
-from warpwise.analysis.profile.ncu import ProfileLoadError, load_profiles
+from warpwise.analysis.profile.ncu import ProfileLoadError, fill_sass, load_profiles
 from warpwise.analysis.profile.paths import normalize as normalize_path
 from warpwise.analysis.profile.paths import resolve as resolve_path
 from warpwise.analysis.profile.paths import translated
@@ -234,7 +234,7 @@ def _load_profiles_cached(path: Path, pages: Sequence[Path] = ()) -> list[Kernel
     with _cache_lock:
         hit = _profile_cache.get(key)
     if hit is None:
-        hit = load_csv_profiles(files) if is_csv(path) else load_profiles(path)
+        hit = load_csv_profiles(files) if is_csv(path) else load_profiles(path, sass=False)
         with _cache_lock:
             _profile_cache[key] = hit
     return copy.deepcopy(hit)  # join() renames in place
@@ -414,6 +414,7 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
                      "lines, so nothing can be placed on lines, and blame and advice need the binary (--binary, "
                      "or keep the .cubin next to the export)")
     elif profile.origin == "ncu-rep":
+        fill_sass(profile)  # read without SASS text (join checks a binary without it): the report's, shown instead
         notes.append(f"no cubin for {profile.name} ({profile.arch}) was found: showing sampled lines only; "
                      "blame and advice need the binary (--binary, or keep the .cubin next to the report)")
     if cubin is not None and not any(i.loc is not None for f in cubin.functions.values() for i in f.instructions):

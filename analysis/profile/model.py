@@ -106,7 +106,11 @@ class KernelProfile:
     ``arch``: ``sm_90``; ``pcs``: every sampled or executed instruction keyed by (function, offset);
     ``report``: path of the report; ``launch_index``: which launch (range, action) in the report;
     ``origin``: the reader (``ncu-rep``; ``csv`` SASS view; ``csv-lines`` CUDA view only; ``csv-launch``
-    launch facts only); ``notes``: what the reader could not give (said to the user).
+    launch facts only); ``notes``: what the reader could not give (said to the user);
+    ``executed_per_opcode``: the report's warp-level executed instructions of the launch by opcode
+    without modifiers (``sass__inst_executed_per_opcode``; empty when not collected), which the join checks a
+    binary against; ``profiled_code_sha256``: SHA-256 of each code section of the modules the report carries,
+    by function (``ncu.embedded_code``; empty when it carries none).
     """
 
     name: str
@@ -120,6 +124,8 @@ class KernelProfile:
     source_files: dict[str, str] = field(default_factory=dict)  # embedded source by path (--import-source)
     origin: str = "ncu-rep"
     notes: list[str] = field(default_factory=list)
+    executed_per_opcode: dict[str, int] = field(default_factory=dict)
+    profiled_code_sha256: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def total_samples(self) -> int:

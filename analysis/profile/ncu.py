@@ -127,7 +127,18 @@ def _launch(action: Any) -> LaunchConfig:
     return launch_from_metrics(lambda name: _scalar(action, name))
 
 
-def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> KernelProfile:
+def _per_opcode(action: Any) -> dict[str, int]:
+    """``sass__inst_executed_per_opcode``: warp-level executed instructions of the launch by opcode without
+    modifiers ({"FFMA": n, ...}); every report of the sections warpwise profile collects has it (all 129
+    launches of the repository's reports), empty when absent."""
+    m = action.metric_by_name("sass__inst_executed_per_opcode")
+    if m is None or m.num_instances() == 0 or not m.has_correlation_ids():
+        return {}
+    ids = m.correlation_ids()
+    return {str(ids.as_string(i)): int(m.as_uint64(i)) for i in range(m.num_instances())}
+
+
+def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int], sass: bool = True) -> KernelProfile:
     mangled = action.name(action.NameBase_MANGLED) or action.name()
     name = action.name(action.NameBase_FUNCTION) or action.name()
     major = _scalar(action, "device__attribute_compute_capability_major")
@@ -149,40 +160,51 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
         raise ProfileLoadError(
             f"{report}: kernel {name} has no PC samples: profile with `--section SourceCounters` "
             "(warpwise profile does)")
-    per_field = {field: _instanced(action, metric) for metric, field in _PER_PC_FIELDS.items()}
-    stalls = {r: _instanced(action, f"smsp__pcsamp_warps_issue_stalled_{r}") for r in STALL_REASONS}
-    stalls_ni = {r: _instanced(action, f"smsp__pcsamp_warps_issue_stalled_{r}_not_issued") for r in STALL_REASONS}
+    executed = _instanced(action, "inst_executed")
 
     fp = action.metric_by_name("launch__function_pcs")
     starts_in_order = [int(fp.as_uint64(i)) for i in range(fp.num_instances())] if fp is not None else []
     # The launched kernel is the first listed; other functions get provisional names until a cubin
-    # is joined (join.py renames them by matching their SASS).
+    # is joined (join.py renames them by their executed opcodes or their SASS).
     names = {s: (mangled if k == 0 else f"{mangled}$fn{k}") for k, s in enumerate(starts_in_order)}
     starts = sorted(starts_in_order)
+    per_opcode = _per_opcode(action)
+    # The SASS text costs the reader ~72 MiB (ncu-report starts a disassembler on the first sass_by_pc): read
+    # it when asked, or when the report has no per-opcode counts for join's SASS-free check to use.
+    read_sass = sass or not per_opcode
 
-    all_pcs = set(samples) | set(per_field["inst_executed"])
-    pcs: dict[tuple[str, int], PCSample] = {}
-    for pc in sorted(all_pcs):
+    by_pc: dict[int, PCSample] = {}
+    for pc in sorted(set(samples) | set(executed)):
         k = bisect.bisect_right(starts, pc) - 1
         if k >= 0:
             func, offset = names[starts[k]], pc - starts[k]
         else:
             func, offset = UNATTRIBUTED, pc
-        s = PCSample(function=func, offset=offset, pc=pc, sass="")
-        s.samples = samples.get(pc, 0)
-        for field, values in per_field.items():
-            if field != "samples":
-                setattr(s, field, values.get(pc, 0))
-        s.stalls = {r: v for r in STALL_REASONS if (v := stalls[r].get(pc, 0))}
-        s.stalls_not_issued = {r: v for r in STALL_REASONS if (v := stalls_ni[r].get(pc, 0))}
+        by_pc[pc] = PCSample(function=func, offset=offset, pc=pc, sass="", samples=samples.get(pc, 0),
+                             inst_executed=executed.get(pc, 0))
+    del samples, executed
+    # one metric at a time into the samples (each {PC: value} table freed before the next: the reader's peak)
+    for metric, field in _PER_PC_FIELDS.items():
+        if field not in ("samples", "inst_executed"):
+            for pc, v in _instanced(action, metric).items():
+                if (s := by_pc.get(pc)) is not None:
+                    setattr(s, field, v)
+    for r in STALL_REASONS:  # in this order: the dicts' key order
+        for suffix in ("", "_not_issued"):
+            for pc, v in _instanced(action, f"smsp__pcsamp_warps_issue_stalled_{r}{suffix}").items():
+                if v and (s := by_pc.get(pc)) is not None:
+                    (s.stalls_not_issued if suffix else s.stalls)[r] = v
+    pcs: dict[tuple[str, int], PCSample] = {}
+    for pc, s in by_pc.items():
         s.not_issued = sum(s.stalls_not_issued.values())
-        if func != UNATTRIBUTED:
-            s.sass = " ".join(str(action.sass_by_pc(pc) or "").split())
+        if s.function != UNATTRIBUTED:
+            if read_sass:
+                s.sass = " ".join(str(action.sass_by_pc(pc) or "").split())
             info = action.source_info(pc)
             if info is not None and info.file_name():
                 s.file, s.line = str(info.file_name()), int(info.line())
         # ncu can list a PC more than once only if two functions overlap; keep the first
-        pcs.setdefault((func, offset), s)
+        pcs.setdefault((s.function, s.offset), s)
 
     sources: dict[str, str] = {}
     try:
@@ -191,11 +213,18 @@ def _profile_of(action: Any, ncu: Any, report: str, index: tuple[int, int]) -> K
     except Exception:
         sources = {}
     return KernelProfile(name=name, mangled=mangled, arch=arch, launch=_launch(action), pcs=pcs,
-                         report=report, launch_index=index, device=device, source_files=sources)
+                         report=report, launch_index=index, device=device, source_files=sources,
+                         executed_per_opcode=per_opcode)
 
 
-def load_profiles(path: str | Path, timeout: float | None = None) -> list[KernelProfile]:
+def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = True) -> list[KernelProfile]:
     """Every kernel launch in the report at ``path`` with PC samples, in report order.
+
+    ``sass``: read each attributed PC's SASS text (``PCSample.sass``). False leaves it empty wherever the
+    report has per-opcode executed counts (the join checks the binary against those and then fills
+    the text from the binary); the reader then peaks at ~140 MiB instead of ~215 MiB (ncu-report's
+    disassembler is never started; docs/benchmarks.md "Fourth pass, memory"). Callers that use the SASS of
+    an unjoined profile (the DP rewrite plan) keep the default.
 
     The file must be a regular file within the report size limit (:mod:`warpwise.analysis.bounded`).
     The ncu-report library (C++) reads the whole file and can loop or crash on a corrupt one, so it runs
@@ -218,7 +247,7 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
 
     p = Path(path)
     if os.environ.get("WARPWISE_NCU_INPROCESS", "") not in ("", "0"):  # no worker: debugging, profiling
-        return load_profiles_in_process(p)
+        return load_profiles_in_process(p, sass=sass)
     try:
         size = check_regular(p, "report")
     except InputFileError as e:
@@ -227,7 +256,8 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
         raise ProfileLoadError(f"{p}: empty file, not an Nsight Compute report")
     limit_s = report_timeout() if timeout is None else timeout
     try:
-        res = run_bounded([sys.executable, "-m", "warpwise.analysis.profile.ncu", str(p)],
+        res = run_bounded([sys.executable, "-m", "warpwise.analysis.profile.ncu", str(p),
+                           *([] if sass else [_NO_SASS])],
                           f"loading report {p}", timeout=limit_s)
     except ToolRunError as e:
         if e.timed_out:
@@ -241,6 +271,7 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
         except Exception as e:
             raise ProfileLoadError(f"{p}: the report loader's output was unreadable ({e})") from e
         if isinstance(got, list):
+            _add_module_code(p, got)  # here, not in the worker: its peak is the process tree's
             return got
     lines = res.stderr.decode("utf-8", errors="replace").strip().splitlines()
     msg = [ln.removeprefix(_WORKER_ERROR) for ln in lines if ln.startswith(_WORKER_ERROR)]
@@ -251,11 +282,91 @@ def load_profiles(path: str | Path, timeout: float | None = None) -> list[Kernel
                            f"reading it (corrupt report?): {tail}")
 
 
+#: The last report :func:`fill_sass` read: (path, mtime ns, size) -> launch index -> {PC: SASS text}.
+_SASS_READ: dict[tuple[str, int, int], dict[tuple[int, int], dict[int, str]]] = {}
+
+
+def fill_sass(profile: KernelProfile) -> int:
+    """Fill the empty ``PCSample.sass`` of an ncu-rep ``profile`` read with ``sass=False`` from its report (a
+    second read, with the SASS text): for a launch no binary was found for, the report is the only SASS there
+    is (hover and the profile view show it). Returns how many PCs got a text; 0 when the report cannot be
+    read again (the profile is left as it is).
+    """
+    if profile.origin != "ncu-rep" or not profile.report or all(s.sass for s in profile.pcs.values()
+                                                                 if s.function != UNATTRIBUTED):
+        return 0
+    try:
+        st = os.stat(profile.report)
+        key = (str(profile.report), st.st_mtime_ns, st.st_size)
+        by_launch = _SASS_READ.get(key)
+        if by_launch is None:  # one read for every launch of the report (a wrong binary asks for each)
+            by_launch = {kp.launch_index: {s.pc: s.sass for s in kp.pcs.values() if s.sass}
+                         for kp in load_profiles(profile.report, sass=True)}
+            _SASS_READ.clear()
+            _SASS_READ[key] = by_launch
+    except (OSError, ProfileLoadError):
+        return 0
+    texts = by_launch.get(profile.launch_index)
+    if not texts:
+        return 0
+    n = 0
+    for s in profile.pcs.values():
+        if not s.sass and (t := texts.get(s.pc)):
+            s.sass, n = t, n + 1
+    return n
+
+
 _WORKER_ERROR = "warpwise-report-error: "
+_NO_SASS = "--no-sass"
 
 
-def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
+def embedded_code(path: str | Path) -> dict[str, list[str]]:
+    """SHA-256 (hex) of each code section of the CUDA ELF images the report at ``path`` carries (the profiled
+    modules, which Nsight Compute stores for its Source page), by the section's function (``.text.<name>``
+    without the prefix); a function in several modules lists each. ncu-report gives no access to them, so
+    they are found by the ELF magic in the report's bytes and parsed with pyelftools; {} when none is there or
+    none parses (the join then checks without them)."""
+    import hashlib
+    import io
+    import mmap
+    import struct
+
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    out: dict[str, list[str]] = {}
+    try:
+        with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            at = data.find(b"\x7fELF\x02\x01")  # ELF64, little-endian: CUDA's
+            while at >= 0 and at + 64 <= len(data):
+                shoff = struct.unpack_from("<Q", data, at + 0x28)[0]
+                shentsize, shnum = struct.unpack_from("<HH", data, at + 0x3A)
+                end = at + shoff + shentsize * shnum
+                if shentsize == 64 and 0 < shnum and at < end <= len(data):
+                    try:
+                        elf = ELFFile(io.BytesIO(data[at:end]))
+                        for sec in elf.iter_sections():
+                            if sec.name.startswith(".text.") and sec["sh_type"] == "SHT_PROGBITS":
+                                digest = hashlib.sha256(sec.data()).hexdigest()
+                                out.setdefault(sec.name.removeprefix(".text."), []).append(digest)
+                    except (ELFError, ValueError, struct.error, KeyError):
+                        pass
+                at = data.find(b"\x7fELF\x02\x01", at + 4)
+    except (OSError, ValueError):
+        return {}
+    return out
+
+
+def _add_module_code(path: Path, profiles: list[KernelProfile]) -> None:
+    code = embedded_code(path)
+    for kp in profiles:
+        kp.profiled_code_sha256 = code
+
+
+def load_profiles_in_process(path: str | Path, sass: bool = True, module_code: bool = True) -> list[KernelProfile]:
     """:func:`load_profiles` without the worker process (what the worker runs; no time limit).
+    ``module_code``: also find the report's copies of the profiled modules (:func:`embedded_code`); the worker
+    leaves that to its parent (pyelftools and the report's bytes would add ~8 MiB to its peak).
 
     Raises ProfileLoadError as :func:`load_profiles` does.
     """
@@ -281,7 +392,7 @@ def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
             rng = report.range_by_idx(r)
             for a in range(rng.num_actions()):
                 try:
-                    out.append(_profile_of(rng.action_by_idx(a), ncu, str(p), (r, a)))
+                    out.append(_profile_of(rng.action_by_idx(a), ncu, str(p), (r, a), sass))
                 except ProfileLoadError as e:
                     errors.append(str(e))
                 except Exception as e:  # the library's objects on corrupt data: say which launch
@@ -291,6 +402,8 @@ def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
     except Exception as e:
         raise ProfileLoadError(f"{p}: corrupt Nsight Compute report ({type(e).__name__}: {e})") from e
     del report  # release the native report before returning (only plain Python objects are kept)
+    if module_code:
+        _add_module_code(p, out)
     if not out:
         raise ProfileLoadError(errors[0] if errors else
                                f"{p}: no kernel launch could be read: the file is corrupt, truncated, or not an "
@@ -299,7 +412,8 @@ def load_profiles_in_process(path: str | Path) -> list[KernelProfile]:
 
 
 def _worker_main(argv: list[str]) -> int:
-    """Worker entry: load ``argv[0]`` and write the pickled profiles to stdout (errors on stderr)."""
+    """Worker entry: load ``argv[0]`` (without SASS text when ``--no-sass`` follows) and write the pickled
+    profiles to stdout (errors on stderr)."""
     import os
     import pickle
     import sys
@@ -312,7 +426,7 @@ def _worker_main(argv: list[str]) -> int:
     except (ImportError, ValueError, OSError):
         pass
     try:
-        profiles = load_profiles_in_process(argv[0])
+        profiles = load_profiles_in_process(argv[0], sass=_NO_SASS not in argv[1:], module_code=False)
     except ProfileLoadError as e:
         print(_WORKER_ERROR + " ".join(str(e).split()), file=sys.stderr)
         return 2
@@ -320,7 +434,7 @@ def _worker_main(argv: list[str]) -> int:
         print(f"{_WORKER_ERROR}{argv[0]}: reading the report needs more memory than the "
               "WARPWISE_REPORT_MEMORY_BYTES limit", file=sys.stderr)
         return 2
-    sys.stdout.buffer.write(pickle.dumps(profiles, protocol=pickle.HIGHEST_PROTOCOL))
+    pickle.dump(profiles, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)  # streamed: no copy in memory
     sys.stdout.buffer.flush()
     return 0
 
