@@ -203,3 +203,24 @@ def loaded_launch_shape_speedup(r_i: float, old: tuple[float, float], new: tuple
     inputs = {**base.inputs, "dram_pct": dram_pct, "m_mem": memory_share, "lambda": lam}
     return Estimate(s, f"{base.formula}, R_I_new=R_I/(1+m(lambda-1)), lambda=L_DRAM(dram_pct*S)/L_DRAM(0)",
                     inputs, "GPA eqs. 6-10, DRAM latency under load")
+
+
+def memory_parallelism_speedup(parts: list[tuple[float, float]], dram_pct: float = 0.0,
+                               latency_factor: Callable[[float], float] | None = None) -> tuple[float, float]:
+    """Little's law for a fix that puts k times more of a loop's loads in flight (unrolling): each loop's
+    global-memory wait, the share f of the samples, shrinks to f·λ/k, so S = 1 / (1 − Σ_l f_l (1 − λ/k_l)).
+    ``parts``: (f_l, k_l) per loop; λ = ``latency_factor``(``dram_pct`` × S): the same DRAM bytes in 1/S of the
+    time load DRAM S times more, where a load waits longer (analysis/arch/roofline.dram_latency_factor; 1
+    without a factor or DRAM traffic). Solved as a fixed point (8 rounds). Returns (S, λ); raises EstimateError
+    when Σ f_l (1 − 1/k_l) ≥ 1."""
+    saved = sum(f * (1 - 1 / k) for f, k in parts)
+    if saved >= 1:
+        raise EstimateError(f"the loops' load shares {parts} leave no time")
+    s, lam = 1 / (1 - saved), 1.0
+    if latency_factor is None or dram_pct <= 0:
+        return s, lam
+    for _ in range(8):
+        lam = max(1.0, latency_factor(dram_pct * s))
+        s = 1 / (1 - sum(f * (1 - min(1.0, lam / k)) for f, k in parts))
+    return s, lam
+

@@ -15,6 +15,7 @@ from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import DEFAULT_UNROLL, QuickFixError, forceinline_fix, unroll_fix
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import stalls
+from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.program.model import Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
@@ -183,13 +184,17 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
 
     saved, parts = mlp(restrict=True)
     if parts and saved < 1:
-        s_mlp = 1 / (1 - saved)
+        dram_pct = view.profile.launch.throughput_pct.get("dram", 0.0)
+        s_mlp, lam = est.memory_parallelism_speedup(parts, dram_pct, dram_latency_factor)
         if s_mlp > res.estimated_speedup:
             eq5 = res.estimated_speedup
             inputs = {f"f{i}": f for i, (f, _) in enumerate(parts)} | {f"k{i}": k for i, (_, k) in enumerate(parts)}
-            res.estimate = Estimate(s_mlp, "1/(1-sum_l f_l(1-1/k_l)), f_l = loop l's global-load latency (and, "
+            if lam > 1.0:
+                inputs |= {"dram_pct": dram_pct, "lambda": lam}
+            res.estimate = Estimate(s_mlp, "1/(1-sum_l f_l(1-lambda/k_l)), f_l = loop l's global-load latency (and, "
                                     "rolled, its uncarried dependency chains' latency) / T, k_l = unroll factor "
-                                    "new/old (memory- and instruction-level parallelism)", inputs,
+                                    "new/old (memory- and instruction-level parallelism), lambda = DRAM latency "
+                                    "at the new load / unloaded", inputs,
                                     f"Little's law (loads in flight); GPA eq. 5 gave {eq5:.3f}x")
             alone, _ = mlp(restrict=False)
             if alone < saved and any(pinned(r) for r, _ in rows):

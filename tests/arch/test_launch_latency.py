@@ -66,3 +66,16 @@ def test_loaded_launch_shape_speedup() -> None:
     assert e.speedup == pytest.approx(base.speedup / (1 + 0.9 * (lam - 1)), rel=0.02)
     assert 0.85 * base.speedup < e.speedup < 0.95 * base.speedup
     assert "DRAM latency under load" in e.equation
+
+
+def test_unrolling_puts_loads_in_flight_at_the_latency_their_traffic_causes() -> None:
+    # colsum_unroll1's loop: 95% of the samples wait on its loads, unrolled 8x; at 7.8% of DRAM peak the 6x
+    # faster loop moves DRAM to ~45%, where a load waits ~7% longer (H200: 5.07x measured)
+    s0, lam0 = est.memory_parallelism_speedup([(0.953, 8.0)])
+    assert lam0 == 1.0 and s0 == pytest.approx(1 / (1 - 0.953 * (1 - 1 / 8)))
+    s, lam = est.memory_parallelism_speedup([(0.953, 8.0)], 7.77, dram_latency_factor)
+    assert lam == pytest.approx(dram_latency_factor(7.77 * s), rel=1e-3)
+    assert s == pytest.approx(1 / (1 - 0.953 * (1 - lam / 8)), rel=1e-3)
+    assert 5.5 < s < 5.9
+    with pytest.raises(est.EstimateError):
+        est.memory_parallelism_speedup([(0.6, 8.0), (0.6, 8.0)])
