@@ -95,7 +95,11 @@ def _label(kind: str) -> str:
     return "CSV" if kind == "csv" else kind
 
 
-def _what_kind(mode: int) -> str:
+def what_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is when it is not a regular file, for messages: ``"a folder"``,
+    ``"a FIFO (named pipe)"``, ``"a symbolic link"`` (an ``lstat`` mode), a device, a socket."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -111,7 +115,7 @@ def _what_kind(mode: int) -> str:
 
 def _check(path: str, st: os.stat_result, kind: str, max_bytes: int | None) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise InputFileError(f"{path}: is {_what_kind(st.st_mode)}, not a regular {_label(kind)} file; not read")
+        raise InputFileError(f"{path}: is {what_kind(st.st_mode)}, not a regular {_label(kind)} file; not read")
     cap = limit(kind) if max_bytes is None else max_bytes
     if st.st_size > cap:
         env = f"WARPWISE_MAX_{kind.upper()}_BYTES"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -269,14 +268,10 @@ def _output_problem(output: str | None) -> str | None:
     """Why ``-o OUTPUT`` cannot be written (checked before the analysis), or None."""
     if not output:
         return None
-    p = Path(output)
-    if p.is_dir():
-        return f"-o {output}: is a folder; name the file to write"
-    if not p.parent.is_dir():
-        return f"-o {output}: the folder {p.parent} does not exist"
-    if not os.access(p.parent, os.W_OK):
-        return f"-o {output}: the folder {p.parent} is not writable"
-    return None
+    from warpwise.server.output import output_problem
+
+    problem = output_problem(output)
+    return f"-o {problem}" if problem is not None else None
 
 
 def _emit(args: argparse.Namespace, out: str) -> bool:

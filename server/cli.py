@@ -32,6 +32,13 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                       sampling_interval=interval,
                       nvtx_include=list(args.nvtx_include or []), replay_mode=args.replay_mode,
                       extra=list(getattr(args, "ncu_args", []) or []))
+    from warpwise.server.output import output_problem
+
+    report = Path(args.output)  # ncu writes REPORT.ncu-rep (the suffix added as profile() adds it)
+    report = report if report.suffix == ".ncu-rep" else report.with_name(report.name + ".ncu-rep")
+    if (problem := output_problem(report, folder_made=True)) is not None:
+        print(f"warpwise profile: -o {problem}", file=sys.stderr)
+        return 2
     try:
         res = profile(command, Path(args.output), ncu=args.ncu, extra_ncu_args=opts, keep_cubins=not args.no_cubins,
                       binaries=list(args.binary or []), timeout=args.timeout or None)
