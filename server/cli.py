@@ -32,11 +32,9 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                       sampling_interval=interval,
                       nvtx_include=list(args.nvtx_include or []), replay_mode=args.replay_mode,
                       extra=list(getattr(args, "ncu_args", []) or []))
-    from warpwise.server.output import output_problem
+    from warpwise.server.output import report_output_problem
 
-    report = Path(args.output)  # ncu writes REPORT.ncu-rep (the suffix added as profile() adds it)
-    report = report if report.suffix == ".ncu-rep" else report.with_name(report.name + ".ncu-rep")
-    if (problem := output_problem(report, folder_made=True)) is not None:
+    if (problem := report_output_problem(args.output)) is not None:  # ncu would write into a FIFO/device
         print(f"warpwise profile: -o {problem}", file=sys.stderr)
         return 2
     try:

@@ -43,6 +43,13 @@ def output_problem(output: str | Path, *, folder_made: bool = False) -> str | No
     return None
 
 
+def report_output_problem(output: str | Path) -> str | None:
+    """:func:`output_problem` of the report ``warpwise profile -o OUTPUT`` makes ncu write: ``OUTPUT``, with
+    ``.ncu-rep`` added unless it ends so (as analysis/profile/collect.profile adds it); its folder is created."""
+    p = Path(output)
+    return output_problem(p if p.suffix == ".ncu-rep" else p.with_name(p.name + ".ncu-rep"), folder_made=True)
+
+
 def folder_problem(folder: str | Path, names: list[str | Path]) -> str | None:
     """Why output folder ``folder`` (created when missing) cannot take the files ``names`` (paths inside it),
     or None: it exists and is not a folder (a symbolic link to one is a folder), or one of the files exists

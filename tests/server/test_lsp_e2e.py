@@ -330,3 +330,25 @@ async def test_current_line_follows_edits_for_the_profile_view(client: LanguageC
     other = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command="warpwise.currentLine", arguments=[{"file": "/etc/passwd", "line": 3}]))
     assert other == {"line": 3, "stale": False}  # not a profiled file: not read, the line as given
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_profile_output_that_is_a_fifo_is_refused(client: LanguageClient, tmp_path: Any) -> None:
+    """warpwise.profile.output naming an existing FIFO: refused before ncu runs (it would write into it)."""
+    import os
+
+    fifo = tmp_path / "run.ncu-rep"
+    os.mkfifo(fifo)
+    client.set_configuration({**SETTINGS, "profile": {"command": ["true"], "output": str(tmp_path / "run")}},
+                             section="warpwise")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    await asyncio.sleep(0.5)
+    try:
+        msg = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="warpwise.profile"))
+        assert msg == f"warpwise.profile.output {fifo}: is a FIFO (named pipe), not a regular file; name a regular " \
+                      "file (or a new one) to write"
+        assert fifo.is_fifo()
+    finally:
+        client.set_configuration(SETTINGS, section="warpwise")
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        await asyncio.sleep(0.5)
