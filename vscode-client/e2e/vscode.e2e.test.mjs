@@ -733,7 +733,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('the "server not found" notification', async () => (await toast.count()) > 0, 30000);
     const text = await toast.first().innerText();
     assert.match(text, /warpwise\.server\.path is "\/nonexistent\/warpwise", which is not an executable file/);
-    assert.match(text, /pip install warpwise/);
+    assert.match(text, /python3 -m venv \.venv && \.venv\/bin\/pip install -q -e \. — Run it in a clone of the warpwise repository/);
     assert.match(text, /Copy Install Command/);
     const item = page.locator('.statusbar-item').filter({ hasText: /server not found/ });
     await waitFor('the status-bar item to say "server not found"', async () => (await item.count()) > 0, 10000);
