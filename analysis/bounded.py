@@ -113,14 +113,19 @@ def what_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _size(n: int) -> str:
+    """``n`` bytes for a message: MiB with one decimal, or bytes below 1 MiB (a lowered limit reads "0.0 MiB")."""
+    return f"{n / MiB:,.1f} MiB" if n >= MiB else f"{n:,} bytes"
+
+
 def _check(path: str, st: os.stat_result, kind: str, max_bytes: int | None) -> None:
     if not stat.S_ISREG(st.st_mode):
         raise InputFileError(f"{path}: is {what_kind(st.st_mode)}, not a regular {_label(kind)} file; not read")
     cap = limit(kind) if max_bytes is None else max_bytes
     if st.st_size > cap:
         env = f"WARPWISE_MAX_{kind.upper()}_BYTES"
-        raise InputFileError(f"{path}: {st.st_size / MiB:,.1f} MiB is larger than the {_label(kind)} limit of "
-                             f"{cap / MiB:,.1f} MiB (raise it with {env})")
+        raise InputFileError(f"{path}: {_size(st.st_size)} is larger than the {_label(kind)} limit of "
+                             f"{_size(cap)} (raise it with {env})")
 
 
 def check_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> int:
@@ -181,7 +186,7 @@ def read_bytes(path: str | Path, kind: str, max_bytes: int | None = None, head: 
     except OSError as e:
         raise InputFileError(f"{path}: cannot read: {e.strerror or e}") from e
     if head is None and len(data) > cap:
-        raise InputFileError(f"{path}: grew past the {_label(kind)} limit of {cap / MiB:,.1f} MiB while being read")
+        raise InputFileError(f"{path}: grew past the {_label(kind)} limit of {_size(cap)} while being read")
     return data
 
 

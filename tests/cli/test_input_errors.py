@@ -20,9 +20,9 @@ from tests.conftest import example
 CLI = [sys.executable, "-m", "warpwise.server.cli"]
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WARPWISE_NO_CACHE": "1"}
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "WARPWISE_NO_CACHE": "1", **(env or {})}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=120)
 
 
 @pytest.fixture()
@@ -133,7 +133,8 @@ def test_sarif_help_uri_only_when_absolute(gather: Path) -> None:
 
 def test_output_never_overwrites_an_input(gather: Path, tmp_path: Path) -> None:
     """-o naming the source, the report found beside it or its cubin (or a link to one: every link is) is
-    refused before anything is written; the in-place rewrite of the source stays allowed, over its report it is refused."""
+    refused before anything is written; the in-place rewrite of the source stays allowed, over its report it
+    is refused."""
     src, rep, cubin = gather / "gather.cu", gather / "gather.ncu-rep", gather / "gather.sm_90.cubin"
     link = tmp_path / "link.ncu-rep"
     link.symlink_to(rep)
@@ -225,3 +226,29 @@ def test_outputs_onto_special_files_are_refused_and_files_replaced_atomically(tm
     assert r.returncode == 0, r.stderr
     assert b"WARPWISE_THRESHOLD" in out.read_bytes() and (out.stat().st_mode & 0o777) == 0o640
     assert out.stat().st_ino != ino and not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_source_over_the_size_limit_is_named_in_a_note(tmp_path: Path) -> None:
+    """fresh-user: a CUDA source over the 64 MiB read limit was silently not read (the report's embedded copy
+    was shown, no word). A note names the file and the limit, in text, JSON and SARIF like the other notes."""
+    for ext in (".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("stencil", ext), tmp_path / f"stencil{ext}")
+    src = tmp_path / "stencil.cu"
+    code = example("stencil", ".cu").read_bytes()
+    src.write_bytes(code + (b"//" + b" " * 1021 + b"\n") * (65 * 1024))  # 65 MiB of text after the kernel
+    res = run("advise", "stencil.cu", cwd=tmp_path)
+    note = ("stencil.cu: 65.0 MiB is larger than the source limit of 64.0 MiB (raise it with "
+            "WARPWISE_MAX_SOURCE_BYTES): not read; the source the report embeds is shown instead (the profiled "
+            "version)")
+    assert res.returncode == 0 and res.stdout.startswith(f"note: {note}\n"), res.stdout[:400] + res.stderr
+    assert "stencil.cu:18" in res.stdout  # the analysis itself is unchanged
+    src.write_bytes(code)
+    small = {"WARPWISE_MAX_SOURCE_BYTES": "1000"}
+    note = note.replace("65.0 MiB", f"{len(code):,} bytes").replace("64.0 MiB", "1,000 bytes")
+    res = run("advise", "stencil.cu", "--format", "json", cwd=tmp_path, env=small)
+    assert res.returncode == 0 and json.loads(res.stdout)["notes"] == [note], res.stderr
+    res = run("advise", "stencil.cu", "--format", "sarif", cwd=tmp_path, env=small)
+    inv = json.loads(res.stdout)["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is True
+    assert inv["toolExecutionNotifications"] == [{"level": "warning", "message": {"text": note}}]
+    assert f"warpwise advise: note: {note}" in res.stderr
