@@ -251,11 +251,14 @@ def kill_all(final: bool = False) -> int:
 
 @dataclass
 class ToolResult:
-    """A finished program: exit status (negative: killed by that signal), stdout and stderr bytes."""
+    """A finished program: exit status (negative: killed by that signal), stdout and stderr bytes, and
+    ``left_behind``: how many processes of its own (its process group) still ran when it exited — killed with
+    the group, so whatever they were doing for it is lost (0 where ``/proc`` cannot be read)."""
 
     returncode: int
     stdout: bytes
     stderr: bytes
+    left_behind: int = 0
 
 
 def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: str | None = None,
@@ -265,7 +268,8 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
 
     The whole group is killed (SIGKILL) when the time runs out, when ``cancel`` is set, when the output
     passes ``max_output`` bytes, and as soon as the direct child exits — so a child it left behind holding
-    stdout cannot keep us waiting. ``what`` names the program and its input in messages
+    stdout cannot keep us waiting; how many it left is ``ToolResult.left_behind`` (the caller decides whether
+    a tool that does so can be trusted). ``what`` names the program and its input in messages
     (``"nvdisasm on /x/k.cubin"``).
 
     Raises:
@@ -292,6 +296,7 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
         raise ToolRunError(f"{what}: stopped at start: warpwise is shutting down")
     out: dict[int, list[bytes]] = {}
     total = 0
+    left = 0
     reason = ""
     deadline = time.monotonic() + limit_s
     sel = selectors.DefaultSelector()
@@ -325,7 +330,14 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
                 break
             if not exited and _exited(proc.pid):
                 exited = True
+                left = _others_in_group(pgid, proc.pid)
                 _killpg(pgid)  # leftovers of the group hold our pipes open: end them now
+        if not reason and not exited:  # both pipes closed: the tool is exiting (give it a moment) or hides
+            end = min(deadline, time.monotonic() + 0.5)
+            while not (exited := _exited(proc.pid)) and time.monotonic() < end:
+                time.sleep(0.005)
+            if exited:
+                left = _others_in_group(pgid, proc.pid)
     finally:
         sel.close()
         _killpg(pgid)
@@ -347,7 +359,27 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
     if reason == "output":
         raise ToolRunError(f"{what}: {name} printed more than {max_output / MiB:,.0f} MiB and was stopped")
     chunks = list(out.values())  # registered in order: stdout, stderr
-    return ToolResult(proc.returncode, b"".join(chunks[0]), b"".join(chunks[1]))
+    return ToolResult(proc.returncode, b"".join(chunks[0]), b"".join(chunks[1]), left)
+
+
+def _others_in_group(pgid: int, leader: int) -> int:
+    """How many processes other than ``leader`` are in process group ``pgid`` (``/proc/PID/stat`` field 5,
+    Linux proc(5)); 0 where ``/proc`` cannot be listed."""
+    try:
+        pids = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) != leader]
+    except OSError:
+        return 0
+    n = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat_line = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat_line[stat_line.rfind(b")") + 2:].split()  # after "(comm)", which may hold spaces
+        if len(fields) > 2 and fields[2] == str(pgid).encode():
+            n += 1
+    return n
 
 
 def _exited(pid: int) -> bool:
