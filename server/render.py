@@ -649,7 +649,7 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
 
 
 def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: lsp.Range) -> list[lsp.InlayHint]:
-    """``23.0% of stall samples · est. 1.14× if fixed`` at the end of each hot line inside ``rng``: the line's
+    """``23.0% of samples · est. 1.14× if fixed`` at the end of each hot line inside ``rng``: the line's
     share of its kernel's stall samples and its best live estimate (one label per kernel, ``|``-separated and led by
     the kernel's name when several kernels run the line); the tooltip says the same with the kernel's name."""
     view = View.of(ff, lmap)
@@ -663,7 +663,8 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
         # the best live estimate of advice on the line or pointing at it (a fix may lie on its def line)
         best = max((a for a in view.live(f.advice + f.touching) if _speedup(a) >= s.min_gain), key=_rank,
                    default=None)
-        label = f"{_pct(f.share)} of stall samples" + (
+        # within VS Code's editor.inlayHints.maximumLength (43 characters by default; longer labels end in "…")
+        label = f"{_pct(f.share)} of samples" + (
             f" · {estimate_words(_speedup(best))}" if best is not None else "")
         tip = f"this line has {_pct(f.share)} of {_samples_of(f.kernel.name)}" + (
             f"; its best advice ({_optimizer(best)}) is estimated to make {f.kernel.name} "
@@ -671,7 +672,7 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
         per_line.setdefault(cur, []).append((f.share, label, f.kernel.name, tip))
     for cur, f in view.stale():
         if f.stats is not None and f.share >= s.min_share and rng.start.line <= cur - 1 <= rng.end.line:
-            per_line.setdefault(cur, []).append((f.share, f"stale (was {_pct(f.share)} of stall samples)",
+            per_line.setdefault(cur, []).append((f.share, f"stale (was {_pct(f.share)} of samples)",
                                                  f.kernel.name, f"edited since profiling: {_stale_was(f)}"))
     for cost in ff.launch_costs:
         cur = lmap.line(cost.line)

@@ -326,7 +326,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   async function scrollHoverTo(hover, box) {
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     for (let i = 0; i < 12; i++) {
-      const head = await hover.locator('text=/stall samples \([\d,]+ of [\d,]+\)/').first().boundingBox();
+      const head = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       if (!head || head.y - box.y < 50) break;
       await page.mouse.wheel(0, Math.min(60, head.y - box.y - 40));
       await page.waitForTimeout(150);
@@ -370,7 +370,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const line = viewLine('acc += 0.1 * row');
     const hint = line.locator(INLAY).filter({ hasText: /%/ });
     await waitFor('the inlay hint on stencil.cu:18', async () => (await hint.count()) > 0);
-    assert.equal(norm(await hint.first().innerText()), '94.3% of stall samples · est. 2.22× if fixed');
+    assert.equal(norm(await hint.first().innerText()), '94.3% of samples · est. 2.22× if fixed');
     for (const t of await page.locator('.monaco-editor .view-lines').first().locator(INLAY).filter({ hasText: /%/ }).allInnerTexts()) {
       const pct = Number(/([\d.]+)%/.exec(t)?.[1] ?? 0);
       assert.ok(pct <= 100, `inlay "${t}" is above 100%`);
@@ -423,7 +423,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       assert.match(text, /LDG\.E\.CONSTANT at line 18, 11 instructions earlier/);
       // the summary is in view without scrolling: it starts near the top of the hover box
       const box = await hover.boundingBox();
-      const pos = await hover.locator('text=/stall samples \([\d,]+ of [\d,]+\)/').first().boundingBox();
+      const pos = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       // VS Code draws the diagnostic (one short line, one related row) above it: 189 px before, bound 120
       const offset = pos && box ? Math.round(pos.y - box.y) : NaN;
       console.log(`hover: warpwise summary ${offset} px below the hover top`);
@@ -590,7 +590,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('the stale hint diagnostic drawn', async () => (await page.locator('.monaco-editor .squiggly-hint').count()) > 0, 20000);
     const staleHint = viewLine('acc += 0.1f').locator(INLAY).filter({ hasText: /%/ });
     await waitFor('the stale inlay on the edited line', async () => (await staleHint.count()) > 0, 20000);
-    assert.equal(norm(await staleHint.first().innerText()), 'stale (was 94.3% of stall samples)');
+    assert.equal(norm(await staleHint.first().innerText()), 'stale (was 94.3% of samples)');
     const staleHover = await hoverOver(viewLine('acc += 0.1f').locator('span').filter({ hasText: /acc/ }).first(), /stale/);
     try {
       const t = norm(await staleHover.innerText());
@@ -659,7 +659,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     try {
       assert.match(norm(await hover.innerText()), /warpwise · price_calls · 3 launches · report orig\.ncu-rep/);
       const box = await hover.boundingBox();
-      const pos = await hover.locator('text=/stall samples \([\d,]+ of [\d,]+\)/').first().boundingBox();
+      const pos = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       if (box && pos) {
         await scrollHoverTo(hover, box);
         await shot('vscode-multi-launch-hover', clipAround(box, 12), 'vscode-multi-launch-hover');
