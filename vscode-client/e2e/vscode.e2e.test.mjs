@@ -391,7 +391,8 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const item = page.locator('.statusbar-item').filter({ hasText: /kernel in several reports/ });
     await waitFor('the report picker in the status bar', async () => (await item.count()) > 0, 20000);
     const editor = await page.locator('.editor-group-container .monaco-editor').first().boundingBox();
-    if (editor) await shot('vscode-editor', { x: editor.x, y: editor.y, width: Math.min(editor.width, 1100), height: Math.min(editor.height, 420) }, 'vscode-editor');
+    // wide enough for line 18's whole inlay (it ends ~1150 px right of the editor's left edge)
+    if (editor) await shot('vscode-editor', { x: editor.x, y: editor.y, width: Math.min(editor.width, 1160), height: Math.min(editor.height, 420) }, 'vscode-editor');
     // the picker lists both reports, newest first, and choosing the older one makes it active
     await page.locator('.monaco-editor .codelens-decoration a').filter({ hasText: /choose report/ }).first().click();
     const picks = page.locator('.quick-input-widget .monaco-list-row');
@@ -739,6 +740,6 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('the status-bar item to say "server not found"', async () => (await item.count()) > 0, 10000);
     await shot('vscode-server-missing-full');
     const box = await toast.first().boundingBox();
-    if (box) await shot('vscode-server-missing', { x: 0, y: box.y - 8, width: VIEWPORT.width, height: VIEWPORT.height - box.y + 8 });
+    if (box) await shot('vscode-server-missing', { x: 0, y: box.y - 8, width: VIEWPORT.width, height: VIEWPORT.height - box.y + 8 }, 'vscode-server-missing');
   });
 });
