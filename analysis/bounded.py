@@ -95,7 +95,11 @@ def _label(kind: str) -> str:
     return "CSV" if kind == "csv" else kind
 
 
-def _what_kind(mode: int) -> str:
+def what_kind(mode: int) -> str:
+    """What a file of ``st_mode`` ``mode`` is when it is not a regular file, for messages: ``"a folder"``,
+    ``"a FIFO (named pipe)"``, ``"a symbolic link"`` (an ``lstat`` mode), a device, a socket."""
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -109,14 +113,19 @@ def _what_kind(mode: int) -> str:
     return "not a regular file"
 
 
+def _size(n: int) -> str:
+    """``n`` bytes for a message: MiB with one decimal, or bytes below 1 MiB (a lowered limit reads "0.0 MiB")."""
+    return f"{n / MiB:,.1f} MiB" if n >= MiB else f"{n:,} bytes"
+
+
 def _check(path: str, st: os.stat_result, kind: str, max_bytes: int | None) -> None:
     if not stat.S_ISREG(st.st_mode):
-        raise InputFileError(f"{path}: is {_what_kind(st.st_mode)}, not a regular {_label(kind)} file; not read")
+        raise InputFileError(f"{path}: is {what_kind(st.st_mode)}, not a regular {_label(kind)} file; not read")
     cap = limit(kind) if max_bytes is None else max_bytes
     if st.st_size > cap:
         env = f"WARPWISE_MAX_{kind.upper()}_BYTES"
-        raise InputFileError(f"{path}: {st.st_size / MiB:,.1f} MiB is larger than the {_label(kind)} limit of "
-                             f"{cap / MiB:,.1f} MiB (raise it with {env})")
+        raise InputFileError(f"{path}: {_size(st.st_size)} is larger than the {_label(kind)} limit of "
+                             f"{_size(cap)} (raise it with {env})")
 
 
 def check_regular(path: str | Path, kind: str, max_bytes: int | None = None) -> int:
@@ -177,7 +186,7 @@ def read_bytes(path: str | Path, kind: str, max_bytes: int | None = None, head: 
     except OSError as e:
         raise InputFileError(f"{path}: cannot read: {e.strerror or e}") from e
     if head is None and len(data) > cap:
-        raise InputFileError(f"{path}: grew past the {_label(kind)} limit of {cap / MiB:,.1f} MiB while being read")
+        raise InputFileError(f"{path}: grew past the {_label(kind)} limit of {_size(cap)} while being read")
     return data
 
 
@@ -242,11 +251,14 @@ def kill_all(final: bool = False) -> int:
 
 @dataclass
 class ToolResult:
-    """A finished program: exit status (negative: killed by that signal), stdout and stderr bytes."""
+    """A finished program: exit status (negative: killed by that signal), stdout and stderr bytes, and
+    ``left_behind``: how many processes of its own (its process group) still ran when it exited — killed with
+    the group, so whatever they were doing for it is lost (0 where ``/proc`` cannot be read)."""
 
     returncode: int
     stdout: bytes
     stderr: bytes
+    left_behind: int = 0
 
 
 def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: str | None = None,
@@ -256,7 +268,8 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
 
     The whole group is killed (SIGKILL) when the time runs out, when ``cancel`` is set, when the output
     passes ``max_output`` bytes, and as soon as the direct child exits — so a child it left behind holding
-    stdout cannot keep us waiting. ``what`` names the program and its input in messages
+    stdout cannot keep us waiting; how many it left is ``ToolResult.left_behind`` (the caller decides whether
+    a tool that does so can be trusted). ``what`` names the program and its input in messages
     (``"nvdisasm on /x/k.cubin"``).
 
     Raises:
@@ -283,6 +296,7 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
         raise ToolRunError(f"{what}: stopped at start: warpwise is shutting down")
     out: dict[int, list[bytes]] = {}
     total = 0
+    left = 0
     reason = ""
     deadline = time.monotonic() + limit_s
     sel = selectors.DefaultSelector()
@@ -316,7 +330,14 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
                 break
             if not exited and _exited(proc.pid):
                 exited = True
+                left = _others_in_group(pgid, proc.pid)
                 _killpg(pgid)  # leftovers of the group hold our pipes open: end them now
+        if not reason and not exited:  # both pipes closed: the tool is exiting (give it a moment) or hides
+            end = min(deadline, time.monotonic() + 0.5)
+            while not (exited := _exited(proc.pid)) and time.monotonic() < end:
+                time.sleep(0.005)
+            if exited:
+                left = _others_in_group(pgid, proc.pid)
     finally:
         sel.close()
         _killpg(pgid)
@@ -338,7 +359,27 @@ def run(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: st
     if reason == "output":
         raise ToolRunError(f"{what}: {name} printed more than {max_output / MiB:,.0f} MiB and was stopped")
     chunks = list(out.values())  # registered in order: stdout, stderr
-    return ToolResult(proc.returncode, b"".join(chunks[0]), b"".join(chunks[1]))
+    return ToolResult(proc.returncode, b"".join(chunks[0]), b"".join(chunks[1]), left)
+
+
+def _others_in_group(pgid: int, leader: int) -> int:
+    """How many processes other than ``leader`` are in process group ``pgid`` (``/proc/PID/stat`` field 5,
+    Linux proc(5)); 0 where ``/proc`` cannot be listed."""
+    try:
+        pids = [int(e) for e in os.listdir("/proc") if e.isdigit() and int(e) != leader]
+    except OSError:
+        return 0
+    n = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat_line = f.read()
+        except OSError:  # ended meanwhile
+            continue
+        fields = stat_line[stat_line.rfind(b")") + 2:].split()  # after "(comm)", which may hold spaces
+        if len(fields) > 2 and fields[2] == str(pgid).encode():
+            n += 1
+    return n
 
 
 def _exited(pid: int) -> bool:

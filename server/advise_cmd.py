@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -206,7 +205,7 @@ def run_advise(args: argparse.Namespace) -> int:
         covered = ", ".join(sorted({Path(f).name for k in found for f in k.local})) or "no source lines"
         return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
                             f"{', '.join(map(str, args.sources))}; it covers {covered}"])
-    notes = _uncovered_sources(args.sources, found, given)
+    notes = _uncovered_sources(args.sources, found, given) + _unread_sources(found)
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
@@ -235,6 +234,29 @@ def run_advise(args: argparse.Namespace) -> int:
         for n in notes:
             print(f"warpwise advise: note: {n}", file=sys.stderr)
     return 0
+
+
+def _unread_sources(found: list[Any]) -> list[str]:
+    """One note per local source of the analysed kernels that is not read (over the source size limit,
+    ``WARPWISE_MAX_SOURCE_BYTES``, default 64 MiB): its line text then comes from the report's embedded copy,
+    or is missing, and without the note nothing would say so."""
+    from warpwise.analysis.bounded import InputFileError, check_regular
+
+    notes: list[str] = []
+    seen: set[Path] = set()
+    for k in found:
+        for recorded, here in k.local.items():
+            if here is None or Path(here) in seen:
+                continue
+            seen.add(Path(here))
+            try:
+                check_regular(here, "source")
+            except InputFileError as e:
+                embedded = recorded in k.profile.source_files
+                notes.append(f"{e}: not read; " + ("the source the report embeds is shown instead (the "
+                                                    "profiled version)" if embedded else
+                                                    "its lines are shown without their text"))
+    return notes
 
 
 def _uncovered_sources(named: list[str], found: list[Any], given: list[str]) -> list[str]:
@@ -269,14 +291,10 @@ def _output_problem(output: str | None) -> str | None:
     """Why ``-o OUTPUT`` cannot be written (checked before the analysis), or None."""
     if not output:
         return None
-    p = Path(output)
-    if p.is_dir():
-        return f"-o {output}: is a folder; name the file to write"
-    if not p.parent.is_dir():
-        return f"-o {output}: the folder {p.parent} does not exist"
-    if not os.access(p.parent, os.W_OK):
-        return f"-o {output}: the folder {p.parent} is not writable"
-    return None
+    from warpwise.server.output import output_problem
+
+    problem = output_problem(output)
+    return f"-o {problem}" if problem is not None else None
 
 
 def _emit(args: argparse.Namespace, out: str) -> bool:

@@ -32,6 +32,11 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                       sampling_interval=interval,
                       nvtx_include=list(args.nvtx_include or []), replay_mode=args.replay_mode,
                       extra=list(getattr(args, "ncu_args", []) or []))
+    from warpwise.server.output import report_output_problem
+
+    if (problem := report_output_problem(args.output)) is not None:  # ncu would write into a FIFO/device
+        print(f"warpwise profile: -o {problem}", file=sys.stderr)
+        return 2
     try:
         res = profile(command, Path(args.output), ncu=args.ncu, extra_ncu_args=opts, keep_cubins=not args.no_cubins,
                       binaries=list(args.binary or []), timeout=args.timeout or None)

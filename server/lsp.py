@@ -664,6 +664,12 @@ async def cmd_profile(ls: WarpwiseServer, *args: Any) -> str:
         return msg
     roots = ls.roots()
     out = (roots[0] if roots else Path.cwd()) / s.profile_output
+    from warpwise.server.output import report_output_problem
+
+    if (problem := report_output_problem(out)) is not None:  # never a FIFO/device/folder/link as the report
+        msg = f"warpwise.profile.output {problem}"
+        ls.window_show_message(lsp.ShowMessageParams(type=lsp.MessageType.Error, message=f"warpwise: {msg}"))
+        return msg
     token = f"warpwise-profile-{uuid.uuid4()}"
     await ls.work_done_progress.create_async(token)
     ls.work_done_progress.begin(token, lsp.WorkDoneProgressBegin(title="warpwise: profiling", cancellable=False,

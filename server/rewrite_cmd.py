@@ -65,8 +65,11 @@ def run_rewrite(args: argparse.Namespace) -> int:
         print(f"warpwise rewrite: --factor applies to coarsen only, not {args.transform}", file=sys.stderr)
         return 2
     if args.output:
-        from warpwise.server.output import input_clobbered
+        from warpwise.server.output import input_clobbered, output_problem
 
+        if (problem := output_problem(args.output)) is not None:  # a FIFO/device/folder/link: never written
+            print(f"warpwise rewrite: -o {problem}", file=sys.stderr)
+            return 2
         # writing over the source is the in-place rewrite; over a report it would lose the profile
         if (hit := input_clobbered(args.output, list(getattr(args, "profile", None) or []))) is not None:
             print(f"warpwise rewrite: -o {args.output}: is the input {hit}; name another file to write",

@@ -157,7 +157,14 @@ def run_tune(args: argparse.Namespace) -> int:
     from warpwise.analysis.schedule.evaluate import DriverEvaluator, DryRunEvaluator, Evaluator, EvaluatorError
     from warpwise.analysis.schedule.harness import HarnessError, load_harness
     from warpwise.analysis.schedule.params import check_harness
-    from warpwise.analysis.schedule.tune import TuneError, TuneOptions, summary_line, tune, write_artifacts
+    from warpwise.analysis.schedule.tune import (
+        TuneError,
+        TuneOptions,
+        artifact_paths,
+        summary_line,
+        tune,
+        write_artifacts,
+    )
     from warpwise.analysis.schedule.worker import WorkerEvaluator
 
     if getattr(args, "exit_with_parent", False):
@@ -176,6 +183,12 @@ def run_tune(args: argparse.Namespace) -> int:
         kernel = check_harness(harness, data, kernel, str(args.binary), str(args.harness))
     except (HarnessError, BinaryError) as e:
         print(f"warpwise tune: {e}", file=sys.stderr)
+        return 2
+    from warpwise.server.output import folder_problem
+
+    # before the search: the manifest and cubin are written into -o, never into a FIFO/device/link there
+    if (problem := folder_problem(args.output, list(artifact_paths(kernel, args.output, bool(args.dry_run))))):
+        print(f"warpwise tune: -o {problem}", file=sys.stderr)
         return 2
     opts = TuneOptions(
         iterations=args.iterations,

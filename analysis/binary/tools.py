@@ -53,15 +53,21 @@ def run_tool(args: list[str], what: str, cwd: str | None = None, timeout: float 
     ``what`` names the input in error messages (``"nvdisasm on /x/k.cubin"``).
 
     Raises:
-        ToolError: the process could not start, timed out, crashed or exited nonzero (stderr is quoted).
+        ToolError: the process could not start, timed out, crashed, exited nonzero (stderr is quoted), or
+            exited leaving processes of its own running (``ToolResult.left_behind``).
     """
     try:
         proc = run(args, what, cwd=cwd, timeout=timeout)
     except ToolRunError as e:
         raise ToolError(str(e)) from e
     stdout = proc.stdout.decode("utf-8", errors="replace")
+    name = Path(args[0]).name
+    if proc.left_behind:  # its output may be what the killed leftovers had not finished: not a file's fault
+        n = proc.left_behind
+        raise ToolError(f"{what}: {name} misbehaved: it {describe_status(proc.returncode)} but left {n} "
+                        f"process{'es' if n > 1 else ''} of its own running (killed); its output is not used")
     if proc.returncode != 0:
         msg = (proc.stderr.decode("utf-8", errors="replace") or stdout).strip().splitlines()
         tail = " | ".join(msg[-5:]) if msg else "no message"
-        raise ToolError(f"{what}: {Path(args[0]).name} {describe_status(proc.returncode)}: {tail}")
+        raise ToolError(f"{what}: {name} {describe_status(proc.returncode)}: {tail}")
     return stdout

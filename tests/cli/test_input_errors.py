@@ -20,9 +20,9 @@ from tests.conftest import example
 CLI = [sys.executable, "-m", "warpwise.server.cli"]
 
 
-def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "WARPWISE_NO_CACHE": "1"}
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120)
+def run(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "WARPWISE_NO_CACHE": "1", **(env or {})}
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=120)
 
 
 @pytest.fixture()
@@ -132,15 +132,17 @@ def test_sarif_help_uri_only_when_absolute(gather: Path) -> None:
 
 
 def test_output_never_overwrites_an_input(gather: Path, tmp_path: Path) -> None:
-    """-o naming the source, the report found beside it or its cubin (or a link to one) is refused before
-    anything is written; the in-place rewrite of the source stays allowed, over its report it is refused."""
+    """-o naming the source, the report found beside it or its cubin (or a link to one: every link is) is
+    refused before anything is written; the in-place rewrite of the source stays allowed, over its report it
+    is refused."""
     src, rep, cubin = gather / "gather.cu", gather / "gather.ncu-rep", gather / "gather.sm_90.cubin"
     link = tmp_path / "link.ncu-rep"
     link.symlink_to(rep)
     before = {p: p.read_bytes() for p in (src, rep, cubin)}
-    for out in (src, rep, cubin, link):
+    for out, why in ((src, "is the input"), (rep, "is the input"), (cubin, "is the input"),
+                     (link, "is a symbolic link"),):  # a link is never an output, to an input or not
         r = run("advise", str(src), "-o", str(out))
-        assert r.returncode == 2 and f"-o {out}: is the input" in r.stderr and "Traceback" not in r.stderr
+        assert r.returncode == 2 and f"-o {out}: {why}" in r.stderr and "Traceback" not in r.stderr
     assert {p: p.read_bytes() for p in before} == before
     r = run("rewrite", "plan", str(src), "--launch", "1", "--profile", str(rep), "-o", str(rep))
     assert r.returncode == 2 and "is the input" in r.stderr and rep.read_bytes() == before[rep]
@@ -175,3 +177,78 @@ def test_profile_ncu_folder_is_named(tmp_path: Path) -> None:
     (tmp_path / "ncu_dir").mkdir()
     r = run("profile", "--ncu", "ncu_dir", "-o", "x.ncu-rep", "--", "true", cwd=tmp_path)
     assert r.returncode == 2 and "is a folder, not the ncu executable" in r.stderr, r.stderr
+
+
+def test_outputs_onto_special_files_are_refused_and_files_replaced_atomically(tmp_path: Path) -> None:
+    """fresh-user: `rewrite -o FIFO` replaced the FIFO with a regular file. Every output option refuses a path
+    that exists and is not a regular file (looked at without following a link), naming it, and writes nothing;
+    a regular file is replaced through a new file renamed over it, keeping its mode."""
+    root = Path(__file__).resolve().parents[2]
+    src = tmp_path / "spmv.cu"
+    src.write_bytes((root / "examples" / "dp" / "spmv" / "spmv.cu").read_bytes())
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "target.cu"
+    target.write_bytes(b"kept\n")
+    link = tmp_path / "link.cu"
+    link.symlink_to(target)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    rewrite = ["rewrite", "threshold", str(src), "--launch", "47", "-o"]
+    for bad, what in ((fifo, "a FIFO (named pipe)"), (link, "a symbolic link"), (folder, "a folder")):
+        r = run(*rewrite, str(bad))
+        assert r.returncode == 2 and f"warpwise rewrite: -o {bad}: is {what}, not a regular file" in r.stderr, \
+            r.stderr
+    assert fifo.is_fifo() and link.is_symlink() and target.read_bytes() == b"kept\n" and not any(folder.iterdir())
+    r = run("advise", str(root / "examples" / "gather" / "gather.cu"), "-o", str(fifo))
+    assert r.returncode == 2 and f"-o {fifo}: is a FIFO (named pipe), not a regular file" in r.stderr, r.stderr
+    # profile: refused before ncu is looked for (ncu would write into the FIFO); the suffix is ncu's
+    rep = tmp_path / "run.ncu-rep"
+    os.mkfifo(rep)
+    r = run("profile", "-o", str(tmp_path / "run"), "--", "true")
+    assert r.returncode == 2 and f"-o {rep}: is a FIFO (named pipe), not a regular file" in r.stderr, r.stderr
+    # tune: the output folder, and the manifest's path inside it, before any search
+    tune = ["tune", str(example("stencil", ".sm_90.cubin")), "--harness", str(root / "bench/tune/harness/stencil.json"),
+            "--dry-run", "--no-progress", "--iterations", "1", "-o"]
+    r = run(*tune, str(fifo))
+    assert r.returncode == 2 and f"-o {fifo}: is a FIFO (named pipe), not a folder" in r.stderr, r.stderr
+    man = folder / "_Z9blur_rowsPKfPfii.dry-run.tune.json"
+    os.mkfifo(man)
+    r = run(*tune, str(folder))
+    assert r.returncode == 2 and f"-o {man}: is a FIFO (named pipe), not a regular file" in r.stderr, r.stderr
+    assert man.is_fifo()
+    # a regular file: replaced whole (a new inode renamed over it), its mode kept, no temporary left
+    out = tmp_path / "out.cu"
+    out.write_bytes(b"old\n")
+    out.chmod(0o640)
+    ino = out.stat().st_ino
+    r = run(*rewrite, str(out))
+    assert r.returncode == 0, r.stderr
+    assert b"WARPWISE_THRESHOLD" in out.read_bytes() and (out.stat().st_mode & 0o777) == 0o640
+    assert out.stat().st_ino != ino and not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_a_source_over_the_size_limit_is_named_in_a_note(tmp_path: Path) -> None:
+    """fresh-user: a CUDA source over the 64 MiB read limit was silently not read (the report's embedded copy
+    was shown, no word). A note names the file and the limit, in text, JSON and SARIF like the other notes."""
+    for ext in (".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("stencil", ext), tmp_path / f"stencil{ext}")
+    src = tmp_path / "stencil.cu"
+    code = example("stencil", ".cu").read_bytes()
+    src.write_bytes(code + (b"//" + b" " * 1021 + b"\n") * (65 * 1024))  # 65 MiB of text after the kernel
+    res = run("advise", "stencil.cu", cwd=tmp_path)
+    note = ("stencil.cu: 65.0 MiB is larger than the source limit of 64.0 MiB (raise it with "
+            "WARPWISE_MAX_SOURCE_BYTES): not read; the source the report embeds is shown instead (the profiled "
+            "version)")
+    assert res.returncode == 0 and res.stdout.startswith(f"note: {note}\n"), res.stdout[:400] + res.stderr
+    assert "stencil.cu:18" in res.stdout  # the analysis itself is unchanged
+    src.write_bytes(code)
+    small = {"WARPWISE_MAX_SOURCE_BYTES": "1000"}
+    note = note.replace("65.0 MiB", f"{len(code):,} bytes").replace("64.0 MiB", "1,000 bytes")
+    res = run("advise", "stencil.cu", "--format", "json", cwd=tmp_path, env=small)
+    assert res.returncode == 0 and json.loads(res.stdout)["notes"] == [note], res.stderr
+    res = run("advise", "stencil.cu", "--format", "sarif", cwd=tmp_path, env=small)
+    inv = json.loads(res.stdout)["runs"][0]["invocations"][0]
+    assert inv["executionSuccessful"] is True
+    assert inv["toolExecutionNotifications"] == [{"level": "warning", "message": {"text": note}}]
+    assert f"warpwise advise: note: {note}" in res.stderr

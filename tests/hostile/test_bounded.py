@@ -92,6 +92,36 @@ def test_tool_that_exits_but_leaves_a_child_holding_stdout_does_not_wait_for_it(
     t = time.monotonic()
     res = bounded.run([str(exe)], "fake", timeout=60)
     assert time.monotonic() - t < 5 and res.returncode == 0 and res.stdout == b"out\n"
+    assert res.left_behind == 1  # said, so a caller can tell a misbehaving tool from an empty result
+    # one that closes its pipes first, then leaves a child: counted too; a plain tool leaves none
+    exe = _fake_tool(tmp_path, "exec >/dev/null 2>&1\nsleep 300 &\nexit 0\n")
+    assert bounded.run([str(exe)], "fake", timeout=60).left_behind == 1
+    assert bounded.run(["/bin/sh", "-c", "echo ok"], "sh", timeout=60).left_behind == 0
+
+
+def test_misbehaving_cuobjdump_is_a_tool_error_not_no_device_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fresh-user: a cuobjdump that exited leaving a child (its listing empty) made an executable "no CUDA
+    device code". A tool that leaves processes behind, or is killed, is named as the tool failing, with its
+    status; a host binary that really holds no device code still says so."""
+    from warpwise.analysis.binary.errors import NoDeviceCodeError
+
+    host = tmp_path / "app"
+    host.write_bytes(Path("/bin/true").read_bytes())  # an ELF executable without a fatbin
+    host.chmod(0o755)
+    with pytest.raises(NoDeviceCodeError, match=r"app: no CUDA device code"):
+        load_binary(host)  # the real cuobjdump
+    cases = {"sleep 300 &\nexit 0\n": r"cuobjdump -lelf on .*app: cuobjdump misbehaved: it exited with status 0 "
+                                       r"but left 1 process of its own running \(killed\); its output is not used",
+             "kill -KILL $$\n": r"cuobjdump -lelf on .*app: cuobjdump was killed by SIGKILL"}
+    for body, msg in cases.items():
+        fake = tmp_path / "cuobjdump"
+        fake.write_text("#!/bin/sh\n" + body)
+        fake.chmod(0o755)
+        monkeypatch.setenv("WARPWISE_CUOBJDUMP", str(fake))
+        with pytest.raises(ToolError, match=msg) as e:
+            load_binary(host)
+        assert not isinstance(e.value, NoDeviceCodeError)
 
 
 def test_crashing_tool_is_named_with_its_signal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -149,7 +149,7 @@ async def test_inlay_hint_at_line_end(client: LanguageClient) -> None:
     assert hints
     by_line = {h.position.line: h for h in hints}
     h = by_line[17]  # stencil.cu:18 holds 94.3% of the samples
-    assert str(h.label).startswith("94.3%")
+    assert str(h.label) == "94.3% of samples · est. 2.22× if fixed"
     assert h.position.character == len(text[17].encode("utf-8"))  # end of the line (utf-8 negotiated)
 
 
@@ -245,7 +245,8 @@ async def test_blame_related_information_and_def_line(client: LanguageClient) ->
     # the def line (0.1% of the samples itself) gets its own single diagnostic: its best advice, weighed by the
     # stalls it causes at line 17
     (cause,) = [d for d in diags if d.range.start.line == 15]
-    assert cause.code == "indirect_address_elimination" and "causes 28.7% of spmv_ell as stalls" in cause.message
+    assert cause.code == "indirect_address_elimination"
+    assert "line causes 28.7% of spmv_ell's stall samples" in cause.message
     assert any("waits on this line" in r.message and r.location.range.start.line == 16
                for r in cause.related_information or [])
 
@@ -329,3 +330,25 @@ async def test_current_line_follows_edits_for_the_profile_view(client: LanguageC
     other = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(
         command="warpwise.currentLine", arguments=[{"file": "/etc/passwd", "line": 3}]))
     assert other == {"line": 3, "stale": False}  # not a profiled file: not read, the line as given
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_profile_output_that_is_a_fifo_is_refused(client: LanguageClient, tmp_path: Any) -> None:
+    """warpwise.profile.output naming an existing FIFO: refused before ncu runs (it would write into it)."""
+    import os
+
+    fifo = tmp_path / "run.ncu-rep"
+    os.mkfifo(fifo)
+    client.set_configuration({**SETTINGS, "profile": {"command": ["true"], "output": str(tmp_path / "run")}},
+                             section="warpwise")
+    client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+    await asyncio.sleep(0.5)
+    try:
+        msg = await client.workspace_execute_command_async(lsp.ExecuteCommandParams(command="warpwise.profile"))
+        assert msg == f"warpwise.profile.output {fifo}: is a FIFO (named pipe), not a regular file; name a regular " \
+                      "file (or a new one) to write"
+        assert fifo.is_fifo()
+    finally:
+        client.set_configuration(SETTINGS, section="warpwise")
+        client.workspace_did_change_configuration(lsp.DidChangeConfigurationParams(settings=None))
+        await asyncio.sleep(0.5)

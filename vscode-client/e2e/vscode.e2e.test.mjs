@@ -326,7 +326,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   async function scrollHoverTo(hover, box) {
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     for (let i = 0; i < 12; i++) {
-      const head = await hover.locator('text=/of the kernel.s samples/').first().boundingBox();
+      const head = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       if (!head || head.y - box.y < 50) break;
       await page.mouse.wheel(0, Math.min(60, head.y - box.y - 40));
       await page.waitForTimeout(150);
@@ -360,7 +360,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       for (const r of rows) perLine.set(r.line, (perLine.get(r.line) ?? 0) + 1);
       assert.deepEqual([...perLine.values()].filter((n) => n > 1), [], `lines with several warpwise rows: ${JSON.stringify(rows)}`);
       const l18 = rows.find((r) => r.line === 18).text;
-      assert.match(l18, /strength_reduction 2\.22× · 94\.3% of blur_rows, mio_throttle \d+% — write 0\.1f/);
+      assert.match(l18, /strength_reduction est\. 2\.22× if fixed — write 0\.1f · line has 94\.3% of blur_rows's stall samples \(mio_throttle \d+%\)/);
       assert.ok(!rows.some((r) => /1\.0[01]×/.test(r.text) && !/also/.test(r.text)), 'advice below 1.02× is no diagnostic');
       await shot('vscode-problems');
     });
@@ -370,7 +370,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const line = viewLine('acc += 0.1 * row');
     const hint = line.locator(INLAY).filter({ hasText: /%/ });
     await waitFor('the inlay hint on stencil.cu:18', async () => (await hint.count()) > 0);
-    assert.equal(norm(await hint.first().innerText()), '94.3% · 2.22×');
+    assert.equal(norm(await hint.first().innerText()), '94.3% of samples · est. 2.22× if fixed');
     for (const t of await page.locator('.monaco-editor .view-lines').first().locator(INLAY).filter({ hasText: /%/ }).allInnerTexts()) {
       const pct = Number(/([\d.]+)%/.exec(t)?.[1] ?? 0);
       assert.ok(pct <= 100, `inlay "${t}" is above 100%`);
@@ -391,7 +391,8 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const item = page.locator('.statusbar-item').filter({ hasText: /kernel in several reports/ });
     await waitFor('the report picker in the status bar', async () => (await item.count()) > 0, 20000);
     const editor = await page.locator('.editor-group-container .monaco-editor').first().boundingBox();
-    if (editor) await shot('vscode-editor', { x: editor.x, y: editor.y, width: Math.min(editor.width, 1100), height: Math.min(editor.height, 420) }, 'vscode-editor');
+    // wide enough for line 18's whole inlay (it ends ~1150 px right of the editor's left edge)
+    if (editor) await shot('vscode-editor', { x: editor.x, y: editor.y, width: Math.min(editor.width, 1160), height: Math.min(editor.height, 420) }, 'vscode-editor');
     // the picker lists both reports, newest first, and choosing the older one makes it active
     await page.locator('.monaco-editor .codelens-decoration a').filter({ hasText: /choose report/ }).first().click();
     const picks = page.locator('.quick-input-widget .monaco-list-row');
@@ -416,14 +417,14 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       // VS Code puts the line's (single) diagnostic first, then warpwise's hover: its summary comes next
       const iHead = text.indexOf('warpwise · blur_rows · 1 launch · report stencil.ncu-rep (newest of 2)');
       const iTable = text.indexOf('stall reason');
-      assert.ok(iHead >= 0 && iTable > iHead && text.indexOf('94.3% of the kernel', iHead) < iTable, text.slice(0, 600));
-      assert.equal(text.split('strength_reduction 2.22× ·').length - 1, 1, 'one diagnostic in the hover');
+      assert.ok(iHead >= 0 && iTable > iHead && text.indexOf("this line: 94.3% of blur_rows's stall samples", iHead) < iTable, text.slice(0, 600));
+      assert.equal(text.split('strength_reduction est. 2.22× if fixed —').length - 1, 1, 'one diagnostic in the hover');
       assert.match(text, /mio_throttle █/);
-      assert.match(text, /strength_reduction — estimated 2\.22× \(95% interval [\d.]+–[\d.]+×, 28,464 samples\)/);
+      assert.match(text, /strength_reduction — estimated 2\.22× for the kernel if fixed \(95% interval [\d.]+–[\d.]+×, 28,464 samples\)/);
       assert.match(text, /LDG\.E\.CONSTANT at line 18, 11 instructions earlier/);
       // the summary is in view without scrolling: it starts near the top of the hover box
       const box = await hover.boundingBox();
-      const pos = await hover.locator('text=/of the kernel.s samples/').first().boundingBox();
+      const pos = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       // VS Code draws the diagnostic (one short line, one related row) above it: 189 px before, bound 120
       const offset = pos && box ? Math.round(pos.y - box.y) : NaN;
       console.log(`hover: warpwise summary ${offset} px below the hover top`);
@@ -590,11 +591,11 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('the stale hint diagnostic drawn', async () => (await page.locator('.monaco-editor .squiggly-hint').count()) > 0, 20000);
     const staleHint = viewLine('acc += 0.1f').locator(INLAY).filter({ hasText: /%/ });
     await waitFor('the stale inlay on the edited line', async () => (await staleHint.count()) > 0, 20000);
-    assert.equal(norm(await staleHint.first().innerText()), 'stale (was 94.3%)');
+    assert.equal(norm(await staleHint.first().innerText()), 'stale (was 94.3% of samples)');
     const staleHover = await hoverOver(viewLine('acc += 0.1f').locator('span').filter({ hasText: /acc/ }).first(), /stale/);
     try {
       const t = norm(await staleHover.innerText());
-      assert.match(t, /stale: this line was edited since profiling, so its findings describe the old text \(the profiled text of this line had 94\.3% of blur_rows's samples\)/);
+      assert.match(t, /stale: this line was edited since profiling, so its findings describe the old text \(the profiled text of this line had 94\.3% of blur_rows's stall samples\)/);
       assert.ok(!/strength_reduction|write 0\.1f/.test(t), t.slice(0, 400));
     } finally {
       await closeHover();
@@ -659,7 +660,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     try {
       assert.match(norm(await hover.innerText()), /warpwise · price_calls · 3 launches · report orig\.ncu-rep/);
       const box = await hover.boundingBox();
-      const pos = await hover.locator('text=/of the kernel.s samples/').first().boundingBox();
+      const pos = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       if (box && pos) {
         await scrollHoverTo(hover, box);
         await shot('vscode-multi-launch-hover', clipAround(box, 12), 'vscode-multi-launch-hover');
@@ -733,12 +734,12 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('the "server not found" notification', async () => (await toast.count()) > 0, 30000);
     const text = await toast.first().innerText();
     assert.match(text, /warpwise\.server\.path is "\/nonexistent\/warpwise", which is not an executable file/);
-    assert.match(text, /pip install warpwise/);
+    assert.match(text, /python3 -m venv \.venv && \.venv\/bin\/pip install -q -e \. — Run it in a clone of the warpwise repository/);
     assert.match(text, /Copy Install Command/);
     const item = page.locator('.statusbar-item').filter({ hasText: /server not found/ });
     await waitFor('the status-bar item to say "server not found"', async () => (await item.count()) > 0, 10000);
     await shot('vscode-server-missing-full');
     const box = await toast.first().boundingBox();
-    if (box) await shot('vscode-server-missing', { x: 0, y: box.y - 8, width: VIEWPORT.width, height: VIEWPORT.height - box.y + 8 });
+    if (box) await shot('vscode-server-missing', { x: 0, y: box.y - 8, width: VIEWPORT.width, height: VIEWPORT.height - box.y + 8 }, 'vscode-server-missing');
   });
 });

@@ -190,7 +190,7 @@ export class Controller implements vscode.Disposable {
     if (!resolution.ok) {
       const missing = resolution;
       this.missing = missing;
-      this.output.error(`${missing.reason} Looked at: ${missing.tried.join(', ')}. Install: ${missing.installCommand}`);
+      this.output.error(`${missing.reason} Looked at: ${missing.tried.join(', ')}. Install: ${missing.installCommand} (${missing.afterInstall})`);
       this.setState({ kind: 'missing', reason: missing.reason });
       this.registerStubs(SERVER_COMMANDS, () => notifyMissingServer(missing, this.output));
       void notifyMissingServer(missing, this.output);

@@ -11,7 +11,7 @@ export const SHOW_OUTPUT = 'Show Output';
 
 /** The notification's text. */
 export function missingServerMessage(missing: ServerMissing): string {
-  return `${missing.reason} Install it with: ${missing.installCommand} — or set warpwise.server.path / warpwise.server.python.`;
+  return `${missing.reason} Install it with: ${missing.installCommand} — ${missing.afterInstall} Or set warpwise.server.path / warpwise.server.python to an existing install.`;
 }
 
 /**
@@ -23,7 +23,7 @@ export async function notifyMissingServer(missing: ServerMissing, output?: { sho
   const choice = await vscode.window.showErrorMessage(missingServerMessage(missing), COPY_INSTALL, OPEN_SETTINGS, SHOW_OUTPUT);
   if (choice === COPY_INSTALL) {
     await vscode.env.clipboard.writeText(missing.installCommand);
-    void vscode.window.showInformationMessage(`Copied: ${missing.installCommand} — run it in a terminal, then run "warpwise: Restart Language Server".`);
+    void vscode.window.showInformationMessage(`Copied: ${missing.installCommand} — ${missing.afterInstall}`);
   } else if (choice === OPEN_SETTINGS) {
     await vscode.commands.executeCommand('workbench.action.openSettings', 'warpwise.server');
   } else if (choice === SHOW_OUTPUT) {

@@ -10,7 +10,6 @@
 import * as path from 'path';
 
 export const SERVER_MODULE = 'warpwise.server.cli';
-export const PACKAGE = 'warpwise';
 
 export interface MachineEnv {
   platform: NodeJS.Platform;
@@ -41,8 +40,10 @@ export interface ServerMissing {
   ok: false;
   /** One sentence saying what is missing. */
   reason: string;
-  /** Shell command that installs the server for the user's interpreter. */
+  /** Shell command, run in a clone of the warpwise repository, that installs the server (README). */
   installCommand: string;
+  /** What to do after running it, e.g. which setting to point at the new executable. */
+  afterInstall: string;
   /** Every place that was looked at. */
   tried: string[];
 }
@@ -87,11 +88,30 @@ export function findExecutable(name: string, env: MachineEnv): string | undefine
   return undefined;
 }
 
-/** The shell command that installs warpwise into `python` (or the default python). */
+/**
+ * The shell command that installs warpwise from a clone of its repository (it is not published on PyPI):
+ * into `python` when one is configured, else into a new `.venv` of the clone, as the README does.
+ */
 export function installCommand(python: string, env: Pick<MachineEnv, 'platform'>): string {
-  const py = python || (env.platform === 'win32' ? 'py' : 'python3');
-  const quoted = /\s/.test(py) ? `"${py}"` : py;
-  return `${quoted} -m pip install ${PACKAGE}`;
+  if (python) {
+    const quoted = /\s/.test(python) ? `"${python}"` : python;
+    return `${quoted} -m pip install -q -e .`;
+  }
+  return env.platform === 'win32'
+    ? 'py -m venv .venv && .venv\\Scripts\\pip install -q -e .'
+    : 'python3 -m venv .venv && .venv/bin/pip install -q -e .';
+}
+
+/** What to do once {@link installCommand} ran: where it runs, and how the extension then finds the server. */
+export function afterInstall(python: string, env: Pick<MachineEnv, 'platform'>): string {
+  const where = 'Run it in a clone of the warpwise repository (warpwise is not on PyPI)';
+  if (python) return `${where}, then run "warpwise: Restart Language Server".`;
+  const exe = env.platform === 'win32' ? '.venv\\Scripts\\warpwise.exe' : '.venv/bin/warpwise';
+  return `${where}, then set warpwise.server.path to <clone>/${exe} (or open the clone as the workspace).`;
+}
+
+function missing(reason: string, python: string, env: Pick<MachineEnv, 'platform'>, tried: string[]): ServerMissing {
+  return { ok: false, reason, installCommand: installCommand(python, env), afterInstall: afterInstall(python, env), tried };
 }
 
 /**
@@ -107,24 +127,14 @@ export function resolveServer(server: { path: string; python: string }, env: Mac
     const wanted = expandPath(server.path, env);
     const found = findExecutable(wanted, env);
     if (found) return { ok: true, command: found, args: ['lsp'], source: 'server.path' };
-    return {
-      ok: false,
-      reason: `warpwise.server.path is "${server.path}", which is not an executable file.`,
-      installCommand: installCommand(configuredPython, env),
-      tried: [wanted],
-    };
+    return missing(`warpwise.server.path is "${server.path}", which is not an executable file.`, configuredPython, env, [wanted]);
   }
   if (configuredPython) {
     const found = findExecutable(configuredPython, env);
     if (found) {
       return { ok: true, command: found, args: ['-m', SERVER_MODULE, 'lsp'], source: 'server.python', python: found };
     }
-    return {
-      ok: false,
-      reason: `warpwise.server.python is "${server.python}", which is not an executable file.`,
-      installCommand: installCommand('', env),
-      tried: [configuredPython],
-    };
+    return missing(`warpwise.server.python is "${server.python}", which is not an executable file.`, '', env, [configuredPython]);
   }
   const onPath = findExecutable('warpwise', env);
   tried.push('warpwise on PATH');
@@ -139,12 +149,10 @@ export function resolveServer(server: { path: string; python: string }, env: Mac
       }
     }
   }
-  return {
-    ok: false,
-    reason: 'The warpwise language server was not found: warpwise.server.path and warpwise.server.python are not set and there is no warpwise executable on PATH.',
-    installCommand: installCommand('', env),
-    tried,
-  };
+  return missing(
+    'The warpwise language server was not found: warpwise.server.path and warpwise.server.python are not set and there is no warpwise executable on PATH.',
+    '', env, tried,
+  );
 }
 
 /** Runs a program and reports its exit code and stderr (injected so tests need no processes). */
@@ -163,10 +171,5 @@ export async function checkPython(
   const res = await run(resolved.python, ['-c', `import ${SERVER_MODULE}`], 20000);
   if (res.code === 0) return resolved;
   const lastLine = res.stderr.trim().split(/\r?\n/).pop() ?? '';
-  return {
-    ok: false,
-    reason: `${resolved.python} cannot import ${SERVER_MODULE}${lastLine ? ` (${lastLine})` : ''}.`,
-    installCommand: installCommand(resolved.python, env),
-    tried: [resolved.python],
-  };
+  return missing(`${resolved.python} cannot import ${SERVER_MODULE}${lastLine ? ` (${lastLine})` : ''}.`, resolved.python, env, [resolved.python]);
 }

@@ -81,7 +81,7 @@ test('server missing: notification, status item, and every server command explai
   assert.equal(c.state.kind, 'missing');
   assert.equal(fake.statusBarItems[0].text, '$(warning) warpwise: server not found');
   const [note] = fake.callsTo('window.showErrorMessage');
-  assert.match(note.args[0] as string, /python3 -m pip install warpwise/);
+  assert.match(note.args[0] as string, /python3 -m venv \.venv && \.venv\/bin\/pip install -q -e \./);
   assert.deepEqual(fake.registeredCommandIds(), [...SERVER_COMMANDS, 'warpwise.restartServer', 'warpwise.showOutput', 'warpwise.showProfileView', 'warpwise.chooseReport'].sort());
   await fake.commands.executeCommand('warpwise.showReport');
   assert.equal(fake.callsTo('window.showErrorMessage').length, 2);
@@ -94,7 +94,7 @@ test('an interpreter without warpwise is reported with an install command for th
   const c = new Controller(deps(['/ws/.venv/bin/python'], [new FakeClient([])], made, false));
   await c.start();
   assert.equal(made.length, 0, 'no server process is started');
-  assert.match(fake.callsTo('window.showErrorMessage')[0].args[0] as string, /\/ws\/\.venv\/bin\/python -m pip install warpwise/);
+  assert.match(fake.callsTo('window.showErrorMessage')[0].args[0] as string, /\/ws\/\.venv\/bin\/python -m pip install -q -e \. — Run it in a clone/);
   c.dispose();
 });
 

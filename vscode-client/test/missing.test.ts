@@ -14,7 +14,10 @@ beforeEach(() => fake.reset());
 test('the notification says why and gives the install command', () => {
   const msg = missingServerMessage(missing);
   assert.match(msg, /not found/);
-  assert.match(msg, /Install it with: python3 -m pip install warpwise/);
+  // warpwise is not on PyPI: the README's install from a clone, and where the server then is
+  assert.ok(msg.includes('Install it with: python3 -m venv .venv && .venv/bin/pip install -q -e . — Run it in a clone of the warpwise repository'), msg);
+  assert.ok(msg.includes('set warpwise.server.path to <clone>/.venv/bin/warpwise'), msg);
+  assert.doesNotMatch(msg, /pip install warpwise/);
   assert.match(msg, /warpwise\.server\.path/);
 });
 
@@ -23,7 +26,9 @@ test('"Copy Install Command" puts the command on the clipboard', async () => {
   assert.equal(await notifyMissingServer(missing), COPY_INSTALL);
   const [shown] = fake.callsTo('window.showErrorMessage');
   assert.deepEqual(shown.args.slice(1), [COPY_INSTALL, OPEN_SETTINGS, SHOW_OUTPUT]);
-  assert.equal(fake.env.clipboard.text, 'python3 -m pip install warpwise');
+  assert.equal(fake.env.clipboard.text, 'python3 -m venv .venv && .venv/bin/pip install -q -e .');
+  const [info] = fake.callsTo('window.showInformationMessage');
+  assert.match(info.args[0] as string, /^Copied: python3 -m venv .* — Run it in a clone of the warpwise repository/);
 });
 
 test('"Open Settings" opens the warpwise.server settings', async () => {

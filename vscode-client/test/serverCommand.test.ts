@@ -39,7 +39,7 @@ test('a server.path that is not executable is a failure naming the setting, not 
   assert.equal(r.ok, false);
   if (r.ok) return;
   assert.match(r.reason, /warpwise\.server\.path is "\/nope\/warpwise"/);
-  assert.equal(r.installCommand, 'python3 -m pip install warpwise');
+  assert.equal(r.installCommand, 'python3 -m venv .venv && .venv/bin/pip install -q -e .');
   assert.deepEqual(r.tried, ['/nope/warpwise']);
 });
 
@@ -71,7 +71,7 @@ test('nothing found: the reason says what was looked at and how to install', () 
   assert.equal(r.ok, false);
   if (r.ok) return;
   assert.match(r.reason, /not found/);
-  assert.equal(r.installCommand, 'python3 -m pip install warpwise');
+  assert.equal(r.installCommand, 'python3 -m venv .venv && .venv/bin/pip install -q -e .');
   assert.deepEqual(r.tried, ['warpwise on PATH', '/ws/proj/.venv/bin/warpwise', '/ws/proj/venv/bin/warpwise']);
 });
 
@@ -79,7 +79,8 @@ test('Windows: PATH is ;-separated and PATHEXT is tried', () => {
   const e = env(['C:\\Py\\Scripts\\warpwise.EXE'], { platform: 'win32', pathEnv: 'C:\\Windows;C:\\Py\\Scripts', pathExt: '.COM;.EXE' });
   assert.equal(findExecutable('warpwise', e), 'C:\\Py\\Scripts\\warpwise.EXE');
   const missing = resolveServer({ path: '', python: '' }, env([], { platform: 'win32', pathEnv: '' }));
-  assert.equal(missing.ok ? '' : missing.installCommand, 'py -m pip install warpwise');
+  assert.equal(missing.ok ? '' : missing.installCommand, 'py -m venv .venv && .venv\\Scripts\\pip install -q -e .');
+  assert.match(missing.ok ? '' : missing.afterInstall, /<clone>\/\.venv\\Scripts\\warpwise\.exe/);
 });
 
 test('an interpreter without warpwise becomes "missing" with an install command for that interpreter', async () => {
@@ -92,7 +93,8 @@ test('an interpreter without warpwise becomes "missing" with an install command 
   assert.deepEqual(seen, [['/opt/py 3/bin/python', '-c', 'import warpwise.server.cli']]);
   assert.equal(r.ok, false);
   if (r.ok) return;
-  assert.equal(r.installCommand, '"/opt/py 3/bin/python" -m pip install warpwise');
+  assert.equal(r.installCommand, '"/opt/py 3/bin/python" -m pip install -q -e .');
+  assert.equal(r.afterInstall, 'Run it in a clone of the warpwise repository (warpwise is not on PyPI), then run "warpwise: Restart Language Server".');
   assert.match(r.reason, /No module named 'warpwise'/);
   const fine = await checkPython(resolved, async () => ({ code: 0, stderr: '' }), { platform: 'linux' });
   assert.equal(fine, resolved);
