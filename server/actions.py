@@ -227,7 +227,7 @@ def quickfix_actions(uri: str, version: int | None, text: str, path: str, diagno
                      only: Sequence[str] | None, analyses: Any, submit: Submit | None = None) -> list[lsp.CodeAction]:
     """quickfix actions for every advice of the warpwise advice diagnostics in the request (mechanical, safe
     edits), the line's best advice first; titles name the advice and its estimate (``strength_reduction
-    2.22×: write 0.1f``); only the best advice's first edit is preferred.
+    2.19×: write 0.1f``); only the best advice's first edit is preferred.
 
     Fixes are computed on the current text; a fix whose line moved or changed since the profile is not
     offered (it could land on the wrong code), so an edit never touches text the profile did not see.

@@ -336,7 +336,7 @@ def _samples_of(kernel: str) -> str:
 
 
 def estimate_words(speedup: float) -> str:
-    """An advice's estimated kernel speedup (x) as the editor shows it: ``est. 2.22× if fixed``, worded so it is
+    """An advice's estimated kernel speedup (x) as the editor shows it: ``est. 2.19× if fixed``, worded so it is
     not read as the line's share of samples printed beside it."""
     return f"est. {speedup:.2f}× if fixed"
 
@@ -364,7 +364,7 @@ def stale_text(f: LineFinding) -> str:
 def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: str) -> list[lsp.Diagnostic]:
     """At most one diagnostic per line per kernel: the line's best finding, in one short line.
 
-    The best finding is the line's best live advice at or above ``s.min_gain`` (``code est. 2.22× if fixed —
+    The best finding is the line's best live advice at or above ``s.min_gain`` (``code est. 2.19× if fixed —
     action · line has 94.3% of K's stall samples (top reason)``), else its own samples (code hot_line) or the
     stalls it causes elsewhere (code stall_cause), whichever share is larger. A line edited since profiling
     keeps one diagnostic with code ``stale`` (a hint by default: what the profile measured there is gone until
@@ -410,7 +410,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
             code = _optimizer(best)
             action = _action(view.relabel(str(getattr(best, "hint", "") or "")))
             # the estimate with its action first, then what the line measured, each saying what it is (a new
-            # user read "2.22× · 94.3% of blur_rows" as one estimate); two lines of VS Code's hover at most
+            # user read "2.19× · 94.3% of blur_rows" as one estimate); two lines of VS Code's hover at most
             msg = f"{code} {estimate_words(_speedup(best))}" + (f" — {action}" if action else "")
             msg += (f" · line has {_pct(f.share)} of {_samples_of(kname)}" + (f" ({reason})" if reason else "")
                     if own else f" · line causes {_pct(f.caused_share)} of {_samples_of(kname)} (its users' stalls)")

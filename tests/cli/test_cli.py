@@ -29,7 +29,7 @@ def test_advise_json_contract_fields() -> None:
     assert len(k["launches"]) == 1 and k["launches"][0]["samples"]["total"] == 28464
     assert k["bound"]["unit"] == "sm" and k["launch"]["throughput_pct"]["sm"] == pytest.approx(92.84, abs=0.01)
     top = k["advice"][0]
-    assert top["optimizer"] == "strength_reduction" and top["why"].startswith("#1: estimate 2.22x")
+    assert top["optimizer"] == "strength_reduction" and top["why"].startswith("#1: estimate 2.19x")
     lo, hi = top["confidence"]["interval"]
     assert lo < top["estimated_speedup"] < hi and top["confidence"]["samples"] == 28464
     assert (k["name"], k["mangled"], k["arch"]) == ("blur_rows", "_Z9blur_rowsPKfPfii", "sm_90")

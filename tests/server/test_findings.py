@@ -56,7 +56,7 @@ def test_one_diagnostic_per_line_best_finding(stencil: Analysis) -> None:
     by_line = {d.range.start.line + 1: d for d in ds}
     d18 = by_line[18]
     assert d18.code == "strength_reduction"
-    assert "2.22×" in d18.message and "94.3%" in d18.message and "mio_throttle" in d18.message
+    assert "2.19×" in d18.message and "94.3%" in d18.message and "mio_throttle" in d18.message
     # the related row is the dominant blame edge; the other advice (>= 1.02x) is counted, listed in the hover
     msgs = [(r.location.range.start.line, r.message) for r in d18.related_information or []]
     assert len(msgs) == 1 and "LDG.E.CONSTANT" in msgs[0][1] and "+2 more" in msgs[0][1]
@@ -112,12 +112,12 @@ def test_several_launches_are_one_kernel(stencil: Analysis) -> None:
     text = STENCIL.read_text()
     lmap = LineMap(ff.baseline, text)
     hints = {h.position.line + 1: str(h.label) for h in render.inlay_hints(ff, lmap, text, settings(), ALL)}
-    assert hints[18] == "94.3% of samples · est. 2.22× if fixed"  # never 282.9%
+    assert hints[18] == "94.3% of samples · est. 2.19× if fixed"  # never 282.9%
     # VS Code cuts an inlay label after editor.inlayHints.maximumLength (43) characters with "…"
     assert all(len(h) <= 43 for h in hints.values()), hints
     (tip,) = [h.tooltip for h in render.inlay_hints(ff, lmap, text, settings(), ALL) if h.position.line == 17]
     assert tip == ("warpwise: this line has 94.3% of blur_rows's stall samples; its best advice (strength_reduction) "
-                   "is estimated to make blur_rows 2.22× faster if fixed")
+                   "is estimated to make blur_rows 2.19× faster if fixed")
     lens = render.code_lenses(ff, lmap, text, STENCIL.as_uri(), settings())
     assert "3 launches" in lens[0].command.title and "85,392 samples" in lens[0].command.title
     hover = render.hover(ff, lmap, text, 18)
@@ -209,8 +209,8 @@ def test_inlay_of_a_line_two_kernels_run_names_each_kernel(stencil: Analysis) ->
     text = STENCIL.read_text()
     (h,) = [h for h in render.inlay_hints(ff, LineMap(ff.baseline, text), text, settings(), ALL)
             if h.position.line == 17]
-    assert h.label == ("blur_rows: 94.3% of samples · est. 2.22× if fixed | "
-                       "blur_cols: 94.3% of samples · est. 2.22× if fixed")
+    assert h.label == ("blur_rows: 94.3% of samples · est. 2.19× if fixed | "
+                       "blur_cols: 94.3% of samples · est. 2.19× if fixed")
     assert isinstance(h.tooltip, str) and h.tooltip.count("\n") == 1 and "blur_cols's stall samples" in h.tooltip
 
 
@@ -224,7 +224,7 @@ def test_hover_summary_first_and_dominant_blame_distance(stencil: Analysis) -> N
     assert "mio_throttle" in summary and "█" in summary
     # each number says what it is: the line's share of the samples, the estimate of the kernel if fixed
     assert "this line: **94.3%** of blur_rows's stall samples (26,850 of 28,464)" in summary
-    assert "**strength_reduction** — estimated **2.22×** for the kernel if fixed" in summary
+    assert "**strength_reduction** — estimated **2.19×** for the kernel if fixed" in summary
     assert "| stall reason |" in details and "F2F.F64.F32" in details
     # 6,840 of the 6,845 long_scoreboard samples are on edges 11 instructions long (not the longest, 13)
     assert "`LDG.E.CONSTANT` at line 18, 11 instructions earlier" in details
@@ -291,7 +291,7 @@ def test_line_lists_in_messages_are_relabelled(stencil: Analysis) -> None:
 def test_every_advice_of_a_line_offers_its_quick_fix_best_first(stencil: Analysis) -> None:
     """Line 18 of the stencil with a second fixable advice on it (the noinline example's fast_math advice,
     moved onto stencil.cu:18): both quick fixes are offered, titled with advice and estimate, the best
-    (strength_reduction 2.22×) first and the only preferred one."""
+    (strength_reduction 2.19×) first and the only preferred one."""
 
     from warpwise.server import actions
 
@@ -310,7 +310,7 @@ def test_every_advice_of_a_line_offers_its_quick_fix_best_first(stencil: Analysi
     assert [a["optimizer"] for a in d18.data["advice"]] == ["strength_reduction", "fast_math", "code_reordering"]  # type: ignore[index]
     text = STENCIL.read_text()
     got = actions.quickfix_actions(STENCIL.as_uri(), 1, text, str(STENCIL), [d18], None, {both.report: both})
-    assert [a.title for a in got] == ["strength_reduction 2.22×: Write 0.1f (float literal)",
+    assert [a.title for a in got] == ["strength_reduction 2.19×: Write 0.1f (float literal)",
                                       f"fast_math {fast.estimated_speedup:.2f}×: Explain --use_fast_math"]
     assert [a.is_preferred for a in got] == [True, None]
     assert got[0].edit is not None and got[1].command is not None
@@ -337,7 +337,7 @@ def test_diagnostics_are_one_short_line_with_few_related_rows(stencil: Analysis)
     assert [r.message for r in by_line[16].related_information or []] == [
         "line 17 waits on this line: IMAD.WIDE 19,154 samples (long_scoreboard)"]
     (d18,) = [d for d in diags([stencil]) if d.range.start.line == 17]
-    assert d18.message == ("strength_reduction est. 2.22× if fixed — write 0.1f · line has 94.3% of blur_rows's stall "
+    assert d18.message == ("strength_reduction est. 2.19× if fixed — write 0.1f · line has 94.3% of blur_rows's stall "
                            "samples (mio_throttle 45%)")
     rows = [r.message for r in d18.related_information or []]
     assert rows == ["long_scoreboard 6,845 samples blamed on LDG.E.CONSTANT at line 18, 11 instructions earlier "

@@ -149,7 +149,7 @@ async def test_inlay_hint_at_line_end(client: LanguageClient) -> None:
     assert hints
     by_line = {h.position.line: h for h in hints}
     h = by_line[17]  # stencil.cu:18 holds 94.3% of the samples
-    assert str(h.label) == "94.3% of samples · est. 2.22× if fixed"
+    assert str(h.label) == "94.3% of samples · est. 2.19× if fixed"
     assert h.position.character == len(text[17].encode("utf-8"))  # end of the line (utf-8 negotiated)
 
 

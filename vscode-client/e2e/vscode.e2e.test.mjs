@@ -370,7 +370,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const line = viewLine('acc += 0.1 * row');
     const hint = line.locator(INLAY).filter({ hasText: /%/ });
     await waitFor('the inlay hint on stencil.cu:18', async () => (await hint.count()) > 0);
-    assert.equal(norm(await hint.first().innerText()), '94.3% of samples · est. 2.22× if fixed');
+    assert.equal(norm(await hint.first().innerText()), '94.3% of samples · est. 2.19× if fixed');
     for (const t of await page.locator('.monaco-editor .view-lines').first().locator(INLAY).filter({ hasText: /%/ }).allInnerTexts()) {
       const pct = Number(/([\d.]+)%/.exec(t)?.[1] ?? 0);
       assert.ok(pct <= 100, `inlay "${t}" is above 100%`);
@@ -418,7 +418,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       const iHead = text.indexOf('warpwise · blur_rows · 1 launch · report stencil.ncu-rep (newest of 2)');
       const iTable = text.indexOf('stall reason');
       assert.ok(iHead >= 0 && iTable > iHead && text.indexOf("this line: 94.3% of blur_rows's stall samples", iHead) < iTable, text.slice(0, 600));
-      assert.equal(text.split('strength_reduction est. 2.22× if fixed —').length - 1, 1, 'one diagnostic in the hover');
+      assert.equal(text.split('strength_reduction est. 2.19× if fixed —').length - 1, 1, 'one diagnostic in the hover');
       assert.match(text, /mio_throttle █/);
       assert.match(text, /strength_reduction — estimated 2\.22× for the kernel if fixed \(95% interval [\d.]+–[\d.]+×, 28,464 samples\)/);
       assert.match(text, /LDG\.E\.CONSTANT at line 18, 11 instructions earlier/);
