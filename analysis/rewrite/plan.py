@@ -39,8 +39,10 @@ sample and leave-one-program-out, docs/benchmarks.md "Dynamic parallelism"):
   aggregation is applied (their bookkeeping would be pure overhead; the no-CDP program, CGO'22 §VIII,
   plus the threshold test);
 - coarsening factor (CGO'22 §IV: fewer, fuller blocks): when the child grids have more than one block on
-  average (``Rule.coarsen_blocks`` = 1.05: one block plus rounding), the larger factor; one-block grids
-  are not coarsened (factor 1);
+  average (``Rule.coarsen_blocks`` = 1.05: one block plus rounding) and the child blocks of one parent
+  launch are more than the GPU holds at once (``Rule.coarsen_waves`` = 1 GPU-full: SMs x the SM's block
+  and thread limits, ``child_waves``; fewer blocks leave no block scheduling to save), the larger factor;
+  otherwise factor 1;
 - granularity (CGO'22 §V: a coarser unit makes fewer, larger launches but starts them later): with
   mostly-serial children the few launches left are aggregated per block, so they still overlap the
   parent; otherwise per grid when the host launch is in the file and the parent is a small part of the
