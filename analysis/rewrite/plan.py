@@ -39,8 +39,10 @@ sample and leave-one-program-out, docs/benchmarks.md "Dynamic parallelism"):
   aggregation is applied (their bookkeeping would be pure overhead; the no-CDP program, CGO'22 §VIII,
   plus the threshold test);
 - coarsening factor (CGO'22 §IV: fewer, fuller blocks): when the child grids have more than one block on
-  average (``Rule.coarsen_blocks`` = 1.05: one block plus rounding), the larger factor; one-block grids
-  are not coarsened (factor 1);
+  average (``Rule.coarsen_blocks`` = 1.05: one block plus rounding) and the child blocks of one parent
+  launch are more than the GPU holds at once (``Rule.coarsen_waves`` = 1 GPU-full: SMs x the SM's block
+  and thread limits, ``child_waves``; fewer blocks leave no block scheduling to save), the larger factor;
+  otherwise factor 1;
 - granularity (CGO'22 §V: a coarser unit makes fewer, larger launches but starts them later): with
   mostly-serial children the few launches left are aggregated per block, so they still overlap the
   parent; otherwise per grid when the host launch is in the file and the parent is a small part of the
@@ -62,6 +64,10 @@ from .model import TextEdit
 THRESHOLDS = (32, 256)  # child threads; bench/dp/sweep.py THRESHOLDS
 FACTORS = (1, 4)  # blocks per coarsened block; bench/dp/sweep.py FACTORS
 WARP_SIZE = 32  # threads; CUDA C++ Programming Guide, "SIMT Architecture"
+# resident blocks and threads per SM, compute capability 9.0 (H100/H200): CUDA C++ Programming Guide,
+# "Technical Specifications per Compute Capability"
+MAX_BLOCKS_PER_SM = 32
+MAX_THREADS_PER_SM = 2048
 _ENTRY = "LDC R1, c[0x0][0x28]"
 
 
@@ -73,6 +79,7 @@ class Rule:
     coarsen_blocks: float = 1.05  # mean launched child blocks above which coarsening pays
     agg_min_launch_share: float = 0.05  # launches per parent thread below which aggregation is not worth it
     parent_share_grid: float = 0.5  # parent's share of samples below which grid granularity is chosen
+    coarsen_waves: float = 1.0  # child blocks per parent launch, in GPU-fulls, at or below which nothing is coarsened
 
 
 RULE = Rule()
@@ -181,6 +188,18 @@ def _past_bounds_check(rows: list[tuple[int, PCSample]]) -> int:
     return rows[0][1].thread_inst_executed
 
 
+def child_waves(facts: DpFacts, child_block: int) -> float:
+    """Launched child blocks per profiled parent launch over the child blocks the GPU holds at once
+    (SMs x min(MAX_BLOCKS_PER_SM, MAX_THREADS_PER_SM / child block), the thread and block limits only; 0
+    without SMs or blocks). Coarsening (CGO'22 §IV) saves block scheduling, which needs more blocks than
+    one GPU-full."""
+    if not (facts.sm_count and child_block and facts.profiled_launches):
+        return 0.0
+    per_sm = min(MAX_BLOCKS_PER_SM, max(MAX_THREADS_PER_SM // child_block, 1))
+    blocks = (facts.child_threads_launched or facts.child_threads) / child_block / facts.profiled_launches
+    return blocks / (facts.sm_count * per_sm)
+
+
 @dataclass(frozen=True)
 class Choice:
     """One point of the rewrite space: granularity None = no aggregation; threshold 0 = aggregation
@@ -256,7 +275,8 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     bs = child_block or 128
     launched = facts.child_threads_launched or facts.child_threads
     blocks = launched / facts.child_launches / bs if facts.child_launches and bs else 0.0
-    c = FACTORS[-1] if blocks > rule.coarsen_blocks else FACTORS[0]
+    waves = child_waves(facts, bs)
+    c = FACTORS[-1] if blocks > rule.coarsen_blocks and waves > rule.coarsen_waves else FACTORS[0]
     # every child grid one block (launches >= 1 block each, so a mean of 1 block is all of them) below the
     # largest threshold: the threshold runs all of them in the parent, no launch is left to coarsen or aggregate
     all_serial = (serial and not facts.recursive and "threshold" in allowed and child_block is not None
@@ -265,8 +285,9 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
     if all_serial:
         c = FACTORS[0]
     if "coarsen" in allowed:
-        reasons.append(f"coarsen x{c}: child grids of {blocks:.2f} blocks of {bs} threads on average"
-                       + ("" if c > 1 else " (nothing to merge)"))
+        why = ("" if c > 1 else " (nothing to merge)" if blocks <= rule.coarsen_blocks else
+               f" (their {waves:.1f} GPU-fulls of blocks per parent launch leave no block scheduling to save)")
+        reasons.append(f"coarsen x{c}: child grids of {blocks:.2f} blocks of {bs} threads on average" + why)
     g: str | None
     if all_serial:
         g = None

@@ -111,12 +111,30 @@ def _launch_lines(p: Parsed, site: Site, ch: Child, tc: ThreadCount | None, seri
                    f"{n_b}.x * {n_b}.y * {n_b}.z;")
     out += [f"  if ({n_thr} >= WARPWISE_THRESHOLD) {{",
             f"    {site.child_name}<<<{launch_cfg}>>>({args});",
-            "    WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());",
-            "  } else {",
-            f"    {serial}({with_extra(args, f'{n_g}, {n_b}')});",
+            "    WARPWISE_COUNT_LAUNCH_ERROR(cudaPeekAtLastError());"]
+    if site.in_loop:
+        out += ["  }", *(f"  {line}" for line in LOOP_SYNC_COMMENT),
+                "  __syncwarp(__activemask());",
+                f"  if (!({n_thr} >= WARPWISE_THRESHOLD)) {{"]
+    else:
+        out.append("  } else {")
+    out += [f"    {serial}({with_extra(args, f'{n_g}, {n_b}')});",
             "  }",
             "}"]
     return out
+
+
+# A launch inside a loop of the parent: under independent thread scheduling the lanes of one warp can be
+# in different iterations, some inside the device runtime's launch while others run the serial copy. On
+# the H200 (CDP2, driver 580.159.04) such a warp livelocks: the launching lanes spin in the device runtime
+# and never return, the warp's other lanes stay parked in the serial loop (cuda-gdb and mapped-memory
+# progress counters, bench/dp/hang_diag.sh; docs/benchmarks.md "The histo hang"). The launching lanes of
+# the warp therefore finish their launches before its other lanes start the serial copy.
+LOOP_SYNC_COMMENT = (
+    "/* warpwise threshold: the launch is in a loop: this warp's launching lanes finish their launches",
+    "   before its other lanes run the serial copy (a warp with lanes in the device runtime's launch while",
+    "   others run the serial copy livelocked on the H200, CDP2: docs/benchmarks.md \"The histo hang\") */",
+)
 
 
 def threshold_edits(p: Parsed, site: Site, child: Child | None, threshold: int | None) -> list[TextEdit]:

@@ -34,7 +34,8 @@ from warpwise.analysis.rewrite.plan import RULE, DpFacts, LaunchContext, Rule, p
 CANDIDATES = {"serial_below": (4.0, 8.0, 16.0, 32.0, 64.0, 128.0),
               "coarsen_blocks": (1.05, 1.5, 2.0, 4.0),
               "agg_min_launch_share": (0.01, 0.05, 0.25),
-              "parent_share_grid": (0.05, 0.2, 0.5, 0.9)}
+              "parent_share_grid": (0.05, 0.2, 0.5, 0.9),
+              "coarsen_waves": (1.0, 4.0, 16.0, 32.0)}
 MISSING = 10.0  # ratio of a choice with no valid time in the sweep
 
 

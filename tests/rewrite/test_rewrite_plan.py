@@ -11,7 +11,7 @@ import pytest
 from rewrite_helpers import ROOT
 from warpwise.analysis.rewrite import RewriteError, apply_edits
 from warpwise.analysis.rewrite.parse import parse
-from warpwise.analysis.rewrite.plan import Choice, DpFacts, choose, dp_facts, plan_edits, plan_launch
+from warpwise.analysis.rewrite.plan import Choice, DpFacts, child_waves, choose, dp_facts, plan_edits, plan_launch
 
 CDP = ROOT / "examples" / "cdp"
 LAUNCH = 22  # scale_segment<<<(len + 127) / 128, 128>>> in scale_all
@@ -78,6 +78,22 @@ def test_large_child_grids_are_coarsened_and_the_granularity_follows_the_parent(
     # aggregation refused: none, and the reason says so
     plan = choose(big, 128, {"threshold", "coarsen"}, grid_ok=True)
     assert plan.choice.granularity is None and "no aggregation (refused for this launch)" in plan.reasons
+
+
+def test_child_blocks_that_fit_in_one_gpu_full_are_not_coarsened() -> None:
+    # 100 launches of 2 blocks of 128 threads: 200 blocks, under the 132 x 16 the H200 holds at once
+    few = _facts(child_launches=100, child_threads=100 * 200, child_threads_launched=100 * 256)
+    assert child_waves(few, 128) == pytest.approx(200 / (132 * 16))
+    plan = choose(few, 128, ALL, grid_ok=True)
+    assert plan.choice.factor == 1
+    assert ("coarsen x1: child grids of 2.00 blocks of 128 threads on average (their 0.1 GPU-fulls of blocks per "
+            "parent launch leave no block scheduling to save)") in plan.reasons
+    # 64-thread blocks: the 32-blocks-per-SM limit, not the thread limit
+    assert child_waves(few, 64) == pytest.approx(400 / (132 * 32))
+    # the same grids launched 100x as often: coarsened
+    many = _facts(child_launches=10000, child_threads=10000 * 200, child_threads_launched=10000 * 256)
+    assert choose(many, 128, ALL, grid_ok=True).choice.factor == 4
+    assert child_waves(_facts(sm_count=0), 128) == 0.0
 
 
 def test_alternatives_cover_the_space_nearest_first() -> None:

@@ -184,6 +184,21 @@ def test_recursive_aggregation_refusals(block: str, host: str, why: str) -> None
         pipeline(src, "w.cu", 5, [("aggregate", "block")])
 
 
+def test_threshold_of_a_launch_in_a_loop_reconverges_the_warp_between_launch_and_serial_copy() -> None:
+    """A launch inside a loop of the parent: the launch and the serial copy are two ifs with
+    __syncwarp(__activemask()) between them, not if/else (the if/else form livelocked a warp in the
+    H200's device runtime: bench/dp/hang_diag.sh, docs/benchmarks.md "The histo hang")."""
+    out = apply_edits(LOOP, rewrite(LOOP, "l.cu", "threshold", 9, threshold=256))
+    body = out[out.index("__global__ void parent"):out.index("int main")]
+    launch = body.index("child<<<ww_thr_gDim, ww_thr_bDim>>>(d, first, len, tok, hist);")
+    sync = body.index("__syncwarp(__activemask());")
+    serial = body.index("if (!(ww_threads >= WARPWISE_THRESHOLD)) {")
+    assert launch < sync < serial
+    assert body.index("ww_child_serial(d, first, len, tok, hist, ww_thr_gDim, ww_thr_bDim);") > serial
+    assert "else" not in body[launch:serial]
+    assert parse(out, "l.cu").errors == []
+
+
 def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
     """One nvcc call: coarsened uniform-return child, aggregated warp-intrinsic child, aggregated loop."""
     src = _child(*UNIFORM["block offset and argument"])
@@ -191,6 +206,7 @@ def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
     files = {"uniform.cu": apply_edits(src, rewrite(src, "u.cu", "coarsen", la.line)),
              "warp.cu": pipeline(WARP_CHILD, "w.cu", 13, [("coarsen", None), ("aggregate", "block")]),
              "loop.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", 9, granularity="multiblock")),
+             "loop_threshold.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "threshold", 9)),
              # a recursive launch with an early return in the child, aggregated per block
              "recursive.cu": pipeline(RECURSIVE.replace("BLOCK", "64").replace("HOST", "walk<<<16, 64>>>(a, 1024, 0);"),
                                       "w.cu", 5, [("aggregate", "block")]),

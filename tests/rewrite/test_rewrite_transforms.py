@@ -54,6 +54,8 @@ def test_threshold_matches_fig3() -> None:
     assert "const dim3 ww_thr_gDim = (ww_threads + 127) / 128;" in out  # N evaluated once
     assert "if (ww_threads >= WARPWISE_THRESHOLD) {" in out
     assert "ww_spmv_row_serial(row, start, len, col, val, x, y, ww_thr_gDim, ww_thr_bDim);" in out
+    # not in a loop: Fig. 3's if/else, no warp synchronisation
+    assert re.search(r"\} else \{\s+ww_spmv_row_serial\(", out) and "__syncwarp" not in out
 
 
 def test_threshold_turns_child_returns_into_jumps() -> None:

@@ -205,7 +205,12 @@ __global__ void count_documents(const int *doc_off, int ndocs, const unsigned in
               }
             }
           }
-        } else {
+        }
+        /* warpwise threshold: the launch is in a loop: this warp's launching lanes finish their launches
+           before its other lanes run the serial copy (a warp with lanes in the device runtime's launch while
+           others run the serial copy livelocked on the H200, CDP2: docs/benchmarks.md "The histo hang") */
+        __syncwarp(__activemask());
+        if (!(ww_threads >= WARPWISE_THRESHOLD)) {
           ww_count_tokens_serial(d, first, len, tokens, hist, ww_thr_gDim, ww_thr_bDim);
         }
       }
