@@ -9,6 +9,7 @@ implementation); they are heuristics of the advisor, not hardware facts.
 from __future__ import annotations
 
 import functools
+import re
 import weakref
 from collections import defaultdict
 from dataclasses import replace
@@ -325,6 +326,8 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
     removed = _strength_removed(view, matched)
     base = cm.stall_elimination_advice(view, "strength_reduction", evs, hint,
                                        nothing="no stalls on long-latency arithmetic")
+    if (pw := _integer_pow_advice(view, base)) is not None:
+        return pw
     if not removed or not isinstance(base, Advice):
         return base
     # Samples on a saturated pipe's instructions are mostly its queue (throttle stalls): removing the work
@@ -339,6 +342,61 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
                             "the FP64/conversion and division instructions of the matched lines")
     if not isinstance(res, Advice) or res.estimated_speedup <= base.estimated_speedup:
         return base
+    return res
+
+
+#: ``pow(x, n)`` / ``powf(x, n.0f)`` / ``std::pow`` with a small integral literal exponent: the general routine
+#: (logarithm, exponential, special cases) where a few multiplications do; "for small integer powers (e.g., x²
+#: or x³), explicit multiplication is almost certainly faster than the use of general exponentiation routines
+#: such as pow()" (CUDA C++ Best Practices Guide, "Math Libraries").
+_INTEGER_POW = re.compile(r"\b(?:std::)?powf?\s*\(\s*(?:[^(),;]|\([^()]*\))+,\s*\+?([0-9]{1,2})(?:\.0*)?[fF]?\s*\)")
+#: Largest exponent the integer-power advice names (x^16 is four squarings).
+MAX_INTEGER_POW = 16
+
+
+def _integer_pow_lines(view: KernelView) -> dict[tuple[str, int], list[int]]:
+    """(file, line) -> exponents of the integer-power ``pow`` calls on the user source lines the kernel's
+    samples touch."""
+    lines: set[tuple[str, int]] = set()
+    for e in view.edges:
+        ins = e.use_ins
+        if ins is not None and ins.loc is not None and e.use_fn is not None and is_user_function(e.use_fn.name):
+            lines.add((ins.loc.file, ins.loc.line))
+    out: dict[tuple[str, int], list[int]] = {}
+    for file in sorted({f for f, _ in lines}):
+        src = view.source(file)
+        if src is None:
+            continue
+        text = src.splitlines()
+        for f, ln in lines:
+            if f != file or not 0 < ln <= len(text):
+                continue
+            exps = [int(m.group(1)) for m in _INTEGER_POW.finditer(text[ln - 1])]
+            exps = [n for n in exps if 2 <= n <= MAX_INTEGER_POW]
+            if exps:
+                out[(f, ln)] = exps
+    return out
+
+
+def _integer_pow_advice(view: KernelView, base: Advice | Skipped) -> Advice | None:
+    """Strength reduction of ``pow`` with a small integral exponent (_INTEGER_POW) into multiplications: eq. 2 over
+    the arithmetic of those lines — the few multiplications that remain are a small part of the general routine's
+    tens of instructions, so this is an expected value, slightly high; None when no hot line has one or the
+    estimate does not beat ``base``."""
+    lines = _integer_pow_lines(view)
+    if not lines:
+        return None
+    removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view, set(lines))
+               if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
+    exps = sorted({n for ns in lines.values() for n in ns})
+    hint = (f"pow with the integer exponent{'s' if len(exps) > 1 else ''} {', '.join(map(str, exps))} at "
+            f"{cm.lines_text(lines)} runs the general routine (logarithm, exponential, special cases): multiply "
+            "instead (x2 = x*x, x4 = x2*x2, x6 = x4*x2, ...; CUDA C++ Best Practices Guide, 'Math Libraries')")
+    res = cm.removal_advice(view, "strength_reduction", removed, hint,
+                            "the arithmetic of the lines with an integer-power pow (a few multiplications remain)",
+                            nothing="no samples on the integer-power pow lines")
+    if not isinstance(res, Advice) or (isinstance(base, Advice) and base.estimated_speedup >= res.estimated_speedup):
+        return None
     return res
 
 

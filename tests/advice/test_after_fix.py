@@ -171,3 +171,26 @@ def test_no_transaction_reduction_for_accesses_already_16_bytes_wide() -> None:
     assert "line 14" in adv.hint and "line 13" not in adv.hint and "line 19" not in adv.hint
     # (the kernel's real loss is elsewhere: each lane stores 64 contiguous bytes, so its float4 stores are strided
     # -- a coalescing question, which this test does not judge)
+
+
+def test_pow_with_a_small_integer_exponent_is_strength_reduced() -> None:
+    # holdout3's lj_powf: powf(sr, 12.0f) - powf(sr, 6.0f) on the line holding 53% of the samples; multiplications
+    # (sr2 = ..., sr6 = sr2^3, sr12 = sr6^2) measured 2.85x on the H200 (with the sqrtf and a division gone too)
+    d = PAIRS.parent / "holdout3" / "pairs" / "lj_powf"
+    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu"], kernel="lj_energy")
+    rep = an.kernels[0].advice_report
+    assert rep is not None
+    top = rep.advice[0]
+    assert top.optimizer == "strength_reduction" and "integer exponents 6, 12" in top.hint
+    assert 1.6 < top.estimated_speedup < 2.1 and not top.upper_bound
+
+
+@pytest.mark.parametrize(("text", "exponents"), [
+    ("e += 4.0f * eps * (powf(sr, 12.0f) - powf(sr, 6.0f));", ["12", "6"]),
+    ("y = std::pow(x,2);", ["2"]), ("powf(x, 3.f)", ["3"]), ("powf(a*(b+c), 2)", ["2"]),
+    ("float s = bj.w / pow(d2, 1.5);", []), ("pow(a, 2.5f)", []), ("powf(f(x, 2), y)", []), ("pow(x, n)", []),
+])
+def test_integer_pow_pattern(text: str, exponents: list[str]) -> None:
+    from warpwise.analysis.advice.code import _INTEGER_POW
+
+    assert [m.group(1) for m in _INTEGER_POW.finditer(text)] == exponents
