@@ -330,12 +330,24 @@ class FunctionIndex:
         inn_far: dict[int, dict[int, int]] = {}
         heap = sorted(rpo[b] for b in gen)
         queued = set(gen)
+        # blocks whose entry set changed (or whose own defs were not yet sent) since they were last popped.
+        # A block queued only because its far set changed re-sends only that: what it sent of its entry
+        # set and its own defs the last time is already in every successor's sets (both merges are joins:
+        # per-def minimum, and for far sets "the two nearest of the union"), so re-sending changes nothing.
+        dirty = set(gen)
         nothing: tuple[dict[int, tuple[int, int]], dict[int, int], bool] = ({}, {}, False)
         while heap:
             b = order[heapq.heappop(heap)]
             queued.discard(b)
             found, gfar, covered = gen.get(b, nothing)
-            inb = inn.get(b)
+            if b in dirty:
+                dirty.discard(b)
+                inb = inn.get(b)
+            elif covered:
+                continue
+            else:
+                inb = None
+                found = _EMPTY
             ofar = gfar
             lc = cum[end[b]] - cum[first[b]]
             if not covered:
@@ -376,16 +388,26 @@ class FunctionIndex:
                     if old is None or cn < old:
                         tgt[k] = cn
                         changed = True
+                if changed:
+                    dirty.add(s)
                 if ofar:
+                    # far sets are never changed in place once stored (copy on write), so they may be shared
                     tf = inn_far.get(s)
-                    merged = dict(tf) if tf else {}
-                    for k, c in ofar.items():
-                        if c < merged.get(k, limit + 1):
-                            merged[k] = c
-                    merged = _two_nearest(merged)
-                    if merged != tf:
-                        inn_far[s] = merged
+                    if tf is None:
+                        inn_far[s] = ofar  # every entry of ofar is within the limit, at most two
                         changed = True
+                    else:
+                        merged = None
+                        for k, c in ofar.items():
+                            if c < tf.get(k, limit + 1):
+                                if merged is None:
+                                    merged = dict(tf)
+                                merged[k] = c
+                        if merged is not None:
+                            merged = _two_nearest(merged)
+                            if merged != tf:
+                                inn_far[s] = merged
+                                changed = True
                 if changed and s not in queued:
                     heapq.heappush(heap, rpo[s])
                     queued.add(s)
