@@ -126,6 +126,7 @@ class FunctionIndex:
         self._dag: nx.DiGraph | None = None
         self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
         self._dag_pos: dict[int, int] = {}
+        self._uses_order: dict[frozenset[str], tuple[str, ...]] = {}
         #: per-instruction tables other modules derive from this index once (e.g. prune.opcode_key)
         self.memo: dict[str, object] = {}
 
@@ -157,53 +158,80 @@ class FunctionIndex:
         The count also includes defs the search dropped past their latency bound (see
         :meth:`_reaching_in`), so "exactly one candidate" (GPA Fig. 7's coverage before pruning) is exact."""
         out: dict[int, Dep] = {}
-        far: set[int] = set()
         d = self.du[j]
-        for reg in sorted(d.uses):
-            for k, cyc, n in self._sources(j, reg, d.guard, far):
+        guard = d.guard
+        du = self.du
+        reached: list[str] = []  # registers whose sources came from the block-entry summary
+        for reg in self._sorted_uses(d.uses):
+            sb = reg.startswith("SB")
+            for k, cyc, n in self._sources(j, reg, guard, reached):
                 dep = out.get(k)
                 if dep is None:
-                    dep = out[k] = Dep(k, j, cycles=cyc, instructions=n)
-                elif cyc < dep.cycles:
-                    dep.cycles, dep.instructions = cyc, n
-                dep.operands.add(reg)
-                if reg.startswith("SB") and self.du[k].read_barrier == reg and self.du[k].write_barrier != reg:
+                    dep = out[k] = Dep(k, j, {reg}, cyc, n)
+                else:
+                    if cyc < dep.cycles:
+                        dep.cycles, dep.instructions = cyc, n
+                    dep.operands.add(reg)
+                if sb and du[k].read_barrier == reg and du[k].write_barrier != reg:
                     dep.war = True
-        return out, min(2, len(far | out.keys()))
+        if len(out) >= 2 or not reached:
+            return out, min(2, len(out))
+        # at most one candidate so far: the defs dropped past their bound decide between 1 and 2
+        b = self.block[j]
+        far: set[int] = set(out)
+        for reg in reached:
+            fb = self._reach_far[reg].get(b)
+            if fb:
+                far.update(fb)
+        return out, min(2, len(far))
+
+    def _sorted_uses(self, uses: frozenset[str]) -> tuple[str, ...]:
+        """``uses`` in sorted order (the order slice_candidates visits registers; cached per set)."""
+        t = self._uses_order.get(uses)
+        if t is None:
+            t = self._uses_order[uses] = tuple(sorted(uses))
+        return t
 
     def _sources(self, j: int, reg: str, guard: str | None,
-                 far: set[int] | None = None) -> list[tuple[int, int, int]]:
+                 reached: list[str] | None = None) -> list[tuple[int, int, int]]:
         """Defs of ``reg`` reaching ``j``: scan j's block; if that does not cover an unpredicated use, take
         the block's reaching-def summary; a predicated use with no cover in its block gets the exact
-        per-path search (its guard can stop paths earlier than the summary does). ``far`` collects up to
-        two defs that also reach but lie past their latency bound."""
+        per-path search (its guard can stop paths earlier than the summary does). ``reached`` collects the
+        registers answered from the summary (whose far sets :meth:`slice_candidates` may need)."""
         b = self.block[j]
         cum, du = self.cum, self.du
         cj = cum[j]
         found: list[tuple[int, int, int]] = []
-        preds: frozenset[str] = frozenset()
-        for k in self.defs_before(b, j, reg):
-            found.append((k, cj - cum[k], j - k))
-            dk = du[k]
-            if dk.clobbers_all or dk.guard is None:
-                return found  # an unpredicated def covers every guard
-            preds = preds | {dk.guard}
-            if covers(preds, guard):
-                return found
+        if b in self._calls:
+            ks = self.defs_before(b, j, reg)
+        else:  # defs_before without CALLs, inlined: this runs once per (use, register)
+            a = self._defs.get((b, reg))
+            ks = a[bisect.bisect_left(a, j) - 1::-1] if a and a[0] < j else ()
+        if ks:
+            preds: frozenset[str] = frozenset()
+            for k in ks:
+                found.append((k, cj - cum[k], j - k))
+                dk = du[k]
+                if dk.clobbers_all or dk.guard is None:
+                    return found  # an unpredicated def covers every guard
+                preds = preds | {dk.guard}
+                if covers(preds, guard):
+                    return found
         if guard is not None:
             return self._slice_reg(j, reg, guard)
         f = self.first[b]
         c0, n0 = cj - cum[f], j - f
+        rin = self._reaching_in(reg).get(b, _EMPTY)
+        if reached is not None:
+            reached.append(reg)
+        if not found:
+            return [(k, c + c0, n + n0) for k, (c, n) in rin.items()]
         best = {k: (c, n) for k, c, n in found}
-        for k, (c, n) in self._reaching_in(reg).get(b, _EMPTY).items():
+        for k, (c, n) in rin.items():
             c, n = c + c0, n + n0
             old = best.get(k)
             if old is None or (c, n) < old:
                 best[k] = (c, n)
-        if far is not None:
-            fb = self._reach_far[reg].get(b)
-            if fb:
-                far.update(fb)
         return [(k, c, n) for k, (c, n) in best.items()]
 
     def bound(self, k: int) -> float:
