@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -202,6 +203,7 @@ class FunctionIndex:
         cum, du = self.cum, self.du
         cj = cum[j]
         found: list[tuple[int, int, int]] = []
+        ks: Sequence[int]
         if b in self._calls:
             ks = self.defs_before(b, j, reg)
         else:  # defs_before without CALLs, inlined: this runs once per (use, register)
