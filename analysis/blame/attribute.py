@@ -161,7 +161,7 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
                     if owner != pc.offset:
                         stats["branch_resolving_moved"] += s
                 graph.edges.append(BlameEdge(owner_fn.name, None, owner, reason, self_class[reason], float(s),
-                                             lat, section=section))
+                                             lat, 0, section))
                 continue
             if deps is None:
                 deps, n_candidates = fx.slice_candidates(j)
@@ -188,8 +188,7 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
             if len(survivors) == 1:
                 cov_after += s
             if not survivors:
-                graph.edges.append(BlameEdge(pname, None, pc.offset, reason, "self", float(s), lat,
-                                             section=section))
+                graph.edges.append(BlameEdge(pname, None, pc.offset, reason, "self", float(s), lat, 0, section))
                 stats["self_samples"] += s
                 continue
             sources = []

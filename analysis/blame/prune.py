@@ -103,6 +103,8 @@ def latency_rule(fx: FunctionIndex, dep: Dep, reason: str, arch: str) -> bool:
     """GPA rule 3: True if the shortest def→use path (issue cycles) exceeds the def's latency bound."""
     if fx.du[dep.def_index].clobbers_all:
         return False
+    if arch == fx.arch:  # the index's per-instruction bounds are these upper bounds
+        return dep.cycles > fx.bound(dep.def_index)
     return dep.cycles > latency_of(fx.ins[dep.def_index].opcode, arch).upper
 
 

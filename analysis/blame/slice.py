@@ -20,6 +20,7 @@ than the per-path walk. Predicated uses not covered in their own block use the e
 from __future__ import annotations
 
 import bisect
+import graphlib
 import heapq
 from collections import defaultdict
 from collections.abc import Sequence
@@ -124,7 +125,7 @@ class FunctionIndex:
         self._order: list[int] | None = None
         self._rpo: dict[int, int] | None = None
         self._dag_order: list[int] | None = None
-        self._dag: nx.DiGraph | None = None
+        self._dag: dict[int, list[int]] | None = None
         self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
         self._dag_pos: dict[int, int] = {}
         self._uses_order: dict[frozenset[str], tuple[str, ...]] = {}
@@ -481,13 +482,16 @@ class FunctionIndex:
 
     # --- paths -------------------------------------------------------------------------------------
     def _dag_setup(self) -> None:
-        g = self.pf.cfg
-        dag = nx.DiGraph()
-        dag.add_nodes_from(g.nodes)
-        back = _back_edges(g, self.pf.entry)
-        dag.add_edges_from((u, v) for u, v in g.edges if (u, v) not in back)
+        """The CFG without its DFS back edges as successor lists, and a topological order of it (stdlib
+        graphlib: copying the CFG into a second networkx graph cost more than the longest-path sweeps)."""
+        back = _back_edges(self.pf.cfg, self.pf.entry)
+        dag = {n: [x for x in ss if (n, x) not in back] for n, ss in self.succs.items()}
+        preds: dict[int, list[int]] = {n: [] for n in dag}
+        for n, ss in dag.items():
+            for x in ss:
+                preds[x].append(n)
         self._dag = dag
-        self._dag_order = list(nx.topological_sort(dag))
+        self._dag_order = list(graphlib.TopologicalSorter(preds).static_order())
         self._dag_pos = {b: k for k, b in enumerate(self._dag_order)}
 
     def longest(self, i: int, j: int, fallback: int) -> int:
@@ -506,17 +510,18 @@ class FunctionIndex:
             return fallback  # only reachable through a back edge (loop-carried)
         st = self._longest_cache.get(bi)
         if st is None:
-            st = self._longest_cache[bi] = ({s: 0 for s in self._dag.successors(bi)}, pos[bi] + 1)
+            st = self._longest_cache[bi] = ({s: 0 for s in self._dag[bi]}, pos[bi] + 1)
         best, nxt = st
         # extend the single-source longest-path sweep (topological order) lazily up to bj
         order = self._dag_order
+        dag = self._dag
         while nxt <= pos[bj]:
             b = order[nxt]
             nxt += 1
             if b not in best:
                 continue
             w = best[b] + self.end[b] - self.first[b]
-            for s in self._dag.successors(b):
+            for s in dag[b]:
                 if best.get(s, -1) < w:
                     best[s] = w
         self._longest_cache[bi] = (best, nxt)
