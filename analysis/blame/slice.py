@@ -20,7 +20,6 @@ than the per-path walk. Predicated uses not covered in their own block use the e
 from __future__ import annotations
 
 import bisect
-import graphlib
 import heapq
 from collections import defaultdict
 from collections.abc import Sequence
@@ -395,13 +394,17 @@ class FunctionIndex:
                 out = dict(found)
                 ln = end[b] - first[b]
                 for k, (c, n) in inb.items():
-                    c, n = c + lc, n + ln
+                    c += lc
                     if c > bnd[k]:
                         if c <= limit and c < ofar.get(k, limit + 1):
                             if ofar is gfar:
                                 ofar = dict(gfar)
                             ofar[k] = c
                         continue
+                    if not found:  # a block without defs of reg (most): every entry def is new in out
+                        out[k] = (c, n + ln)
+                        continue
+                    n += ln
                     old = out.get(k)
                     if old is None or (c, n) < old:
                         out[k] = (c, n)
@@ -411,14 +414,16 @@ class FunctionIndex:
                 continue
             for s in succs.get(b, ()):
                 tgt = inn.get(s)
-                if tgt is None:
-                    tgt = inn[s] = {}
-                changed = False
-                for k, cn in out.items():
-                    old = tgt.get(k)
-                    if old is None or cn < old:
-                        tgt[k] = cn
-                        changed = True
+                if tgt is None:  # first visit: a copy, in out's order
+                    inn[s] = dict(out)
+                    changed = bool(out)
+                else:
+                    changed = False
+                    for k, cn in out.items():
+                        old = tgt.get(k)
+                        if old is None or cn < old:
+                            tgt[k] = cn
+                            changed = True
                 if changed:
                     dirty.add(s)
                 if ofar:
@@ -482,16 +487,11 @@ class FunctionIndex:
 
     # --- paths -------------------------------------------------------------------------------------
     def _dag_setup(self) -> None:
-        """The CFG without its DFS back edges as successor lists, and a topological order of it (stdlib
-        graphlib: copying the CFG into a second networkx graph cost more than the longest-path sweeps)."""
-        back = _back_edges(self.pf.cfg, self.pf.entry)
-        dag = {n: [x for x in ss if (n, x) not in back] for n, ss in self.succs.items()}
-        preds: dict[int, list[int]] = {n: [] for n in dag}
-        for n, ss in dag.items():
-            for x in ss:
-                preds[x].append(n)
-        self._dag = dag
-        self._dag_order = list(graphlib.TopologicalSorter(preds).static_order())
+        """The CFG without its DFS back edges as successor lists, and a topological order of it: the
+        reverse postorder of that same DFS (every edge it keeps goes from a later to an earlier finish)."""
+        back, post = _back_edges(self.pf.cfg, self.pf.entry)
+        self._dag = {n: [x for x in ss if (n, x) not in back] for n, ss in self.succs.items()}
+        self._dag_order = post[::-1]
         self._dag_pos = {b: k for k, b in enumerate(self._dag_order)}
 
     def longest(self, i: int, j: int, fallback: int) -> int:
@@ -584,11 +584,13 @@ def _two_nearest(far: dict[int, int]) -> dict[int, int]:
     return dict(sorted(far.items(), key=lambda kc: (kc[1], kc[0]))[:2])
 
 
-def _back_edges(g: nx.DiGraph, entry: int) -> set[tuple[int, int]]:
-    """Edges to a node on the DFS stack (from the entry first, then any unvisited node): removing them
-    leaves a DAG."""
+def _back_edges(g: nx.DiGraph, entry: int) -> tuple[set[tuple[int, int]], list[int]]:
+    """(edges to a node on the DFS stack, the DFS postorder), the DFS from the entry first, then from any
+    unvisited node: removing those edges leaves a DAG, and the reversed postorder is a topological order
+    of it."""
     state: dict[int, int] = {}  # 1 = on stack, 2 = done
     back: set[tuple[int, int]] = set()
+    post: list[int] = []
     for root in [entry, *g.nodes]:
         if root in state:
             continue
@@ -606,5 +608,6 @@ def _back_edges(g: nx.DiGraph, entry: int) -> set[tuple[int, int]]:
                     break
             else:
                 state[n] = 2
+                post.append(n)
                 stack.pop()
-    return back
+    return back, post
