@@ -14,6 +14,7 @@ from warpwise.analysis.binary.load import load_cubin
 from warpwise.analysis.blame.attribute import attribute
 from warpwise.analysis.blame.slice import FunctionIndex
 from warpwise.analysis.program.build import build_program
+from warpwise.analysis.program.model import Program
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "perf"))
 import shapes
@@ -22,13 +23,18 @@ PTXAS = shutil.which("ptxas") or (str(Path(shutil.which("nvcc") or "").with_name
                                    else None)
 
 
-@pytest.mark.skipif(not PTXAS or not Path(PTXAS).is_file(), reason="needs ptxas")
-def test_skippable_loops_keep_reaching_sets_small(tmp_path: Path) -> None:
+def _loops_program(tmp_path: Path, units: int) -> Program:
+    """bench/perf/shapes.py's skippable loops (``units`` of them), built with ptxas."""
     ptx = tmp_path / "loops.ptx"
-    ptx.write_text(shapes.ptx_loops_source(300))
+    ptx.write_text(shapes.ptx_loops_source(units))
     cubin = tmp_path / "loops.cubin"
     subprocess.run([str(PTXAS), "-arch=sm_90", "-O3", "-o", str(cubin), str(ptx)], check=True, timeout=300)
-    prog = build_program(load_cubin(str(cubin)))
+    return build_program(load_cubin(str(cubin)))
+
+
+@pytest.mark.skipif(not PTXAS or not Path(PTXAS).is_file(), reason="needs ptxas")
+def test_skippable_loops_keep_reaching_sets_small(tmp_path: Path) -> None:
+    prog = _loops_program(tmp_path, 300)
     pf = prog.functions["big"]
     assert len(pf.loops) >= 300
     fx = FunctionIndex(pf, "sm_90")
@@ -121,11 +127,7 @@ def _reference_reaching(fx: FunctionIndex, reg: str) -> tuple[dict[int, dict[int
 def test_reaching_fixpoint_matches_the_plain_one(tmp_path: Path) -> None:
     # a far set changes without the entry set (the skippable loops carry defs past their bound around their
     # back edges): the optimized fixpoint re-sends only the far set then, and must lose nothing
-    ptx = tmp_path / "loops.ptx"
-    ptx.write_text(shapes.ptx_loops_source(40))
-    cubin = tmp_path / "loops.cubin"
-    subprocess.run([str(PTXAS), "-arch=sm_90", "-O3", "-o", str(cubin), str(ptx)], check=True, timeout=300)
-    pf = build_program(load_cubin(str(cubin))).functions["big"]
+    pf = _loops_program(tmp_path, 40).functions["big"]
     fx = FunctionIndex(pf, "sm_90")
     regs = sorted({r for (_b, r) in fx._defs})
     assert len(regs) > 10
