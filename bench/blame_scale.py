@@ -20,6 +20,7 @@ advice ≤ 1× nvdisasm at every size and shape; µs per instruction flat within
 
     .venv/bin/python bench/blame_scale.py [--shapes generator ptx_loops gemm scan] \
         [--sizes 5000 20000 50000 200000] [--repeat 3] [--repeat-large 1] [--baseline DIR]
+    PYTHONHASHSEED=0 .venv/bin/python bench/blame_scale.py --digest --shapes gemm --sizes 20000   # identity
 """
 
 from __future__ import annotations
@@ -102,6 +103,32 @@ def worker(cubin: str) -> dict[str, float]:
             "edges": sum(len(g.edges) for g in graphs)}
 
 
+def digest(cubin: str) -> tuple[str, str]:
+    """(sha256 prefix of every kernel's blame graph — edges in order, coverage, stats —, of its ``evaluate``
+    report) on the synthetic profile: a speed-only change must leave both unchanged (run with
+    PYTHONHASHSEED=0 so set orders inside reports repeat)."""
+    import hashlib
+
+    from warpwise.analysis.advice import evaluate
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.blame.attribute import attribute
+    from warpwise.analysis.program.build import build_program
+
+    c = load_cubin(cubin)
+    prog = build_program(c)
+    hb, ha = hashlib.sha256(), hashlib.sha256()
+    for f in c.functions.values():
+        if not f.is_kernel:
+            continue
+        p = synthetic_profile(f, c.arch)
+        g = attribute(prog, p)  # type: ignore[arg-type]
+        hb.update(repr((g.kernel, g.coverage_before, g.coverage_after, sorted(g.stats.items()))).encode())
+        for e in g.edges:
+            hb.update(repr(e).encode())
+        ha.update(repr(evaluate(p, prog, g, c.arch)).encode())  # type: ignore[arg-type]
+    return hb.hexdigest()[:16], ha.hexdigest()[:16]
+
+
 Runs = list[dict[str, float]]
 
 
@@ -157,10 +184,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--baseline", metavar="DIR", default=None,
                     help="also time the warpwise under DIR (DIR/warpwise/analysis, e.g. `git archive REV analysis "
                          "server` unpacked into DIR/warpwise), alternating with this tree: rows 'shape (before)'")
+    ap.add_argument("--digest", action="store_true",
+                    help="print hashes of the blame graphs and advice reports instead of timing (identity check)")
     ap.add_argument("--worker", metavar="CUBIN", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker)))
+        return 0
+    if args.digest:
+        for shape in args.shapes:
+            for size in args.sizes:
+                cubin, n = shapes.build(shape, size, args.nvcc)
+                print(shape, size, n, *digest(str(cubin)), flush=True)
         return 0
     print(HEADER, flush=True)
     for shape in args.shapes:

@@ -25,7 +25,7 @@ from warpwise.analysis.binary.model import Cubin
 from warpwise.analysis.blame.apportion import Source, apportion, efficiency_weight
 from warpwise.analysis.blame.classify import classify_edge, classify_self
 from warpwise.analysis.blame.model import BlameEdge, BlameGraph
-from warpwise.analysis.blame.prune import RULES, cold_by
+from warpwise.analysis.blame.prune import RULES, opcode_cold, opcode_keys, structural_cut
 from warpwise.analysis.blame.slice import Dep, FunctionIndex
 from warpwise.analysis.gcpause import gc_paused
 from warpwise.analysis.profile.model import KernelProfile, PCSample
@@ -35,9 +35,6 @@ from warpwise.analysis.program.model import Program, ProgramFunction
 
 _CUT_KEY = {r: f"cut_{r}" for r in RULES}
 
-
-def _sorted_operands(dep: Dep) -> tuple[str, ...]:
-    return tuple(sorted(dep.operands))
 
 
 class BlameError(ValueError):
@@ -139,13 +136,16 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
         fx = index.get(pf.name)
         if fx is None:
             fx = index[pf.name] = FunctionIndex(pf, arch_name)
+        okeys = opcode_keys(fx)
         j = fx.index[pc.offset]
         section = pf.function.section
         pname = pf.name
         deps: dict[int, Dep] | None = None
+        dep_list: list[Dep] = []
         n_candidates = 0
         structural: dict[int, str | None] = {}
         src_cache: dict[int, Source] = {}
+        operands: dict[int, tuple[str, ...]] = {}
         for reason, s in sorted(pc.stalls.items()):
             lat = float(pc.stalls_not_issued.get(reason, 0))
             if s <= 0 and lat <= 0:
@@ -161,23 +161,34 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
                     if owner != pc.offset:
                         stats["branch_resolving_moved"] += s
                 graph.edges.append(BlameEdge(owner_fn.name, None, owner, reason, self_class[reason], float(s),
-                                             lat, section=section))
+                                             lat, 0, section))
                 continue
             if deps is None:
                 deps, n_candidates = fx.slice_candidates(j)
+                dep_list = list(deps.values())
             survivors: list[Dep] = []
-            for dep in deps.values():
-                rule = cold_by(fx, dep, reason, arch_name, structural)
+            for dep in dep_list:
+                # cold_by, inlined: the opcode rule per reason, the reason-independent rules once per def
+                k = dep.def_index
+                key = okeys[k]
+                if key is not None and opcode_cold(key[0], key[1], reason, dep.war):
+                    stats["cut_opcode"] += 1
+                    continue
+                if k in structural:
+                    rule = structural[k]
+                else:
+                    rule = structural[k] = structural_cut(fx, dep, arch_name)
                 if rule is None:
                     survivors.append(dep)
                 else:
                     stats[_CUT_KEY[rule]] += 1
             cov_total += s
-            cov_before += s if n_candidates == 1 else 0
-            cov_after += s if len(survivors) == 1 else 0
+            if n_candidates == 1:
+                cov_before += s
+            if len(survivors) == 1:
+                cov_after += s
             if not survivors:
-                graph.edges.append(BlameEdge(pname, None, pc.offset, reason, "self", float(s), lat,
-                                             section=section))
+                graph.edges.append(BlameEdge(pname, None, pc.offset, reason, "self", float(s), lat, 0, section))
                 stats["self_samples"] += s
                 continue
             sources = []
@@ -196,12 +207,15 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
                                   x.efficiency) for d, x in zip(survivors, sources, strict=True)]
             shares = apportion(sources)
             for dep, src, share in zip(survivors, sources, shares, strict=True):
-                di = fx.ins[dep.def_index]
+                k = dep.def_index
+                di = fx.ins[k]
+                ops = operands.get(k)
+                if ops is None:
+                    ops = operands[k] = tuple(sorted(dep.operands))
                 graph.edges.append(BlameEdge(
                     pname, di.offset, pc.offset, reason,
-                    classify_edge(reason, di.opcode, dep.war, fx.du[dep.def_index].clobbers_all),
-                    s * share, lat * share, distance=src.path, section=section,
-                    operands=_sorted_operands(dep), path_cycles=dep.cycles))
+                    classify_edge(reason, di.opcode, dep.war, fx.du[k].clobbers_all),
+                    s * share, lat * share, src.path, section, ops, dep.cycles))
             stats["apportioned_samples"] += s
     graph.coverage_before = cov_before / cov_total if cov_total else 0.0
     graph.coverage_after = cov_after / cov_total if cov_total else 0.0

@@ -41,24 +41,29 @@ def opcode_rule(fx: FunctionIndex, dep: Dep, reason: str) -> bool:
     A write-after-read edge (through a read barrier) passes for either scoreboard.
     """
     key = opcode_key(fx, dep.def_index)
-    return key is not None and _opcode_cold(key[0], key[1], reason, dep.war)
+    return key is not None and opcode_cold(key[0], key[1], reason, dep.war)
 
 
 def opcode_key(fx: FunctionIndex, k: int) -> tuple[str, bool] | None:
     """What the opcode rule reads of def ``k``: (latency class, sets a scoreboard barrier), None for a CALL
-    (which passes the rule). Computed once per instruction of the function (the rule runs per edge and
-    reason)."""
+    (which passes the rule)."""
+    return opcode_keys(fx)[k]
+
+
+def opcode_keys(fx: FunctionIndex) -> list[tuple[str, bool] | None]:
+    """:func:`opcode_key` of every instruction of the function, computed once per function (the rule runs
+    per edge and reason)."""
     keys = cast("list[tuple[str, bool] | None] | None", fx.memo.get("opcode_key"))
     if keys is None:
         keys = fx.memo["opcode_key"] = [
             None if d.clobbers_all else
             (latency_class(i.opcode), d.write_barrier is not None or d.read_barrier is not None)
             for i, d in zip(fx.ins, fx.du, strict=True)]
-    return keys[k]
+    return keys
 
 
 @lru_cache(maxsize=4096)
-def _opcode_cold(klass: str, barrier: bool, reason: str, war: bool) -> bool:
+def opcode_cold(klass: str, barrier: bool, reason: str, war: bool) -> bool:
     """:func:`opcode_rule` on what it reads of the def (see there)."""
     cls = stall_class(reason)
     if reason in ("long_scoreboard", "short_scoreboard") and war:
@@ -98,6 +103,8 @@ def latency_rule(fx: FunctionIndex, dep: Dep, reason: str, arch: str) -> bool:
     """GPA rule 3: True if the shortest def→use path (issue cycles) exceeds the def's latency bound."""
     if fx.du[dep.def_index].clobbers_all:
         return False
+    if arch == fx.arch:  # the index's per-instruction bounds are these upper bounds
+        return dep.cycles > fx.bound(dep.def_index)
     return dep.cycles > latency_of(fx.ins[dep.def_index].opcode, arch).upper
 
 

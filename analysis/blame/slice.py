@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
@@ -123,9 +124,10 @@ class FunctionIndex:
         self._order: list[int] | None = None
         self._rpo: dict[int, int] | None = None
         self._dag_order: list[int] | None = None
-        self._dag: nx.DiGraph | None = None
+        self._dag: dict[int, list[int]] | None = None
         self._longest_cache: dict[int, tuple[dict[int, int], int]] = {}
         self._dag_pos: dict[int, int] = {}
+        self._uses_order: dict[frozenset[str], tuple[str, ...]] = {}
         #: per-instruction tables other modules derive from this index once (e.g. prune.opcode_key)
         self.memo: dict[str, object] = {}
 
@@ -157,53 +159,81 @@ class FunctionIndex:
         The count also includes defs the search dropped past their latency bound (see
         :meth:`_reaching_in`), so "exactly one candidate" (GPA Fig. 7's coverage before pruning) is exact."""
         out: dict[int, Dep] = {}
-        far: set[int] = set()
         d = self.du[j]
-        for reg in sorted(d.uses):
-            for k, cyc, n in self._sources(j, reg, d.guard, far):
+        guard = d.guard
+        du = self.du
+        reached: list[str] = []  # registers whose sources came from the block-entry summary
+        for reg in self._sorted_uses(d.uses):
+            sb = reg.startswith("SB")
+            for k, cyc, n in self._sources(j, reg, guard, reached):
                 dep = out.get(k)
                 if dep is None:
-                    dep = out[k] = Dep(k, j, cycles=cyc, instructions=n)
-                elif cyc < dep.cycles:
-                    dep.cycles, dep.instructions = cyc, n
-                dep.operands.add(reg)
-                if reg.startswith("SB") and self.du[k].read_barrier == reg and self.du[k].write_barrier != reg:
+                    dep = out[k] = Dep(k, j, {reg}, cyc, n)
+                else:
+                    if cyc < dep.cycles:
+                        dep.cycles, dep.instructions = cyc, n
+                    dep.operands.add(reg)
+                if sb and du[k].read_barrier == reg and du[k].write_barrier != reg:
                     dep.war = True
-        return out, min(2, len(far | out.keys()))
+        if len(out) >= 2 or not reached:
+            return out, min(2, len(out))
+        # at most one candidate so far: the defs dropped past their bound decide between 1 and 2
+        b = self.block[j]
+        far: set[int] = set(out)
+        for reg in reached:
+            fb = self._reach_far[reg].get(b)
+            if fb:
+                far.update(fb)
+        return out, min(2, len(far))
+
+    def _sorted_uses(self, uses: frozenset[str]) -> tuple[str, ...]:
+        """``uses`` in sorted order (the order slice_candidates visits registers; cached per set)."""
+        t = self._uses_order.get(uses)
+        if t is None:
+            t = self._uses_order[uses] = tuple(sorted(uses))
+        return t
 
     def _sources(self, j: int, reg: str, guard: str | None,
-                 far: set[int] | None = None) -> list[tuple[int, int, int]]:
+                 reached: list[str] | None = None) -> list[tuple[int, int, int]]:
         """Defs of ``reg`` reaching ``j``: scan j's block; if that does not cover an unpredicated use, take
         the block's reaching-def summary; a predicated use with no cover in its block gets the exact
-        per-path search (its guard can stop paths earlier than the summary does). ``far`` collects up to
-        two defs that also reach but lie past their latency bound."""
+        per-path search (its guard can stop paths earlier than the summary does). ``reached`` collects the
+        registers answered from the summary (whose far sets :meth:`slice_candidates` may need)."""
         b = self.block[j]
         cum, du = self.cum, self.du
         cj = cum[j]
         found: list[tuple[int, int, int]] = []
-        preds: frozenset[str] = frozenset()
-        for k in self.defs_before(b, j, reg):
-            found.append((k, cj - cum[k], j - k))
-            dk = du[k]
-            if dk.clobbers_all or dk.guard is None:
-                return found  # an unpredicated def covers every guard
-            preds = preds | {dk.guard}
-            if covers(preds, guard):
-                return found
+        ks: Sequence[int]
+        if b in self._calls:
+            ks = self.defs_before(b, j, reg)
+        else:  # defs_before without CALLs, inlined: this runs once per (use, register)
+            a = self._defs.get((b, reg))
+            ks = a[bisect.bisect_left(a, j) - 1::-1] if a and a[0] < j else ()
+        if ks:
+            preds: frozenset[str] = frozenset()
+            for k in ks:
+                found.append((k, cj - cum[k], j - k))
+                dk = du[k]
+                if dk.clobbers_all or dk.guard is None:
+                    return found  # an unpredicated def covers every guard
+                preds = preds | {dk.guard}
+                if covers(preds, guard):
+                    return found
         if guard is not None:
             return self._slice_reg(j, reg, guard)
         f = self.first[b]
         c0, n0 = cj - cum[f], j - f
+        rin = self._reaching_in(reg).get(b, _EMPTY)
+        if reached is not None:
+            reached.append(reg)
+        if not found:
+            return [(k, c + c0, n + n0) for k, (c, n) in rin.items()]
         best = {k: (c, n) for k, c, n in found}
-        for k, (c, n) in self._reaching_in(reg).get(b, _EMPTY).items():
+        for k, (c, n) in rin.items():
             c, n = c + c0, n + n0
             old = best.get(k)
             if old is None or (c, n) < old:
                 best[k] = (c, n)
-        if far is not None:
-            fb = self._reach_far[reg].get(b)
-            if fb:
-                far.update(fb)
         return [(k, c, n) for k, (c, n) in best.items()]
 
     def bound(self, k: int) -> float:
@@ -330,12 +360,24 @@ class FunctionIndex:
         inn_far: dict[int, dict[int, int]] = {}
         heap = sorted(rpo[b] for b in gen)
         queued = set(gen)
+        # blocks whose entry set changed (or whose own defs were not yet sent) since they were last popped.
+        # A block queued only because its far set changed re-sends only that: what it sent of its entry
+        # set and its own defs the last time is already in every successor's sets (both merges are joins:
+        # per-def minimum, and for far sets "the two nearest of the union"), so re-sending changes nothing.
+        dirty = set(gen)
         nothing: tuple[dict[int, tuple[int, int]], dict[int, int], bool] = ({}, {}, False)
         while heap:
             b = order[heapq.heappop(heap)]
             queued.discard(b)
             found, gfar, covered = gen.get(b, nothing)
-            inb = inn.get(b)
+            if b in dirty:
+                dirty.discard(b)
+                inb = inn.get(b)
+            elif covered:
+                continue
+            else:
+                inb = None
+                found = _EMPTY
             ofar = gfar
             lc = cum[end[b]] - cum[first[b]]
             if not covered:
@@ -352,13 +394,17 @@ class FunctionIndex:
                 out = dict(found)
                 ln = end[b] - first[b]
                 for k, (c, n) in inb.items():
-                    c, n = c + lc, n + ln
+                    c += lc
                     if c > bnd[k]:
                         if c <= limit and c < ofar.get(k, limit + 1):
                             if ofar is gfar:
                                 ofar = dict(gfar)
                             ofar[k] = c
                         continue
+                    if not found:  # a block without defs of reg (most): every entry def is new in out
+                        out[k] = (c, n + ln)
+                        continue
+                    n += ln
                     old = out.get(k)
                     if old is None or (c, n) < old:
                         out[k] = (c, n)
@@ -368,24 +414,36 @@ class FunctionIndex:
                 continue
             for s in succs.get(b, ()):
                 tgt = inn.get(s)
-                if tgt is None:
-                    tgt = inn[s] = {}
-                changed = False
-                for k, cn in out.items():
-                    old = tgt.get(k)
-                    if old is None or cn < old:
-                        tgt[k] = cn
-                        changed = True
+                if tgt is None:  # first visit: a copy, in out's order
+                    inn[s] = dict(out)
+                    changed = bool(out)
+                else:
+                    changed = False
+                    for k, cn in out.items():
+                        old = tgt.get(k)
+                        if old is None or cn < old:
+                            tgt[k] = cn
+                            changed = True
+                if changed:
+                    dirty.add(s)
                 if ofar:
+                    # far sets are never changed in place once stored (copy on write), so they may be shared
                     tf = inn_far.get(s)
-                    merged = dict(tf) if tf else {}
-                    for k, c in ofar.items():
-                        if c < merged.get(k, limit + 1):
-                            merged[k] = c
-                    merged = _two_nearest(merged)
-                    if merged != tf:
-                        inn_far[s] = merged
+                    if tf is None:
+                        inn_far[s] = ofar  # every entry of ofar is within the limit, at most two
                         changed = True
+                    else:
+                        merged = None
+                        for k, c in ofar.items():
+                            if c < tf.get(k, limit + 1):
+                                if merged is None:
+                                    merged = dict(tf)
+                                merged[k] = c
+                        if merged is not None:
+                            merged = _two_nearest(merged)
+                            if merged != tf:
+                                inn_far[s] = merged
+                                changed = True
                 if changed and s not in queued:
                     heapq.heappush(heap, rpo[s])
                     queued.add(s)
@@ -429,13 +487,11 @@ class FunctionIndex:
 
     # --- paths -------------------------------------------------------------------------------------
     def _dag_setup(self) -> None:
-        g = self.pf.cfg
-        dag = nx.DiGraph()
-        dag.add_nodes_from(g.nodes)
-        back = _back_edges(g, self.pf.entry)
-        dag.add_edges_from((u, v) for u, v in g.edges if (u, v) not in back)
-        self._dag = dag
-        self._dag_order = list(nx.topological_sort(dag))
+        """The CFG without its DFS back edges as successor lists, and a topological order of it: the
+        reverse postorder of that same DFS (every edge it keeps goes from a later to an earlier finish)."""
+        back, post = _back_edges(self.pf.cfg, self.pf.entry)
+        self._dag = {n: [x for x in ss if (n, x) not in back] for n, ss in self.succs.items()}
+        self._dag_order = post[::-1]
         self._dag_pos = {b: k for k, b in enumerate(self._dag_order)}
 
     def longest(self, i: int, j: int, fallback: int) -> int:
@@ -454,17 +510,18 @@ class FunctionIndex:
             return fallback  # only reachable through a back edge (loop-carried)
         st = self._longest_cache.get(bi)
         if st is None:
-            st = self._longest_cache[bi] = ({s: 0 for s in self._dag.successors(bi)}, pos[bi] + 1)
+            st = self._longest_cache[bi] = ({s: 0 for s in self._dag[bi]}, pos[bi] + 1)
         best, nxt = st
         # extend the single-source longest-path sweep (topological order) lazily up to bj
         order = self._dag_order
+        dag = self._dag
         while nxt <= pos[bj]:
             b = order[nxt]
             nxt += 1
             if b not in best:
                 continue
             w = best[b] + self.end[b] - self.first[b]
-            for s in self._dag.successors(b):
+            for s in dag[b]:
                 if best.get(s, -1) < w:
                     best[s] = w
         self._longest_cache[bi] = (best, nxt)
@@ -527,11 +584,13 @@ def _two_nearest(far: dict[int, int]) -> dict[int, int]:
     return dict(sorted(far.items(), key=lambda kc: (kc[1], kc[0]))[:2])
 
 
-def _back_edges(g: nx.DiGraph, entry: int) -> set[tuple[int, int]]:
-    """Edges to a node on the DFS stack (from the entry first, then any unvisited node): removing them
-    leaves a DAG."""
+def _back_edges(g: nx.DiGraph, entry: int) -> tuple[set[tuple[int, int]], list[int]]:
+    """(edges to a node on the DFS stack, the DFS postorder), the DFS from the entry first, then from any
+    unvisited node: removing those edges leaves a DAG, and the reversed postorder is a topological order
+    of it."""
     state: dict[int, int] = {}  # 1 = on stack, 2 = done
     back: set[tuple[int, int]] = set()
+    post: list[int] = []
     for root in [entry, *g.nodes]:
         if root in state:
             continue
@@ -549,5 +608,6 @@ def _back_edges(g: nx.DiGraph, entry: int) -> set[tuple[int, int]]:
                     break
             else:
                 state[n] = 2
+                post.append(n)
                 stack.pop()
-    return back
+    return back, post
