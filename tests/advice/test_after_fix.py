@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from warpwise.analysis.arch.roofline import ACHIEVABLE, after_fix, dram_reach, launch_floor_ns
-from warpwise.analysis.profile.model import LaunchConfig
 from warpwise.analysis.pipeline import analyze
+from warpwise.analysis.profile.model import LaunchConfig
 from warpwise.analysis.profile.ncu import launch_from_metrics
 
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "advice" / "pairs"
@@ -150,7 +150,7 @@ def test_block_increase_pays_for_dispatching_the_full_wave() -> None:
     # Four 32-thread CTAs (one per SM) grown to 132 x 32 CTAs: the kernel's 1.57 ms becomes a few microseconds,
     # where dispatching 32 CTAs per SM (launch_floor_ns(32) = 4.2 us, against 1.7 us for one) is most of the
     # time; H200: 260.8x measured. Without the floor after the fix the estimate was 471x.
-    lc, adv = _top("fourblock_poly_grid", "block_increase")
+    _, adv = _top("fourblock_poly_grid", "block_increase")
     assert adv.ctas_per_sm_after == 32
     e = adv.estimate
     assert e.inputs["f_ns"] == launch_floor_ns(1) and e.inputs["f_after_ns"] == launch_floor_ns(32)
