@@ -26,7 +26,7 @@ from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import roofline, stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
-from warpwise.analysis.program.model import Program, ProgramFunction
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: GPA released (GPUGlobalMemoryCoalesceOptimizer / GPUGlobalMemoryReductionOptimizer): accesses with an
 #: L2 sector efficiency (ideal / actual sectors) below this are uncoalesced.
@@ -691,7 +691,46 @@ def warp_balance(view: KernelView) -> Advice | Skipped:
         hint = (f"warps wait at the barrier at {cm.lines_text((h.use.file, h.use.line) for h in hs)} for the slower "
                 "warps of their block: even out the work before it, or replace block-wide synchronization by warp "
                 "shuffles (__shfl_*_sync) where only a warp shares data")
-    return cm.stall_elimination_advice(view, "warp_balance", evs, hint, nothing="no synchronization stalls")
+    res = cm.stall_elimination_advice(view, "warp_balance", evs, hint, nothing="no synchronization stalls")
+    if not isinstance(res, Advice):
+        return res
+    exchanged = _exchange_wavefronts(view, evs)
+    if exchanged <= 0:
+        return res
+    # Threads of a block that exchange data through shared memory between barriers (a tree reduction or scan):
+    # the shuffles the hint proposes replace that exchange, so the L1 data pipe's work shrinks with it and the
+    # roofline after the fix, not the L1 throughput now, bounds the gain (arch/roofline.after_fix).
+    ratios = {"l1": _l1_ratio(view, shared_removed=exchanged)}
+    return _after_fix_estimate(view, res, ratios, False, {"wavefronts_exchanged": exchanged,
+                                                          "wavefronts_l1": view.profile.launch.l1_lsu_wavefronts})
+
+
+def _exchange_wavefronts(view: KernelView, sync_edges: list[EdgeView]) -> float:
+    """Shared-memory wavefronts (Nsight Compute's per-instruction counters) of the loads and stores between the
+    first and the last instruction that waits at a barrier in each function, and in the loops holding such a
+    wait: the data the block's threads exchange from one barrier to the next. 0 without wavefront counts or
+    with a single barrier wait."""
+    spans: dict[str, tuple[ProgramFunction, int, int]] = {}
+    in_loops: dict[tuple[str, int], tuple[ProgramFunction, Loop]] = {}
+    for e in sync_edges:
+        fn, ins = e.use_fn, e.use_ins
+        if fn is None or ins is None:
+            continue
+        lo, hi = spans.get(fn.name, (fn, ins.offset, ins.offset))[1:]
+        spans[fn.name] = (fn, min(lo, ins.offset), max(hi, ins.offset))
+        if e.use_loop is not None:
+            in_loops[(fn.name, e.use_loop.header)] = (fn, e.use_loop)
+    keys: set[tuple[str, int]] = set()
+    for fn, lo, hi in spans.values():
+        for i in fn.instructions:
+            if lo <= i.offset < hi and cm.is_shared_mem(i):
+                keys.add((fn.name, i.offset))
+    for fn, lp in in_loops.values():
+        for i in fn.instructions:
+            b = fn.block_of(i.offset)
+            if b is not None and b.start in lp.blocks and cm.is_shared_mem(i):
+                keys.add((fn.name, i.offset))
+    return float(sum(s.shared_wavefronts for s in view.profile.pcs.values() if (s.function, s.offset) in keys))
 
 
 # ---- memory throttles: memory_transaction_reduction / global_memory_coalesce -------------------------------
