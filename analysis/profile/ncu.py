@@ -320,12 +320,20 @@ _WORKER_ERROR = "warpwise-report-error: "
 _NO_SASS = "--no-sass"
 
 
+#: Bounds on what :func:`embedded_code` parses, so a crafted report full of ELF headers cannot make it slow: a
+#: report holds one image per profiled module (a few), each with a few sections per kernel.
+MAX_EMBEDDED_IMAGES = 256
+MAX_EMBEDDED_SECTIONS = 16384
+MAX_EMBEDDED_BYTES = 256 << 20
+
+
 def embedded_code(path: str | Path) -> dict[str, list[str]]:
     """SHA-256 (hex) of each code section of the CUDA ELF images the report at ``path`` carries (the profiled
     modules, which Nsight Compute stores for its Source page), by the section's function (``.text.<name>``
     without the prefix); a function in several modules lists each. ncu-report gives no access to them, so
-    they are found by the ELF magic in the report's bytes and parsed with pyelftools; {} when none is there or
-    none parses (the join then checks without them)."""
+    they are found by the ELF magic in the report's bytes and parsed with pyelftools (at most
+    MAX_EMBEDDED_IMAGES images of at most MAX_EMBEDDED_SECTIONS sections and MAX_EMBEDDED_BYTES each); {} when none is there or none parses
+    (the join then checks without them)."""
     import hashlib
     import io
     import mmap
@@ -338,11 +346,14 @@ def embedded_code(path: str | Path) -> dict[str, list[str]]:
     try:
         with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as data:
             at = data.find(b"\x7fELF\x02\x01")  # ELF64, little-endian: CUDA's
-            while at >= 0 and at + 64 <= len(data):
+            images = 0
+            while at >= 0 and at + 64 <= len(data) and images < MAX_EMBEDDED_IMAGES:
                 shoff = struct.unpack_from("<Q", data, at + 0x28)[0]
                 shentsize, shnum = struct.unpack_from("<HH", data, at + 0x3A)
                 end = at + shoff + shentsize * shnum
-                if shentsize == 64 and 0 < shnum and at < end <= len(data):
+                if shentsize == 64 and 0 < shnum <= MAX_EMBEDDED_SECTIONS and at < end <= len(data) and \
+                        end - at <= MAX_EMBEDDED_BYTES:
+                    images += 1
                     try:
                         elf = ELFFile(io.BytesIO(data[at:end]))
                         for sec in elf.iter_sections():

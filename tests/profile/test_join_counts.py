@@ -219,3 +219,38 @@ def test_a_launch_without_binary_gets_the_reports_sass(monkeypatch: pytest.Monke
     assert fill_sass(prof) == len(prof.pcs) == 75
     assert {k: s.sass for k, s in prof.pcs.items()} == {k: s.sass for k, s in read("stencil", True).pcs.items()}
     assert fill_sass(prof) == 0  # nothing left to fill
+
+
+def test_embedded_code_is_bounded_on_a_report_full_of_elf_headers(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # A crafted "report": 5,000 ELF64 headers claiming section tables to the end of the file. Only the first
+    # MAX_EMBEDDED_IMAGES plausible ones are parsed; none is a real image, so nothing is found and nothing raises.
+    import struct
+
+    from warpwise.analysis.profile.ncu import MAX_EMBEDDED_IMAGES, embedded_code
+
+    header = bytearray(64)
+    header[:6] = b"\x7fELF\x02\x01"
+    n = 5000
+    blob = bytearray()
+    for i in range(n):
+        h = bytearray(header)
+        struct.pack_into("<Q", h, 0x28, (n - i) * 64 - 64)  # section table at the end of the file
+        struct.pack_into("<HH", h, 0x3A, 64, 1)
+        blob += h
+    blob += bytes(64)
+    p = tmp_path / "crafted.ncu-rep"
+    p.write_bytes(bytes(blob))
+    import elftools.elf.elffile as elffile
+
+    parsed = []
+    real = elffile.ELFFile
+
+    def counting(stream: Any) -> Any:
+        parsed.append(1)
+        return real(stream)
+
+    monkeypatch.setattr(elffile, "ELFFile", counting)
+    assert MAX_EMBEDDED_IMAGES < n
+    assert embedded_code(p) == {}
+    assert len(parsed) == MAX_EMBEDDED_IMAGES
