@@ -332,8 +332,8 @@ def embedded_code(path: str | Path) -> dict[str, list[str]]:
     modules, which Nsight Compute stores for its Source page), by the section's function (``.text.<name>``
     without the prefix); a function in several modules lists each. ncu-report gives no access to them, so
     they are found by the ELF magic in the report's bytes and parsed with pyelftools (at most
-    MAX_EMBEDDED_IMAGES images of at most MAX_EMBEDDED_SECTIONS sections and MAX_EMBEDDED_BYTES each); {} when none is there or none parses
-    (the join then checks without them)."""
+    MAX_EMBEDDED_IMAGES images of at most MAX_EMBEDDED_SECTIONS sections and MAX_EMBEDDED_BYTES each); {} when
+    none is there or none parses (the join then checks without them)."""
     import hashlib
     import io
     import mmap
