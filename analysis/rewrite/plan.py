@@ -37,7 +37,9 @@ sample and leave-one-program-out, docs/benchmarks.md "Dynamic parallelism"):
   equal the child's block) and that block is smaller than the largest threshold, the largest threshold
   runs every child of the profile in its parent thread: no launch is left, so neither coarsening nor
   aggregation is applied (their bookkeeping would be pure overhead; the no-CDP program, CGO'22 §VIII,
-  plus the threshold test);
+  plus the threshold test) — except for a launch inside a loop of the parent, which keeps aggregation per
+  block: device-side launches left in a loop whose warps diverge between launching and running serial
+  copies livelocked in the H200's device runtime (docs/benchmarks.md, DP Run 6);
 - coarsening factor (CGO'22 §IV: fewer, fuller blocks): when the child grids have more than one block on
   average (``Rule.coarsen_blocks`` = 1.05: one block plus rounding) and the child blocks of one parent
   launch are more than the GPU holds at once (``Rule.coarsen_waves`` = 1 GPU-full: SMs x the SM's block
