@@ -37,7 +37,9 @@ sample and leave-one-program-out, docs/benchmarks.md "Dynamic parallelism"):
   equal the child's block) and that block is smaller than the largest threshold, the largest threshold
   runs every child of the profile in its parent thread: no launch is left, so neither coarsening nor
   aggregation is applied (their bookkeeping would be pure overhead; the no-CDP program, CGO'22 §VIII,
-  plus the threshold test);
+  plus the threshold test) — except for a launch inside a loop of the parent, which keeps aggregation per
+  block: device-side launches left in a loop whose warps diverge between launching and running serial
+  copies livelocked in the H200's device runtime (docs/benchmarks.md, DP Run 6);
 - coarsening factor (CGO'22 §IV: fewer, fuller blocks): when the child grids have more than one block on
   average (``Rule.coarsen_blocks`` = 1.05: one block plus rounding) and the child blocks of one parent
   launch are more than the GPU holds at once (``Rule.coarsen_waves`` = 1 GPU-full: SMs x the SM's block
@@ -237,13 +239,17 @@ class Plan:
         return f"{self.choice.label}: " + "; ".join(self.reasons)
 
 
-def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: bool, rule: Rule = RULE) -> Plan:
+def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: bool, rule: Rule = RULE,
+           in_loop: bool = False) -> Plan:
     """The profile-guided choice for one launch.
 
     ``child_block``: threads per child block (None when not a constant); ``allowed``: the transforms that
     apply to the launch (threshold / coarsen / aggregate); ``grid_ok``: grid granularity possible (the
     host launch of the parent is in the file); ``rule``: the rule's constants (the default is the stated
-    rule; bench/dp/plan_loo.py passes others).
+    rule; bench/dp/plan_loo.py passes others); ``in_loop``: the launch is inside a loop of the parent (then
+    serial execution keeps aggregation per block: a threshold without aggregation leaves device-side
+    launches in a loop whose warps diverge, which livelocked in the H200's device runtime, docs/benchmarks.md
+    "Dynamic-parallelism rewrites", Run 6).
     """
     m = facts.mean_child_threads
     reasons = [f"{facts.child_launches} child launches of {m:.0f} threads on average "
@@ -289,7 +295,14 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
                f" (their {waves:.1f} GPU-fulls of blocks per parent launch leave no block scheduling to save)")
         reasons.append(f"coarsen x{c}: child grids of {blocks:.2f} blocks of {bs} threads on average" + why)
     g: str | None
-    if all_serial:
+    if all_serial and in_loop and "aggregate" in allowed:
+        g = "block"
+        reasons.append(f"aggregate per block: every child grid is one block of {child_block} threads, under the "
+                       f"threshold {t}, so all of them run in the parent thread, but the launch is in a loop: without "
+                       "aggregation a warp whose lanes launch while others run the serial copy in other iterations "
+                       "can livelock in the device runtime (CDP2, H200), so the launches left go to the aggregation "
+                       "buffer instead")
+    elif all_serial:
         g = None
         reasons.append(f"no aggregation: every child grid is one block of {child_block} threads, under the threshold "
                        f"{t}, so all of them run in the parent thread (serial execution, as without CDP)")
@@ -363,6 +376,7 @@ class LaunchContext:
     allowed: frozenset[str]  # transforms that apply (threshold / coarsen / aggregate)
     grid_ok: bool  # the host launch of the parent is in the file (grid granularity possible)
     child_block: int | None  # threads per child block when it is a constant
+    in_loop: bool = False  # the launch is inside a loop of the parent
 
 
 def launch_context(source: str, path: str, launch_line: int) -> LaunchContext:
@@ -383,7 +397,7 @@ def launch_context(source: str, path: str, launch_line: int) -> LaunchContext:
     p = parse(source, path)
     grid_ok = any(not s.device_side and s.child_name == la.parent for s in find_sites(p))
     return LaunchContext(la.parent, la.child == la.parent, frozenset(la.transforms), grid_ok,
-                         eval_int(la.block.text, constants(source)))
+                         eval_int(la.block.text, constants(source)), la.in_loop)
 
 
 def plan_launch(source: str, path: str, launch_line: int, profiles: Iterable[KernelProfile] | None) -> Plan:
@@ -430,7 +444,7 @@ def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE,
                    "run, ncu --launch-skip S --launch-count 1 at several S, and give the plan every report): "
                    + default_reason(choice, ctx.recursive))
         return Plan(choice, [why], alternatives(choice, allowed, grid_ok, ctx.recursive), None if few else facts)
-    return choose(facts, block, allowed, grid_ok, rule)
+    return choose(facts, block, allowed, grid_ok, rule, in_loop=ctx.in_loop)
 
 
 def plan_edits(source: str, path: str, launch_line: int, choice: Choice) -> list[TextEdit]:

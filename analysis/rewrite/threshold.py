@@ -128,8 +128,10 @@ def _launch_lines(p: Parsed, site: Site, ch: Child, tc: ThreadCount | None, seri
 # in different iterations, some inside the device runtime's launch while others run the serial copy. On
 # the H200 (CDP2, driver 580.159.04) such a warp livelocks: the launching lanes spin in the device runtime
 # and never return, the warp's other lanes stay parked in the serial loop (cuda-gdb and mapped-memory
-# progress counters, bench/dp/hang_diag.sh; docs/benchmarks.md "The histo hang"). The launching lanes of
-# the warp therefore finish their launches before its other lanes start the serial copy.
+# progress counters, bench/dp/hang_diag.sh; docs/benchmarks.md, DP Run 6). The launching lanes of the
+# warp therefore finish their launches before its other lanes start the serial copy: a mitigation (the
+# H200 sweep: 55 of 68 points hung before, 2 of 90 after), which is why the profile-guided plan also keeps
+# aggregation for such a launch (plan.choose, in_loop).
 LOOP_SYNC_COMMENT = (
     "/* warpwise threshold: the launch is in a loop: this warp's launching lanes finish their launches",
     "   before its other lanes run the serial copy (a warp with lanes in the device runtime's launch while",

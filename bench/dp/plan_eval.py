@@ -130,7 +130,7 @@ def evaluate(results_dir: Path, extra: list[Path]) -> dict[str, dict[str, object
             entry: dict[str, object] = {"reports": shown,
                                         "context": {"parent": ctx.parent, "recursive": ctx.recursive,
                                                     "allowed": sorted(ctx.allowed), "grid_ok": ctx.grid_ok,
-                                                    "child_block": ctx.child_block}}
+                                                    "child_block": ctx.child_block, "in_loop": ctx.in_loop}}
             profiles = [kp for r in reps for kp in load_profiles(r)] if reps else None
             plan = plan_launch(source, rel, la.line, profiles)
             default = plan_launch(source, rel, la.line, None)

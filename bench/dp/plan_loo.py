@@ -53,7 +53,8 @@ def ratio(entry: dict[str, object], rule: Rule, times: dict[tuple[str, str], flo
     """(choice's time / best, build) of the rule on one input's stored facts."""
     c: dict[str, object] = entry["context"]  # type: ignore[assignment]
     ctx = LaunchContext(str(c["parent"]), bool(c["recursive"]), frozenset(c["allowed"]),  # type: ignore[arg-type]
-                        bool(c["grid_ok"]), c["child_block"])  # type: ignore[arg-type]
+                        bool(c["grid_ok"]), c["child_block"],  # type: ignore[arg-type]
+                        bool(c.get("in_loop", False)))  # absent (False) in plans.json written before run 6
     plan = plan_for(ctx, DpFacts(**entry["dp_facts"]), rule)  # type: ignore[arg-type]
     b, t, _note = lookup(plan, times, str(entry["_key"]))
     return (t / best if t else MISSING), b

@@ -96,6 +96,17 @@ def test_child_blocks_that_fit_in_one_gpu_full_are_not_coarsened() -> None:
     assert child_waves(_facts(sm_count=0), 128) == 0.0
 
 
+def test_serial_children_of_a_launch_in_a_loop_keep_aggregation_per_block() -> None:
+    facts = _facts(child_threads_launched=8192 * 128)  # every child one block of 128 threads, 16 useful
+    assert choose(facts, 128, ALL, grid_ok=True).choice == Choice(256, 1, None)
+    plan = choose(facts, 128, ALL, grid_ok=True, in_loop=True)
+    assert plan.choice == Choice(256, 1, "block") and plan.all_serial
+    assert any(r.startswith("aggregate per block: every child grid is one block of 128 threads") and "livelock" in r
+               for r in plan.reasons)
+    # aggregation refused: nothing else to do, serial execution without it
+    assert choose(facts, 128, {"threshold", "coarsen"}, grid_ok=True, in_loop=True).choice == Choice(256, 1, None)
+
+
 def test_alternatives_cover_the_space_nearest_first() -> None:
     plan = choose(_facts(), 128, ALL, grid_ok=True)
     assert len(plan.alternatives) == 2 * 2 * 4 - 1 and plan.choice not in plan.alternatives
