@@ -102,6 +102,7 @@ def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_l
     if not wanted(only, REWRITE_KIND):
         return []
     from warpwise.analysis.rewrite import GRANULARITIES
+    from warpwise.analysis.rewrite.threshold import LOOP_THRESHOLD_REFUSAL
 
     found_in, launches, error = launches_of(path, text, submit)
     if error is not None:  # the file does not parse: say why on each launch, never offer a rewrite
@@ -122,6 +123,8 @@ def rewrite_actions(uri: str, version: int | None, text: str, path: str, first_l
             data = {"uri": uri, "version": version, "transform": transform, "line": ln.line,
                     "granularity": gran or "block"}
             reason = ln.refusals.get(transform)
+            if transform == "threshold" and ln.in_loop and not reason:
+                reason = LOOP_THRESHOLD_REFUSAL
             action = lsp.CodeAction(title=title, kind=REWRITE_KIND, data=data)
             if reason:
                 if not disabled_ok:

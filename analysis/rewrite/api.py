@@ -8,12 +8,12 @@ from .kernel import find_child
 from .launches import site_at_line
 from .model import TRANSFORMS, RewriteError, TextEdit, Transform
 from .parse import parse, require_parses
-from .threshold import threshold_edits
+from .threshold import LOOP_THRESHOLD_REFUSAL, threshold_edits
 
 
 def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, granularity: str = "block",
             threshold: int | None = None, factor: int | None = None,
-            group_blocks: int | None = None) -> list[TextEdit]:
+            group_blocks: int | None = None, launch_in_loop_ok: bool = False) -> list[TextEdit]:
     """Text edits applying ``transform`` to the device-side launch on 1-based ``launch_line``.
 
     transform: "threshold" (CGO'22 Fig. 3; ``threshold`` = default WARPWISE_THRESHOLD, child threads),
@@ -22,7 +22,9 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
     WARPWISE_AGG_THRESHOLD parents for warp/block, ``group_blocks`` = default WARPWISE_AGG_GRANULARITY for multiblock).
     Apply the result with apply_edits(); edits never overlap. Raises RewriteError naming the file and
     line when the file has a parse error (``file:line:col`` and clang's message; parse.blocking_errors),
-    no launch starts on that line, or the transform does not apply (with the reason).
+    no launch starts on that line, or the transform does not apply (with the reason) — among them a threshold of
+    a launch inside a loop of the parent (threshold.LOOP_THRESHOLD_REFUSAL) unless ``launch_in_loop_ok``: a
+    pipeline that aggregates afterwards, or a build that never launches.
     """
     if transform not in TRANSFORMS:
         raise RewriteError(f"{path}: unknown transform `{transform}` (expected threshold, coarsen or aggregate)")
@@ -34,6 +36,8 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
     site = site_at_line(p, launch_line)
     child = find_child(p, site.child_name)
     if transform == "threshold":
+        if site.in_loop and not launch_in_loop_ok:
+            raise RewriteError(f"{path}:{launch_line}: cannot apply threshold alone: {LOOP_THRESHOLD_REFUSAL}")
         return threshold_edits(p, site, child, threshold)
     if transform == "coarsen":
         return coarsen_edits(p, site, child, factor)
@@ -41,13 +45,14 @@ def rewrite(source: str, path: str, transform: Transform, launch_line: int, *, g
 
 
 def pipeline(source: str, path: str, launch_line: int, steps: list[tuple[str, str | None]], *,
-             threshold: int | None = None, factor: int | None = None) -> str:
+             threshold: int | None = None, factor: int | None = None, launch_in_loop_ok: bool = False) -> str:
     """The source after applying ``steps`` [(transform, granularity)] in order to the launch on
     ``launch_line`` and then to the launch that replaces it (after coarsening: of ``ww_<child>_coarse``;
     a recursive child's copies hold launches too, the one in the original parent is followed).
 
-    ``threshold``/``factor``: defaults of WARPWISE_THRESHOLD / WARPWISE_CFACTOR. Raises RewriteError with the refusal of
-    the first step that does not apply.
+    ``threshold``/``factor``: defaults of WARPWISE_THRESHOLD / WARPWISE_CFACTOR. A threshold of a launch in a loop
+    of the parent needs an aggregation step after it (or ``launch_in_loop_ok``, see :func:`rewrite`). Raises
+    RewriteError with the refusal of the first step that does not apply.
     """
     from .edits import apply_edits
     from .launches import find_launches
@@ -58,10 +63,11 @@ def pipeline(source: str, path: str, launch_line: int, steps: list[tuple[str, st
         raise RewriteError(f"{path}:{launch_line}: {len(launches)} launches start on this line")
     child, parent = launches[0].child, launches[0].parent
     line = launch_line
-    for transform, granularity in steps:
+    for i, (transform, granularity) in enumerate(steps):
+        loop_ok = launch_in_loop_ok or any(t == "aggregate" for t, _ in steps[i + 1:])
         edits = rewrite(source, path, transform, line, granularity=granularity or "block",  # type: ignore[arg-type]
                         threshold=threshold if transform == "threshold" else None,
-                        factor=factor if transform == "coarsen" else None)
+                        factor=factor if transform == "coarsen" else None, launch_in_loop_ok=loop_ok)
         source = apply_edits(source, edits)
         if transform == "coarsen":
             child = f"ww_{child.removeprefix('ww_')}_coarse"

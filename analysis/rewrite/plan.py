@@ -330,14 +330,21 @@ def choose(facts: DpFacts, child_block: int | None, allowed: set[str], grid_ok: 
             g = "block"
             reasons.append("aggregate per block: the parent is a large part of the time, its children should "
                            "overlap it")
+    if in_loop and g is None and "aggregate" in allowed and not facts.recursive and not all_serial:
+        g = "block"
+        reasons.append("aggregate per block after all: the launch is in a loop, where a threshold without aggregation "
+                       "is refused (a warp with lanes in the launch and lanes in the serial copy livelocked on the "
+                       "H200)")
     choice = Choice(t if "threshold" in allowed else THRESHOLDS[0], c if "coarsen" in allowed else 1, g)
-    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok, facts.recursive), facts, all_serial)
+    return Plan(choice, reasons, alternatives(choice, allowed, grid_ok, facts.recursive, in_loop), facts, all_serial)
 
 
-def alternatives(choice: Choice, allowed: set[str], grid_ok: bool, recursive: bool = False) -> list[Choice]:
+def alternatives(choice: Choice, allowed: set[str], grid_ok: bool, recursive: bool = False,
+                 in_loop: bool = False) -> list[Choice]:
     """The rest of the space, nearest to ``choice`` first (fewest differing knobs). A recursive launch:
-    threshold+coarsen without aggregation, or aggregation per block alone (aggregate_rec.py)."""
-    grans: list[str | None] = [None]
+    threshold+coarsen without aggregation, or aggregation per block alone (aggregate_rec.py). A launch in a
+    loop of the parent: only aggregated choices (a threshold alone is refused there: api.rewrite)."""
+    grans: list[str | None] = [] if in_loop and not recursive and "aggregate" in allowed else [None]
     if "aggregate" in allowed and not recursive:
         grans += ["block", "multiblock"] + (["grid"] if grid_ok else [])
     space = [Choice(t, c, g) for t in THRESHOLDS for c in FACTORS for g in grans]
@@ -443,7 +450,8 @@ def plan_for(ctx: LaunchContext, facts: DpFacts | None, rule: Rule = RULE,
                    "of a multi-round program holds only its first rounds: profile single launches spread over the "
                    "run, ncu --launch-skip S --launch-count 1 at several S, and give the plan every report): "
                    + default_reason(choice, ctx.recursive))
-        return Plan(choice, [why], alternatives(choice, allowed, grid_ok, ctx.recursive), None if few else facts)
+        return Plan(choice, [why], alternatives(choice, allowed, grid_ok, ctx.recursive, ctx.in_loop),
+                    None if few else facts)
     return choose(facts, block, allowed, grid_ok, rule, in_loop=ctx.in_loop)
 
 

@@ -132,6 +132,15 @@ def _launch_lines(p: Parsed, site: Site, ch: Child, tc: ThreadCount | None, seri
 # warp therefore finish their launches before its other lanes start the serial copy: a mitigation (the
 # H200 sweep: 55 of 68 points hung before, 2 of 90 after), which is why the profile-guided plan also keeps
 # aggregation for such a launch (plan.choose, in_loop).
+#: Why a threshold without aggregation is refused for a launch inside a loop of the parent: the two-if form
+#: above still livelocked on 2 of 90 points of the H200 sweep (docs/benchmarks.md, DP Run 6); aggregation
+#: moves the launches out of the loop (one per block after it), and no aggregated build ever hung.
+LOOP_THRESHOLD_REFUSAL = (
+    "the launch is inside a loop of the parent: a threshold without aggregation leaves device-side launches in a "
+    "loop whose lanes diverge, and a warp with lanes in the launch while others run the serial copy livelocked "
+    "in the device runtime on the H200 (CDP2, driver 580; docs/benchmarks.md, dynamic-parallelism Run 6); "
+    "threshold and aggregate together (the profile-guided rewrite does), which moves the launches after the loop")
+
 LOOP_SYNC_COMMENT = (
     "/* warpwise threshold: the launch is in a loop: this warp's launching lanes finish their launches",
     "   before its other lanes run the serial copy (a warp with lanes in the device runtime's launch while",

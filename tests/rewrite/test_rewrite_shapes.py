@@ -188,7 +188,7 @@ def test_threshold_of_a_launch_in_a_loop_reconverges_the_warp_between_launch_and
     """A launch inside a loop of the parent: the launch and the serial copy are two ifs with
     __syncwarp(__activemask()) between them, not if/else (the if/else form livelocked a warp in the
     H200's device runtime: bench/dp/hang_diag.sh, docs/benchmarks.md "The histo hang")."""
-    out = apply_edits(LOOP, rewrite(LOOP, "l.cu", "threshold", 9, threshold=256))
+    out = apply_edits(LOOP, rewrite(LOOP, "l.cu", "threshold", 9, threshold=256, launch_in_loop_ok=True))
     body = out[out.index("__global__ void parent"):out.index("int main")]
     launch = body.index("child<<<ww_thr_gDim, ww_thr_bDim>>>(d, first, len, tok, hist);")
     sync = body.index("__syncwarp(__activemask());")
@@ -199,6 +199,23 @@ def test_threshold_of_a_launch_in_a_loop_reconverges_the_warp_between_launch_and
     assert parse(out, "l.cu").errors == []
 
 
+def test_threshold_alone_of_a_launch_in_a_loop_is_refused() -> None:
+    """Even the two-if form hung on 2 of 90 points of the H200 sweep (docs/benchmarks.md, DP Run 6): a threshold
+    without aggregation is refused for a launch in a loop, with the reason; with aggregation after it (the
+    launches then leave the loop) it applies, and the editor's single threshold action is disabled."""
+    with pytest.raises(RewriteError, match="inside a loop of the parent.*livelocked.*aggregate together"):
+        rewrite(LOOP, "l.cu", "threshold", 9)
+    with pytest.raises(RewriteError, match="cannot apply threshold alone"):
+        pipeline(LOOP, "l.cu", 9, [("threshold", None), ("coarsen", None)])
+    out = pipeline(LOOP, "l.cu", 9, [("threshold", None), ("aggregate", "block")])
+    assert "ww_child_serial(" in out and parse(out, "l.cu").errors == []
+    from warpwise.analysis.rewrite.plan import plan_launch
+
+    plan = plan_launch(LOOP, "l.cu", 9, None)
+    assert plan.choice.granularity is not None
+    assert all(c.granularity is not None for c in plan.alternatives)
+
+
 def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
     """One nvcc call: coarsened uniform-return child, aggregated warp-intrinsic child, aggregated loop."""
     src = _child(*UNIFORM["block offset and argument"])
@@ -206,7 +223,7 @@ def test_shapes_compile(nvcc: str, tmp_path: Path) -> None:
     files = {"uniform.cu": apply_edits(src, rewrite(src, "u.cu", "coarsen", la.line)),
              "warp.cu": pipeline(WARP_CHILD, "w.cu", 13, [("coarsen", None), ("aggregate", "block")]),
              "loop.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "aggregate", 9, granularity="multiblock")),
-             "loop_threshold.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "threshold", 9)),
+             "loop_threshold.cu": apply_edits(LOOP, rewrite(LOOP, "l.cu", "threshold", 9, launch_in_loop_ok=True)),
              # a recursive launch with an early return in the child, aggregated per block
              "recursive.cu": pipeline(RECURSIVE.replace("BLOCK", "64").replace("HOST", "walk<<<16, 64>>>(a, 1024, 0);"),
                                       "w.cu", 5, [("aggregate", "block")]),

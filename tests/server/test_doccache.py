@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from collections.abc import Callable
 
 import pytest
@@ -100,3 +101,18 @@ def test_background_waits_for_a_typing_pause(monkeypatch: pytest.MonkeyPatch) ->
     assert len(jobs) == 1
     jobs.pop()()
     assert doccache.fresh_or_stale("k", "/c.cu", "v5", lambda: 0, jobs.append) == ("v5", 5)  # the newest
+
+
+def test_threshold_alone_is_disabled_for_a_launch_in_a_loop() -> None:
+    # examples/dp/histo launches its child inside the parent's grid-stride loop: the single threshold action is
+    # disabled with the reason (a warp split between a launch and the serial copy livelocked on the H200), while
+    # the profile-guided rewrite (threshold with aggregation) and aggregation stay offered
+    doccache.clear()
+    src = Path(__file__).resolve().parents[2] / "examples" / "dp" / "histo" / "histo.cu"
+    text = src.read_text()
+    got = actions.rewrite_actions("file:///h.cu", 1, text, str(src), 1, 999, None, True, True)
+    thr = [a for a in got if a.data and a.data["transform"] == "threshold"]
+    assert len(thr) == 1 and thr[0].disabled is not None and "livelocked" in thr[0].disabled.reason
+    plan = [a for a in got if a.data and a.data["transform"] == "plan"]
+    assert plan and all(a.disabled is None for a in plan) and all(a.data["granularity"] for a in plan)
+    assert any(a.data["transform"] == "aggregate" and a.disabled is None for a in got if a.data)
