@@ -203,7 +203,7 @@ def test_threshold_alone_of_a_launch_in_a_loop_is_refused() -> None:
     """Even the two-if form hung on 2 of 90 points of the H200 sweep (docs/benchmarks.md, DP Run 6): a threshold
     without aggregation is refused for a launch in a loop, with the reason; with aggregation after it (the
     launches then leave the loop) it applies, and the editor's single threshold action is disabled."""
-    with pytest.raises(RewriteError, match="inside a loop of the parent.*livelocked.*aggregate together"):
+    with pytest.raises(RewriteError, match=r"inside a loop of the parent.*livelocked.*aggregate together"):
         rewrite(LOOP, "l.cu", "threshold", 9)
     with pytest.raises(RewriteError, match="cannot apply threshold alone"):
         pipeline(LOOP, "l.cu", 9, [("threshold", None), ("coarsen", None)])
