@@ -7,6 +7,7 @@ per-architecture numbers: they hold on every Volta-and-later SM.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -126,11 +127,19 @@ def address_registers(ins: Instruction) -> set[str]:
     """General registers used inside ``[...]`` address operands (``desc[UR4][R2.64+0x10]`` -> {R2, R3})."""
     regs: set[str] = set()
     for op in ins.operands:
-        for inner in _ADDR.findall(op):
-            for num, width in _REG.findall(inner):
-                n = int(num)
-                regs.update(f"R{n + k}" for k in range({"64": 2, "128": 4}.get(width, 1)))
+        regs.update(_operand_address_registers(op))
     return regs
+
+
+@functools.lru_cache(maxsize=65536)  # operand strings repeat across instructions; asked per edge and block
+def _operand_address_registers(op: str) -> tuple[str, ...]:
+    """The registers of ``op``'s ``[...]`` parts in the order they appear (R2.64 -> R2, R3)."""
+    out: list[str] = []
+    for inner in _ADDR.findall(op):
+        for num, width in _REG.findall(inner):
+            n = int(num)
+            out += [f"R{n + k}" for k in range({"64": 2, "128": 4}.get(width, 1))]
+    return tuple(out)
 
 
 def dest_registers(ins: Instruction) -> set[str]:
@@ -351,7 +360,7 @@ def removal_edges(view: KernelView, removed: dict[InsKey, float]) -> tuple[list[
     the instruction the fix removes (``removed``: key -> 0..1). Returns (edges, matched samples M)."""
     evs: list[EdgeView] = []
     m = 0.0
-    for e in view.edges:
+    for e in _edges_at(view, removed):
         use, dfn = ins_key(e.use_fn, e.use_ins), ins_key(e.def_fn, e.def_ins)
         if use is not None and use in removed:
             evs.append(e)
@@ -362,11 +371,34 @@ def removal_edges(view: KernelView, removed: dict[InsKey, float]) -> tuple[list[
     return evs, m
 
 
+def _edges_at(view: KernelView, keys: dict[InsKey, float]) -> list[EdgeView]:
+    """The edges whose use or def instruction is one of ``keys``, in edge order (a superset is fine: callers test
+    each edge). From a per-view index instruction key -> edge positions, built on first use; all edges when
+    ``keys`` outnumber them."""
+    edges = view.edges
+    if len(keys) >= len(edges):
+        return edges
+
+    def index() -> tuple[dict[InsKey, list[int]], dict[InsKey, list[int]]]:
+        at_use: dict[InsKey, list[int]] = {}
+        at_def: dict[InsKey, list[int]] = {}
+        for k, e in enumerate(edges):
+            if e.use_fn is not None and e.use_ins is not None:
+                at_use.setdefault((e.use_fn.name, e.use_ins.offset), []).append(k)
+            if e.def_fn is not None and e.def_ins is not None:
+                at_def.setdefault((e.def_fn.name, e.def_ins.offset), []).append(k)
+        return at_use, at_def
+
+    at_use, at_def = view.memo("edges_by_instruction", index)
+    pos = {k for key in keys for by in (at_use, at_def) for k in by.get(key, ())}
+    return [edges[k] for k in sorted(pos)]
+
+
 def barrier_samples(view: KernelView, matched: Iterable[EdgeView] = ()) -> float:
     """Samples of warps waiting at a block barrier (Nsight Compute's ``barrier`` reason), less those already in
     ``matched``."""
     seen = {id(e) for e in matched}
-    return float(sum(e.stall for e in view.edges if e.edge.reason == "barrier" and id(e) not in seen))
+    return float(sum(e.stall for e in view.edges_by(reason=("barrier",)) if id(e) not in seen))
 
 
 def removal_advice(view: KernelView, opt_id: str, removed: dict[InsKey, float], hint: str, what: str,
