@@ -65,9 +65,10 @@ def _sample(view: KernelView, ev: EdgeView, at_def: bool = False) -> PCSample | 
 # ---- register_reuse / register_increase --------------------------------------------------------------
 
 def _local_memory_edges(view: KernelView) -> list[EdgeView]:
+    local = cm.instructions_of_class(view, "local")  # id(def_ins) in local == cm.is_local_mem(def_ins)
     return [e for e in view.edges_by(category=("local_memory",), gpa_class=(stalls.MEMORY_DEPENDENCY,))
             if e.edge.category == "local_memory" or
-            (not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY and cm.is_local_mem(e.def_ins))]
+            (not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY and id(e.def_ins) in local)]
 
 
 def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
@@ -229,13 +230,22 @@ def strength_edges(view: KernelView) -> list[tuple[EdgeView, str]]:
     blamed on long-latency arithmetic (conversions, MUFU, FP64, integer division sequences), plus the
     throttle/pipe stalls the long-latency instruction keeps itself (they vanish with it)."""
     div = _division_lines(view)
+    arch = view.arch.arch
+    kinds: dict[int, str | None] = {}  # id(instruction) -> its kind (edges share defs and uses)
+
+    def kind(ins: Instruction | None) -> str | None:
+        key = id(ins)
+        if key not in kinds:
+            kinds[key] = _strength_kind(ins, div, arch)
+        return kinds[key]
+
     out = []
     # (edges of other classes match neither branch below)
     for e in view.edges_by(gpa_class=(stalls.EXECUTION_DEPENDENCY, stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY)):
         if not e.is_self and _cls(e) == stalls.EXECUTION_DEPENDENCY:
-            k = _strength_kind(e.def_ins, div, view.arch.arch)
+            k = kind(e.def_ins)
         elif e.is_self and _cls(e) in (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY):
-            k = _strength_kind(e.use_ins, div, view.arch.arch)
+            k = kind(e.use_ins)
         else:
             k = None
         if k is not None:
@@ -833,8 +843,9 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
     if _has_wavefront_counts(view):
         return Skipped("shared_memory_coalesce", "the profile's shared-memory wavefront counters show no bank "
                                                  f"conflicts (no instruction at {CONFLICT_RATIO}x its ideal)")
+    shared = cm.instructions_of_class(view, "shared")  # id(def_ins) in shared == cm.is_shared_mem(def_ins)
     evs = [e for e in view.edges if e.edge.category == "shared_memory" or
-           (not e.is_self and cm.is_shared_mem(e.def_ins))]
+           (not e.is_self and id(e.def_ins) in shared)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

@@ -8,6 +8,7 @@ per-architecture numbers: they hold on every Volta-and-later SM.
 from __future__ import annotations
 
 import functools
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -39,6 +40,18 @@ ARITH_CLASSES = frozenset({"fp64", "conversion", "sfu"})
 def mem_class(ins: Instruction | None) -> str:
     """analysis/arch latency class of the instruction (global, local, shared, constant, alu, ...)."""
     return "" if ins is None else latency_class(ins.opcode)
+
+
+def instructions_of_class(view: KernelView, cls: str) -> frozenset[int]:
+    """``id()`` of the view's program instructions whose :func:`mem_class` is ``cls`` (one pass per program and
+    class; empty without a program). For per-edge tests, ``id(e.def_ins) in ...`` equals
+    ``mem_class(e.def_ins) == cls``: every edge instruction is one of the program's, which outlive the view."""
+    prog = view.program
+    if prog is None:
+        return frozenset()
+    ids: frozenset[int] = prog.memo(("instructions_of_class", cls), lambda: frozenset(
+        id(i) for pf in prog.functions.values() for i in pf.instructions if mem_class(i) == cls))
+    return ids
 
 
 def is_global_mem(ins: Instruction | None) -> bool:
@@ -161,12 +174,22 @@ def dest_registers(ins: Instruction) -> set[str]:
 def hotspots(view: KernelView, evs: Iterable[EdgeView], weight: Callable[[EdgeView], float],
              n: int = TOP_HOTSPOTS) -> list[Hotspot]:
     """The ``n`` heaviest (def, use) pairs of ``evs``, ``weight`` summed per pair, hottest first."""
-    agg: dict[tuple[str, int | None, int], list[EdgeView]] = defaultdict(list)
+    get = _getter(weight)
+    agg: dict[tuple[str, int | None, int], list[EdgeView]] = {}
+    sums: dict[tuple[str, int | None, int], float] = {}  # per pair, summed in edge order as sum() would
     for ev in evs:
-        agg[(ev.edge.function, ev.edge.def_offset, ev.edge.use_offset)].append(ev)
+        e = ev.edge
+        key = (e.function, e.def_offset, e.use_offset)
+        group = agg.get(key)
+        if group is None:
+            agg[key] = [ev]
+            sums[key] = 0 + get(ev)
+        else:
+            group.append(ev)
+            sums[key] += get(ev)
     ranked = []
     for k, ((fn, d, u), group) in enumerate(agg.items()):
-        w = sum(weight(e) for e in group)
+        w = sums[(fn, d, u)]
         if w > 0:
             ranked.append((-w, u, k, fn, d, group))
     ranked.sort(key=lambda r: r[:3])  # the order of sorting the rows by (-samples, use pc), stably
@@ -209,18 +232,20 @@ def group_regions(view: KernelView, evs: Iterable[EdgeView], by_def: bool = Fals
     """Matched edges grouped by innermost loop (else function) of the use (or def)."""
     out: dict[tuple[str, int, str] | None, Region] = {}
     for ev in evs:
-        key = region_key(ev, by_def)
-        if key not in out:
-            fn = ev.def_fn if by_def else ev.use_fn
-            loop = ev.def_loop if by_def else ev.use_loop
+        fn = ev.def_fn if by_def else ev.use_fn
+        loop = ev.def_loop if by_def else ev.use_loop
+        # region_key(ev, by_def), inlined: asked per matched edge
+        key = None if fn is None else (fn.name, loop.header, "loop") if loop is not None else (fn.name, -1, "function")
+        region = out.get(key)
+        if region is None:
             if fn is None:
                 scope = view.kernel_scope()
             elif loop is not None:
                 scope = view.loop_scope(fn, loop)
             else:
                 scope = view.function_scope(fn)
-            out[key] = Region(scope=scope, fn=fn, loop=loop)
-        out[key].edges.append(ev)
+            region = out[key] = Region(scope=scope, fn=fn, loop=loop)
+        region.edges.append(ev)
     return list(out.values())
 
 
@@ -238,15 +263,17 @@ SCOPE_COVERAGE = 0.8
 def narrow_scope(view: KernelView, evs: list[EdgeView], weight: Callable[[EdgeView], float]) -> Scope:
     """The narrowest scope holding at least SCOPE_COVERAGE of the matched samples at their fix locations:
     one line, else one loop, else one function, else the kernel."""
-    total = sum(weight(e) for e in evs)
+    get = _getter(weight)
+    total = sum(get(e) for e in evs)
     if total <= 0:
         return view.kernel_scope()
     by_line: dict[tuple[str | None, int | None], float] = defaultdict(float)
     by_loop: dict[tuple[str, int], tuple[float, EdgeView]] = {}
     by_fn: dict[str, tuple[float, EdgeView]] = {}
-    for e in evs:
-        w = weight(e)
-        by_line[fix_location(view, e)] += w
+    fixes = [fix_location(view, e) for e in evs]  # once per edge: the line test below reads them again
+    for e, at in zip(evs, fixes, strict=True):
+        w = get(e)
+        by_line[at] += w
         fn = e.def_fn if e.edge.def_offset is not None else e.use_fn
         loop = e.def_loop if e.edge.def_offset is not None else e.use_loop
         if fn is not None:
@@ -256,7 +283,7 @@ def narrow_scope(view: KernelView, evs: list[EdgeView], weight: Callable[[EdgeVi
                 by_loop[k] = (by_loop.get(k, (0.0, e))[0] + w, e)
     (file, line), w = max(by_line.items(), key=lambda kv: kv[1])
     if w >= SCOPE_COVERAGE * total and line is not None:
-        fns = [f for e in evs if fix_location(view, e) == (file, line) for f in (e.def_fn or e.use_fn,)
+        fns = [f for e, at in zip(evs, fixes, strict=True) if at == (file, line) for f in (e.def_fn or e.use_fn,)
                if f is not None]
         fn_name = fns[0].name if fns else None
         return Scope(kind="line", file=file, line=line, end_line=line, function=fn_name, name=f"line {line}")
@@ -278,8 +305,9 @@ def matched_pairs(evs: Iterable[EdgeView], weight: Callable[[EdgeView], float]) 
                                                                                       float]:
     """``weight`` summed per (function, def pc, use pc): what an advice matched (Advice.matched)."""
     out: dict[tuple[str, int | None, int], float] = defaultdict(float)
+    get = _getter(weight)
     for e in evs:
-        w = weight(e)
+        w = get(e)
         if w > 0:
             out[(e.edge.function, e.edge.def_offset, e.edge.use_offset)] += w
     return dict(out)
@@ -293,6 +321,16 @@ def stall_weight(ev: EdgeView) -> float:
 def latency_weight(ev: EdgeView) -> float:
     """Latency samples of an edge (GPA eqs. 4–5's matched latency samples M_L)."""
     return ev.latency
+
+
+def _getter(weight: Callable[[EdgeView], float]) -> Callable[[EdgeView], float]:
+    """``weight`` itself, or for the two standard weights the same attribute read without a Python call (the
+    aggregations call it per edge)."""
+    if weight is stall_weight:
+        return operator.attrgetter("stall")
+    if weight is latency_weight:
+        return operator.attrgetter("latency")
+    return weight
 
 
 # ---- templates --------------------------------------------------------------------------------------

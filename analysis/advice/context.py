@@ -246,34 +246,35 @@ class KernelView:
         return float(sum(by_block.get(b, 0) for b in loop.blocks))
 
     def _issued_by_block(self, pf: ProgramFunction) -> dict[int, int]:
-        """Issued samples per block start of ``pf`` (one pass over the profile per function, so loop
-        totals cost the loop's blocks, not the profile's PCs)."""
-        fn: ProgramFunction = pf
-
-        def make() -> dict[int, int]:
-            out: dict[int, int] = defaultdict(int)
-            for (name, off), s in self.profile.pcs.items():
-                mine = self.resolve(name, off) is fn
-                if mine:
-                    b = fn.block_of(off)
-                    if b is not None:
-                        out[b.start] += s.issued
-            return dict(out)
-
-        table: dict[int, int] = self.memo(("issued_by_block", id(pf)), make)
-        return table
+        """Issued samples per block start of ``pf`` (so loop totals cost the loop's blocks, not the profile's
+        PCs): :meth:`_issued_tables`."""
+        return self._issued_tables()[1].get(id(pf), {})
 
     def active_in_function(self, pf: ProgramFunction) -> float:
-        """Active samples of the instructions of ``pf`` (from one pass over the profile for all functions)."""
-        def make() -> dict[int, float]:
-            out: dict[int, float] = {}
-            for (n, o), s in self.profile.pcs.items():
-                key = id(self.resolve(n, o))  # (None: PCs outside the program) summed in profile order, as sum()
-                out[key] = out.get(key, 0) + s.issued
-            return out
+        """Active samples of the instructions of ``pf`` (:meth:`_issued_tables`)."""
+        return float(self._issued_tables()[0].get(id(pf), 0))
 
-        table: dict[int, float] = self.memo("issued_by_function", make)
-        return float(table.get(id(pf), 0))
+    def _issued_tables(self) -> tuple[dict[int, int], dict[int, dict[int, int]]]:
+        """Issued samples per function and per (function, block start), keyed by ``id`` of the program function
+        (None's id: PCs outside the program), from one pass over the profile for all functions. Each total is
+        summed in profile order, as a per-function ``sum()`` over the profile would."""
+        def make() -> tuple[dict[int, int], dict[int, dict[int, int]]]:
+            by_fn: dict[int, int] = {}
+            by_block: dict[int, dict[int, int]] = {}
+            for (name, off), s in self.profile.pcs.items():
+                pf = self.resolve(name, off)
+                key = id(pf)
+                issued = s.issued
+                by_fn[key] = by_fn.get(key, 0) + issued
+                if pf is not None:
+                    b = pf.block_of(off)
+                    if b is not None:
+                        blocks = by_block.setdefault(key, {})
+                        blocks[b.start] = blocks.get(b.start, 0) + issued
+            return by_fn, by_block
+
+        tables: tuple[dict[int, int], dict[int, dict[int, int]]] = self.memo("issued_tables", make)
+        return tables
 
     def samples_in_function(self, pf: ProgramFunction) -> float:
         """All samples of the instructions of ``pf``."""

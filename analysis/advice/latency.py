@@ -36,8 +36,10 @@ def _dependency(e: EdgeView) -> bool:
 
 def _dependency_edges(view: KernelView) -> list[EdgeView]:
     """The :func:`_dependency` edges in edge order (a new list; the class index leaves out the other classes)."""
+    glob = cm.instructions_of_class(view, "global")  # id(def_ins) in glob == cm.is_global_mem(def_ins)
     return [e for e in view.edges_by(gpa_class=(stalls.EXECUTION_DEPENDENCY, stalls.MEMORY_DEPENDENCY))
-            if _dependency(e)]
+            if not e.is_self and (e.gpa_class == stalls.EXECUTION_DEPENDENCY or (
+                e.edge.category == "global_memory" or id(e.def_ins) in glob))]
 
 
 # ---- loop_unrolling ---------------------------------------------------------------------------------
