@@ -49,9 +49,16 @@ def instructions_of_class(view: KernelView, cls: str) -> frozenset[int]:
     prog = view.program
     if prog is None:
         return frozenset()
-    ids: frozenset[int] = prog.memo(("instructions_of_class", cls), lambda: frozenset(
-        id(i) for pf in prog.functions.values() for i in pf.instructions if mem_class(i) == cls))
-    return ids
+
+    def make() -> dict[str, frozenset[int]]:
+        by: dict[str, set[int]] = defaultdict(set)
+        for pf in prog.functions.values():
+            for i in pf.instructions:
+                by[mem_class(i)].add(id(i))
+        return {c: frozenset(ids) for c, ids in by.items()}
+
+    table: dict[str, frozenset[int]] = prog.memo("instructions_by_class", make)
+    return table.get(cls, frozenset())
 
 
 def is_global_mem(ins: Instruction | None) -> bool:
@@ -157,16 +164,23 @@ def _operand_address_registers(op: str) -> tuple[str, ...]:
 
 def dest_registers(ins: Instruction) -> set[str]:
     """General registers the instruction writes (first operand for non-store ops; widened for .64/.WIDE)."""
-    if not ins.operands or base(ins) in {"STG", "STS", "STL", "ST", "RED", "BRA", "EXIT"}:
+    if not ins.operands:
         return set()
-    tok = ins.operands[0].split()[0]
+    return set(_dest_registers(ins.opcode, ins.operands[0]))
+
+
+@functools.lru_cache(maxsize=65536)  # (opcode, first operand) pairs repeat; asked per blame edge
+def _dest_registers(opcode: str, first: str) -> tuple[str, ...]:
+    """:func:`dest_registers` of an instruction with ``opcode`` and first operand ``first``, in insertion order."""
+    if opcode.split(".", 1)[0] in {"STG", "STS", "STL", "ST", "RED", "BRA", "EXIT"}:  # its base opcode
+        return ()
+    tok = first.split()[0]
     if not (tok.startswith("R") and tok[1:2].isdigit()):
-        return set()
+        return ()
     name = tok.partition(".")[0]
-    regs = {name}
-    if ".64" in ins.opcode or ".WIDE" in ins.opcode or ".F64" in ins.opcode.split(".")[1:2]:
-        regs.add(f"R{int(name[1:]) + 1}")
-    return regs
+    if ".64" in opcode or ".WIDE" in opcode or ".F64" in opcode.split(".")[1:2]:
+        return name, f"R{int(name[1:]) + 1}"
+    return (name,)
 
 
 # ---- hotspots and scopes ---------------------------------------------------------------------------
@@ -174,6 +188,23 @@ def dest_registers(ins: Instruction) -> set[str]:
 def hotspots(view: KernelView, evs: Iterable[EdgeView], weight: Callable[[EdgeView], float],
              n: int = TOP_HOTSPOTS) -> list[Hotspot]:
     """The ``n`` heaviest (def, use) pairs of ``evs``, ``weight`` summed per pair, hottest first."""
+    if isinstance(evs, list):  # a region's edges are ranked for its hint and again for its advice
+        key = ("hotspots", id(evs), weight)
+        hit = view._memo.get(key)
+        if hit is not None and hit[0] is evs and hit[1] == len(evs):
+            return _hotspot_rows(view, hit[2], weight, n)
+        ranked = _rank_pairs(evs, weight)
+        view._memo[key] = (evs, len(evs), ranked)  # evs kept alive with it, so its id is not reused
+        return _hotspot_rows(view, ranked, weight, n)
+    return _hotspot_rows(view, _rank_pairs(evs, weight), weight, n)
+
+
+_Ranked = list[tuple[float, int, int, str, int | None, list[EdgeView]]]
+
+
+def _rank_pairs(evs: Iterable[EdgeView], weight: Callable[[EdgeView], float]) -> _Ranked:
+    """(−weight, use pc, first-seen order, function, def pc, edges) per (def, use) pair of positive weight, in
+    the order of sorting the rows by (−samples, use pc), stably."""
     get = _getter(weight)
     agg: dict[tuple[str, int | None, int], list[EdgeView]] = {}
     sums: dict[tuple[str, int | None, int], float] = {}  # per pair, summed in edge order as sum() would
@@ -193,6 +224,10 @@ def hotspots(view: KernelView, evs: Iterable[EdgeView], weight: Callable[[EdgeVi
         if w > 0:
             ranked.append((-w, u, k, fn, d, group))
     ranked.sort(key=lambda r: r[:3])  # the order of sorting the rows by (-samples, use pc), stably
+    return ranked
+
+
+def _hotspot_rows(view: KernelView, ranked: _Ranked, weight: Callable[[EdgeView], float], n: int) -> list[Hotspot]:
     rows = []
     for negw, u, _k, fn, d, group in ranked[:n]:  # locations only for the rows returned
         w = -negw

@@ -420,7 +420,8 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     # One join per PC, not per edge (a PC has an edge per stall reason and candidate def): (function, instruction,
     # innermost loop, device-runtime function?) keyed by (profile name, section offset).
     at: dict[tuple[str, int], _Joined] = {}
-    gpa: dict[str, str] = {}  # stall reason -> GPA class
+    # stall reason -> (GPA class, its position list, the reason's position list)
+    per_reason: dict[str, tuple[str, list[int], list[int]]] = {}
     # edges_by's indexes, filled as the edges are made (positions in view.edges)
     by_class: dict[str, list[int]] = {}
     by_reason: dict[str, list[int]] = {}
@@ -442,13 +443,18 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
             view.runtime += e.stall_samples  # __cudaCDP2* etc.: stalls inside code the user cannot change
             continue
         reason = e.reason
-        cls = gpa.get(reason)
-        if cls is None:
-            cls = gpa[reason] = stalls.stall_class(reason)
+        r = per_reason.get(reason)
+        if r is None:
+            cls = stalls.stall_class(reason)
+            r = per_reason[reason] = (cls, by_class.setdefault(cls, []), by_reason.setdefault(reason, []))
+        cls = r[0]
         k = len(edges)
-        by_class.setdefault(cls, []).append(k)
-        by_reason.setdefault(reason, []).append(k)
-        by_category.setdefault(e.category, []).append(k)
+        r[1].append(k)
+        r[2].append(k)
+        cat = by_category.get(e.category)
+        if cat is None:
+            cat = by_category[e.category] = []
+        cat.append(k)
         if e.def_offset is None:
             edges.append(EdgeView(e, use_fn, use[1], use[2], None, None, None, cls))
             continue
