@@ -12,7 +12,10 @@ count):
 - analysis: ``load_cubin`` minus its own nvdisasm run (ELF + SASS parsing + line table) + ``build_program``
   (blocks, CFG, dominators, loops) + ``attribute`` (GPA blame) of every kernel, with a synthetic profile that
   puts samples of four stall reasons on every instruction;
-- advice: ``evaluate`` (all optimizers) of every kernel on that blame.
+- advice: ``evaluate`` (all optimizers) of every kernel on that blame (``advice_gc`` in the worker's JSON: the
+  part of it spent in Python's cyclic collector, which also walks objects the earlier stages left). Each process
+  hashes the advice reports (PYTHONHASHSEED=0); the run says on stderr whether every process (this tree and
+  ``--baseline``) gave the same advice.
 
 Prints one Markdown row per (shape, size) with min and median over the processes: analysis / nvdisasm and
 advice / nvdisasm side by side, and analysis µs CPU per instruction. Goals (issue 15): analysis ≤ 2×,
@@ -26,6 +29,10 @@ advice ≤ 1× nvdisasm at every size and shape; µs per instruction flat within
 from __future__ import annotations
 
 import argparse
+import cProfile
+import functools
+import gc
+import hashlib
 import json
 import os
 import resource
@@ -34,6 +41,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent / "perf"))
 
@@ -67,8 +75,12 @@ def synthetic_profile(fn: object, arch: str) -> object:
                          launch=LaunchConfig(grid=(1024, 1, 1), block=(256, 1, 1)), pcs=pcs)
 
 
-def worker(cubin: str) -> dict[str, float]:
-    """Time one fresh process's nvdisasm run, analysis and advice on ``cubin`` (CPU seconds)."""
+def worker(cubin: str, profile_advice: str | None = None) -> dict[str, float | str]:
+    """Time one fresh process's nvdisasm run, analysis and advice on ``cubin`` (CPU seconds).
+
+    ``advice_sha256``: hash of every kernel's advice report (``repr`` of the AdviceReport and its candidates;
+    run with PYTHONHASHSEED=0 to compare two trees' outputs). ``profile_advice``: write cProfile stats of the
+    advice stage there (the timings then include the profiler's overhead)."""
     from warpwise.analysis.advice import evaluate
     from warpwise.analysis.binary.load import load_cubin
     from warpwise.analysis.binary.sass import NVDISASM_ARGS
@@ -92,15 +104,29 @@ def worker(cubin: str) -> dict[str, float]:
     c0 = cpu_self()
     graphs = [attribute(prog, p) for p in profiles]  # type: ignore[arg-type]
     t_blame = cpu_self() - c0
+    prof = cProfile.Profile() if profile_advice else None
+    gc_times: list[float] = []
+    gc.callbacks.append(functools.partial(_gc_timer, gc_times))
     c0 = cpu_self()
-    for p, g in zip(profiles, graphs, strict=True):
-        evaluate(p, prog, g, c.arch)  # type: ignore[arg-type]
+    if prof is not None:
+        prof.enable()
+    reports = [evaluate(p, prog, g, c.arch) for p, g in zip(profiles, graphs, strict=True)]  # type: ignore[arg-type]
+    if prof is not None:
+        prof.disable()
     t_adv = cpu_self() - c0
+    gc.callbacks.clear()
+    if prof is not None and profile_advice:
+        prof.dump_stats(profile_advice)
+    digest = hashlib.sha256()
+    for r in reports:
+        digest.update(repr(r).encode())
+        digest.update(repr(r.candidates).encode())
     n = sum(len(f.instructions) for f in c.functions.values())
     return {"nvdisasm": t_dis, "load": t_load, "load_nvdisasm": t_load_dis, "program": t_prog, "blame": t_blame,
-            "advice": t_adv, "instructions": n, "kernels": len(kernels),
+            "advice": t_adv, "advice_gc": sum(gc_times[1::2]) - sum(gc_times[0::2]), "instructions": n,
+            "kernels": len(kernels),
             "blocks": sum(len(f.blocks) for f in prog.functions.values()),
-            "edges": sum(len(g.edges) for g in graphs)}
+            "edges": sum(len(g.edges) for g in graphs), "advice_sha256": digest.hexdigest()}
 
 
 def digest(cubin: str) -> tuple[str, str]:
@@ -129,7 +155,13 @@ def digest(cubin: str) -> tuple[str, str]:
     return hb.hexdigest()[:16], ha.hexdigest()[:16]
 
 
-Runs = list[dict[str, float]]
+
+def _gc_timer(out: list[float], phase: str, info: dict[str, int]) -> None:
+    """gc callback: CPU time stamps at each collection's start and stop (pairs in ``out``)."""
+    out.append(cpu_self())
+
+
+Runs = list[dict[str, Any]]
 
 
 def measure(cubin: Path, repeat: int, baseline: str | None = None) -> tuple[Runs, Runs]:
@@ -142,7 +174,7 @@ def measure(cubin: Path, repeat: int, baseline: str | None = None) -> tuple[Runs
         for target, pp in ((base, baseline), (runs, None)):
             if target is base and baseline is None:
                 continue
-            env = dict(os.environ)
+            env = dict(os.environ, PYTHONHASHSEED="0")  # advice_sha256 comparable between trees
             if pp is not None:
                 env["PYTHONPATH"] = pp + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
             out = subprocess.run([sys.executable, __file__, "--worker", str(cubin)], check=True,
@@ -151,7 +183,7 @@ def measure(cubin: Path, repeat: int, baseline: str | None = None) -> tuple[Runs
     return runs, base
 
 
-def row(shape: str, runs: list[dict[str, float]]) -> str:
+def row(shape: str, runs: Runs) -> str:
     """One Markdown row: min / median of the per-process ratios."""
     def stat(f: object) -> str:
         v = [f(r) for r in runs]  # type: ignore[operator]
@@ -187,9 +219,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--digest", action="store_true",
                     help="print hashes of the blame graphs and advice reports instead of timing (identity check)")
     ap.add_argument("--worker", metavar="CUBIN", help=argparse.SUPPRESS)
+    ap.add_argument("--profile-advice", metavar="FILE", default=None,
+                    help="with --worker: write cProfile stats of the advice stage to FILE")
     args = ap.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.worker)))
+        print(json.dumps(worker(args.worker, args.profile_advice)))
         return 0
     if args.digest:
         for shape in args.shapes:
@@ -208,6 +242,10 @@ def main(argv: list[str] | None = None) -> int:
             if base:
                 print(row(f"{shape} (before)", base), flush=True)
             print(row(shape, runs), flush=True)
+            hashes = sorted({r["advice_sha256"] for r in runs + base})
+            same = "identical" if len(hashes) == 1 else "DIFFER"
+            print(f"# {shape} {size}: advice outputs {same} over {len(runs + base)} processes: {' '.join(hashes)}",
+                  file=sys.stderr, flush=True)
     return 0
 
 

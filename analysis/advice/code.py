@@ -66,8 +66,10 @@ def _sample(view: KernelView, ev: EdgeView, at_def: bool = False) -> PCSample | 
 # ---- register_reuse / register_increase --------------------------------------------------------------
 
 def _local_memory_edges(view: KernelView) -> list[EdgeView]:
-    return [e for e in view.edges if e.edge.category == "local_memory" or
-            (not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY and cm.is_local_mem(e.def_ins))]
+    local = cm.instructions_of_class(view, "local")  # id(def_ins) in local == cm.is_local_mem(def_ins)
+    return [e for e in view.edges_by(category=("local_memory",), gpa_class=(stalls.MEMORY_DEPENDENCY,))
+            if e.edge.category == "local_memory" or
+            (not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY and id(e.def_ins) in local)]
 
 
 def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
@@ -229,12 +231,22 @@ def strength_edges(view: KernelView) -> list[tuple[EdgeView, str]]:
     blamed on long-latency arithmetic (conversions, MUFU, FP64, integer division sequences), plus the
     throttle/pipe stalls the long-latency instruction keeps itself (they vanish with it)."""
     div = _division_lines(view)
+    arch = view.arch.arch
+    kinds: dict[int, str | None] = {}  # id(instruction) -> its kind (edges share defs and uses)
+
+    def kind(ins: Instruction | None) -> str | None:
+        key = id(ins)
+        if key not in kinds:
+            kinds[key] = _strength_kind(ins, div, arch)
+        return kinds[key]
+
     out = []
-    for e in view.edges:
+    # (edges of other classes match neither branch below)
+    for e in view.edges_by(gpa_class=(stalls.EXECUTION_DEPENDENCY, stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY)):
         if not e.is_self and _cls(e) == stalls.EXECUTION_DEPENDENCY:
-            k = _strength_kind(e.def_ins, div, view.arch.arch)
+            k = kind(e.def_ins)
         elif e.is_self and _cls(e) in (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY):
-            k = _strength_kind(e.use_ins, div, view.arch.arch)
+            k = kind(e.use_ins)
         else:
             k = None
         if k is not None:
@@ -463,7 +475,7 @@ def _instructions_on(view: KernelView, lines: set[tuple[str, int]]) -> list[tupl
 # ---- function_split / loop_no_unroll / kernel_merge ----------------------------------------------------
 
 def _icache_edges(view: KernelView) -> list[EdgeView]:
-    return [e for e in view.edges if e.edge.reason in cm.ICACHE_REASONS]
+    return view.edges_by(reason=cm.ICACHE_REASONS)
 
 
 @register("function_split", "Function split", "stall_elimination",
@@ -581,6 +593,19 @@ def _is_math_routine(view: KernelView, ev: EdgeView) -> bool:
     return _is_math_header(ins.loc.file)
 
 
+def _may_stall_in_math(prog: Program) -> bool:
+    """Whether :func:`_is_math_routine` can hold for any edge of ``prog``'s kernels: the program has a non-kernel
+    function named like a math routine, or an instruction on a line of a CUDA math header (once per program,
+    so programs without either skip the per-edge test)."""
+    def make() -> bool:
+        return any(not pf.is_kernel and any(m in pf.name for m in MATH_ROUTINE_MARKERS)
+                   for pf in prog.functions.values()) or \
+            any(_is_math_header(f) for f in {i.loc.file for pf in prog.functions.values() for i in pf.instructions
+                                             if i.loc is not None})
+    found: bool = prog.memo("may_stall_in_math", make)
+    return found
+
+
 @functools.lru_cache(maxsize=1024)  # pure in the path; asked once per blame edge
 def _is_math_header(path: str) -> bool:
     return path.replace("\\", "/").rsplit("/", 1)[-1] in MATH_HEADERS
@@ -606,8 +631,8 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 fast math: stalls in CUDA math functions, eq. 2."""
     if view.program is None:
         return Skipped("fast_math", "needs the binary's function symbols (no cubin given)", missing=True)
-    evs = [e for e in view.edges if _is_math_routine(view, e)]
     prog = view.program
+    evs = [e for e in view.edges if _is_math_routine(view, e)] if _may_stall_in_math(prog) else []
     if not evs and prog.memo("has_math_routines", lambda: any(
             not pf.is_kernel and any(m in pf.name for m in MATH_ROUTINE_MARKERS) for pf in prog.functions.values())):
         return Skipped("fast_math", "the binary's precise math routines are double precision or cold: "
@@ -684,7 +709,7 @@ def _precise_math_lines(prog: Program) -> frozenset[tuple[str, int]]:
           "split arrive/wait barriers.")
 def warp_balance(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 warp balance: synchronization stalls, eq. 2."""
-    evs = [e for e in view.edges if _cls(e) == stalls.SYNCHRONIZATION]
+    evs = view.edges_by(gpa_class=(stalls.SYNCHRONIZATION,))
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
@@ -742,7 +767,7 @@ def _efficiency(s: PCSample | None) -> float | None:
 
 
 def _throttle_edges(view: KernelView) -> list[EdgeView]:
-    return [e for e in view.edges if _cls(e) == stalls.MEMORY_THROTTLE and cm.is_global_mem(e.use_ins)]
+    return [e for e in view.edges_by(gpa_class=(stalls.MEMORY_THROTTLE,)) if cm.is_global_mem(e.use_ins)]
 
 
 def _throttle_split(view: KernelView) -> tuple[list[EdgeView], list[EdgeView], list[EdgeView]]:
@@ -932,8 +957,9 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
     if _has_wavefront_counts(view):
         return Skipped("shared_memory_coalesce", "the profile's shared-memory wavefront counters show no bank "
                                                  f"conflicts (no instruction at {CONFLICT_RATIO}x its ideal)")
+    shared = cm.instructions_of_class(view, "shared")  # id(def_ins) in shared == cm.is_shared_mem(def_ins)
     evs = [e for e in view.edges if e.edge.category == "shared_memory" or
-           (not e.is_self and cm.is_shared_mem(e.def_ins))]
+           (not e.is_self and id(e.def_ins) in shared)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
@@ -998,13 +1024,23 @@ def _branch_efficiency(view: KernelView, s: PCSample | None) -> float | None:
     return s.thread_inst_executed / (s.inst_executed * view.arch.warp_size)
 
 
+def _at_branches(view: KernelView) -> list[EdgeView]:
+    """The edges whose blamed instruction (the use for a self-kept stall, else the def) is a branch, in edge
+    order (once per view: divergence reduction and branch elimination both filter them)."""
+    def make() -> list[EdgeView]:
+        branch = cm.BRANCH_OPS
+        return [e for e in view.edges if (i := e.use_ins if e.is_self else e.def_ins) is not None
+                and i.base_opcode in branch]
+
+    edges: list[EdgeView] = view.memo("edges_at_branches", make)
+    return edges
+
+
 def _branch_edges(view: KernelView, pred: object) -> list[EdgeView]:
     out = []
-    for e in view.edges:
+    for e in _at_branches(view):
         self_ = e.is_self
         ins = e.use_ins if self_ else e.def_ins
-        if cm.base(ins) not in cm.BRANCH_OPS:  # the sample is looked up only for branches
-            continue
         s = _sample(view, e) if self_ else _sample(view, e, at_def=True)
         if pred(ins, s):  # type: ignore[operator]
             out.append(e)
@@ -1162,8 +1198,8 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
     """GPA released indirect address elimination: global-load → address dependency stalls, eq. 2."""
     if (miss := _needs_binary(view, "indirect_address_elimination")) is not None:
         return miss
-    evs = [e for e in view.edges if not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY
-           and cm.base(e.def_ins) in cm.GLOBAL_LOADS and _feeds_address(view, e)
+    evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
+           if not e.is_self and cm.base(e.def_ins) in cm.GLOBAL_LOADS and _feeds_address(view, e)
            and not atomics.feeds_atomic_address(view, e)]
     hint = ""
     if evs:

@@ -7,6 +7,8 @@ per-architecture numbers: they hold on every Volta-and-later SM.
 
 from __future__ import annotations
 
+import functools
+import operator
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
@@ -38,6 +40,25 @@ ARITH_CLASSES = frozenset({"fp64", "conversion", "sfu"})
 def mem_class(ins: Instruction | None) -> str:
     """analysis/arch latency class of the instruction (global, local, shared, constant, alu, ...)."""
     return "" if ins is None else latency_class(ins.opcode)
+
+
+def instructions_of_class(view: KernelView, cls: str) -> frozenset[int]:
+    """``id()`` of the view's program instructions whose :func:`mem_class` is ``cls`` (one pass per program and
+    class; empty without a program). For per-edge tests, ``id(e.def_ins) in ...`` equals
+    ``mem_class(e.def_ins) == cls``: every edge instruction is one of the program's, which outlive the view."""
+    prog = view.program
+    if prog is None:
+        return frozenset()
+
+    def make() -> dict[str, frozenset[int]]:
+        by: dict[str, set[int]] = defaultdict(set)
+        for pf in prog.functions.values():
+            for i in pf.instructions:
+                by[mem_class(i)].add(id(i))
+        return {c: frozenset(ids) for c, ids in by.items()}
+
+    table: dict[str, frozenset[int]] = prog.memo("instructions_by_class", make)
+    return table.get(cls, frozenset())
 
 
 def is_global_mem(ins: Instruction | None) -> bool:
@@ -126,25 +147,40 @@ def address_registers(ins: Instruction) -> set[str]:
     """General registers used inside ``[...]`` address operands (``desc[UR4][R2.64+0x10]`` -> {R2, R3})."""
     regs: set[str] = set()
     for op in ins.operands:
-        for inner in _ADDR.findall(op):
-            for num, width in _REG.findall(inner):
-                n = int(num)
-                regs.update(f"R{n + k}" for k in range({"64": 2, "128": 4}.get(width, 1)))
+        regs.update(_operand_address_registers(op))
     return regs
+
+
+@functools.lru_cache(maxsize=65536)  # operand strings repeat across instructions; asked per edge and block
+def _operand_address_registers(op: str) -> tuple[str, ...]:
+    """The registers of ``op``'s ``[...]`` parts in the order they appear (R2.64 -> R2, R3)."""
+    out: list[str] = []
+    for inner in _ADDR.findall(op):
+        for num, width in _REG.findall(inner):
+            n = int(num)
+            out += [f"R{n + k}" for k in range({"64": 2, "128": 4}.get(width, 1))]
+    return tuple(out)
 
 
 def dest_registers(ins: Instruction) -> set[str]:
     """General registers the instruction writes (first operand for non-store ops; widened for .64/.WIDE)."""
-    if not ins.operands or base(ins) in {"STG", "STS", "STL", "ST", "RED", "BRA", "EXIT"}:
+    if not ins.operands:
         return set()
-    tok = ins.operands[0].split()[0]
+    return set(_dest_registers(ins.opcode, ins.operands[0]))
+
+
+@functools.lru_cache(maxsize=65536)  # (opcode, first operand) pairs repeat; asked per blame edge
+def _dest_registers(opcode: str, first: str) -> tuple[str, ...]:
+    """:func:`dest_registers` of an instruction with ``opcode`` and first operand ``first``, in insertion order."""
+    if opcode.split(".", 1)[0] in {"STG", "STS", "STL", "ST", "RED", "BRA", "EXIT"}:  # its base opcode
+        return ()
+    tok = first.split()[0]
     if not (tok.startswith("R") and tok[1:2].isdigit()):
-        return set()
+        return ()
     name = tok.partition(".")[0]
-    regs = {name}
-    if ".64" in ins.opcode or ".WIDE" in ins.opcode or ".F64" in ins.opcode.split(".")[1:2]:
-        regs.add(f"R{int(name[1:]) + 1}")
-    return regs
+    if ".64" in opcode or ".WIDE" in opcode or ".F64" in opcode.split(".")[1:2]:
+        return name, f"R{int(name[1:]) + 1}"
+    return (name,)
 
 
 # ---- hotspots and scopes ---------------------------------------------------------------------------
@@ -152,15 +188,46 @@ def dest_registers(ins: Instruction) -> set[str]:
 def hotspots(view: KernelView, evs: Iterable[EdgeView], weight: Callable[[EdgeView], float],
              n: int = TOP_HOTSPOTS) -> list[Hotspot]:
     """The ``n`` heaviest (def, use) pairs of ``evs``, ``weight`` summed per pair, hottest first."""
-    agg: dict[tuple[str, int | None, int], list[EdgeView]] = defaultdict(list)
+    if isinstance(evs, list):  # a region's edges are ranked for its hint and again for its advice
+        key = ("hotspots", id(evs), weight)
+        hit = view._memo.get(key)
+        if hit is not None and hit[0] is evs and hit[1] == len(evs):
+            return _hotspot_rows(view, hit[2], weight, n)
+        ranked = _rank_pairs(evs, weight)
+        view._memo[key] = (evs, len(evs), ranked)  # evs kept alive with it, so its id is not reused
+        return _hotspot_rows(view, ranked, weight, n)
+    return _hotspot_rows(view, _rank_pairs(evs, weight), weight, n)
+
+
+_Ranked = list[tuple[float, int, int, str, int | None, list[EdgeView]]]
+
+
+def _rank_pairs(evs: Iterable[EdgeView], weight: Callable[[EdgeView], float]) -> _Ranked:
+    """(−weight, use pc, first-seen order, function, def pc, edges) per (def, use) pair of positive weight, in
+    the order of sorting the rows by (−samples, use pc), stably."""
+    get = _getter(weight)
+    agg: dict[tuple[str, int | None, int], list[EdgeView]] = {}
+    sums: dict[tuple[str, int | None, int], float] = {}  # per pair, summed in edge order as sum() would
     for ev in evs:
-        agg[(ev.edge.function, ev.edge.def_offset, ev.edge.use_offset)].append(ev)
+        e = ev.edge
+        key = (e.function, e.def_offset, e.use_offset)
+        group = agg.get(key)
+        if group is None:
+            agg[key] = [ev]
+            sums[key] = 0 + get(ev)
+        else:
+            group.append(ev)
+            sums[key] += get(ev)
     ranked = []
     for k, ((fn, d, u), group) in enumerate(agg.items()):
-        w = sum(weight(e) for e in group)
+        w = sums[(fn, d, u)]
         if w > 0:
             ranked.append((-w, u, k, fn, d, group))
     ranked.sort(key=lambda r: r[:3])  # the order of sorting the rows by (-samples, use pc), stably
+    return ranked
+
+
+def _hotspot_rows(view: KernelView, ranked: _Ranked, weight: Callable[[EdgeView], float], n: int) -> list[Hotspot]:
     rows = []
     for negw, u, _k, fn, d, group in ranked[:n]:  # locations only for the rows returned
         w = -negw
@@ -200,18 +267,20 @@ def group_regions(view: KernelView, evs: Iterable[EdgeView], by_def: bool = Fals
     """Matched edges grouped by innermost loop (else function) of the use (or def)."""
     out: dict[tuple[str, int, str] | None, Region] = {}
     for ev in evs:
-        key = region_key(ev, by_def)
-        if key not in out:
-            fn = ev.def_fn if by_def else ev.use_fn
-            loop = ev.def_loop if by_def else ev.use_loop
+        fn = ev.def_fn if by_def else ev.use_fn
+        loop = ev.def_loop if by_def else ev.use_loop
+        # region_key(ev, by_def), inlined: asked per matched edge
+        key = None if fn is None else (fn.name, loop.header, "loop") if loop is not None else (fn.name, -1, "function")
+        region = out.get(key)
+        if region is None:
             if fn is None:
                 scope = view.kernel_scope()
             elif loop is not None:
                 scope = view.loop_scope(fn, loop)
             else:
                 scope = view.function_scope(fn)
-            out[key] = Region(scope=scope, fn=fn, loop=loop)
-        out[key].edges.append(ev)
+            region = out[key] = Region(scope=scope, fn=fn, loop=loop)
+        region.edges.append(ev)
     return list(out.values())
 
 
@@ -229,15 +298,17 @@ SCOPE_COVERAGE = 0.8
 def narrow_scope(view: KernelView, evs: list[EdgeView], weight: Callable[[EdgeView], float]) -> Scope:
     """The narrowest scope holding at least SCOPE_COVERAGE of the matched samples at their fix locations:
     one line, else one loop, else one function, else the kernel."""
-    total = sum(weight(e) for e in evs)
+    get = _getter(weight)
+    total = sum(get(e) for e in evs)
     if total <= 0:
         return view.kernel_scope()
     by_line: dict[tuple[str | None, int | None], float] = defaultdict(float)
     by_loop: dict[tuple[str, int], tuple[float, EdgeView]] = {}
     by_fn: dict[str, tuple[float, EdgeView]] = {}
-    for e in evs:
-        w = weight(e)
-        by_line[fix_location(view, e)] += w
+    fixes = [fix_location(view, e) for e in evs]  # once per edge: the line test below reads them again
+    for e, at in zip(evs, fixes, strict=True):
+        w = get(e)
+        by_line[at] += w
         fn = e.def_fn if e.edge.def_offset is not None else e.use_fn
         loop = e.def_loop if e.edge.def_offset is not None else e.use_loop
         if fn is not None:
@@ -247,7 +318,7 @@ def narrow_scope(view: KernelView, evs: list[EdgeView], weight: Callable[[EdgeVi
                 by_loop[k] = (by_loop.get(k, (0.0, e))[0] + w, e)
     (file, line), w = max(by_line.items(), key=lambda kv: kv[1])
     if w >= SCOPE_COVERAGE * total and line is not None:
-        fns = [f for e in evs if fix_location(view, e) == (file, line) for f in (e.def_fn or e.use_fn,)
+        fns = [f for e, at in zip(evs, fixes, strict=True) if at == (file, line) for f in (e.def_fn or e.use_fn,)
                if f is not None]
         fn_name = fns[0].name if fns else None
         return Scope(kind="line", file=file, line=line, end_line=line, function=fn_name, name=f"line {line}")
@@ -269,8 +340,9 @@ def matched_pairs(evs: Iterable[EdgeView], weight: Callable[[EdgeView], float]) 
                                                                                       float]:
     """``weight`` summed per (function, def pc, use pc): what an advice matched (Advice.matched)."""
     out: dict[tuple[str, int | None, int], float] = defaultdict(float)
+    get = _getter(weight)
     for e in evs:
-        w = weight(e)
+        w = get(e)
         if w > 0:
             out[(e.edge.function, e.edge.def_offset, e.edge.use_offset)] += w
     return dict(out)
@@ -284,6 +356,16 @@ def stall_weight(ev: EdgeView) -> float:
 def latency_weight(ev: EdgeView) -> float:
     """Latency samples of an edge (GPA eqs. 4–5's matched latency samples M_L)."""
     return ev.latency
+
+
+def _getter(weight: Callable[[EdgeView], float]) -> Callable[[EdgeView], float]:
+    """``weight`` itself, or for the two standard weights the same attribute read without a Python call (the
+    aggregations call it per edge)."""
+    if weight is stall_weight:
+        return operator.attrgetter("stall")
+    if weight is latency_weight:
+        return operator.attrgetter("latency")
+    return weight
 
 
 # ---- templates --------------------------------------------------------------------------------------
@@ -351,7 +433,7 @@ def removal_edges(view: KernelView, removed: dict[InsKey, float]) -> tuple[list[
     the instruction the fix removes (``removed``: key -> 0..1). Returns (edges, matched samples M)."""
     evs: list[EdgeView] = []
     m = 0.0
-    for e in view.edges:
+    for e in _edges_at(view, removed):
         use, dfn = ins_key(e.use_fn, e.use_ins), ins_key(e.def_fn, e.def_ins)
         if use is not None and use in removed:
             evs.append(e)
@@ -362,11 +444,34 @@ def removal_edges(view: KernelView, removed: dict[InsKey, float]) -> tuple[list[
     return evs, m
 
 
+def _edges_at(view: KernelView, keys: dict[InsKey, float]) -> list[EdgeView]:
+    """The edges whose use or def instruction is one of ``keys``, in edge order (a superset is fine: callers test
+    each edge). From a per-view index instruction key -> edge positions, built on first use; all edges when
+    ``keys`` outnumber them."""
+    edges = view.edges
+    if len(keys) >= len(edges):
+        return edges
+
+    def index() -> tuple[dict[InsKey, list[int]], dict[InsKey, list[int]]]:
+        at_use: dict[InsKey, list[int]] = {}
+        at_def: dict[InsKey, list[int]] = {}
+        for k, e in enumerate(edges):
+            if e.use_fn is not None and e.use_ins is not None:
+                at_use.setdefault((e.use_fn.name, e.use_ins.offset), []).append(k)
+            if e.def_fn is not None and e.def_ins is not None:
+                at_def.setdefault((e.def_fn.name, e.def_ins.offset), []).append(k)
+        return at_use, at_def
+
+    at_use, at_def = view.memo("edges_by_instruction", index)
+    pos = {k for key in keys for by in (at_use, at_def) for k in by.get(key, ())}
+    return [edges[k] for k in sorted(pos)]
+
+
 def barrier_samples(view: KernelView, matched: Iterable[EdgeView] = ()) -> float:
     """Samples of warps waiting at a block barrier (Nsight Compute's ``barrier`` reason), less those already in
     ``matched``."""
     seen = {id(e) for e in matched}
-    return float(sum(e.stall for e in view.edges if e.edge.reason == "barrier" and id(e) not in seen))
+    return float(sum(e.stall for e in view.edges_by(reason=("barrier",)) if id(e) not in seen))
 
 
 def removal_advice(view: KernelView, opt_id: str, removed: dict[InsKey, float], hint: str, what: str,

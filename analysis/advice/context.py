@@ -58,6 +58,14 @@ class EdgeView:
         self.is_self = self.edge.def_offset is None
 
 
+#: What :meth:`KernelView.edges_by` selects edges by.
+_EDGE_KEYS: dict[str, Callable[[EdgeView], str]] = {
+    "gpa_class": lambda e: e.gpa_class,
+    "reason": lambda e: e.edge.reason,
+    "category": lambda e: e.edge.category,
+}
+
+
 @dataclass
 class KernelView:
     """Everything one kernel's optimizers may read.
@@ -87,6 +95,7 @@ class KernelView:
     selected: int = 0
     _pc_fn: dict[tuple[str, int], ProgramFunction | None] = field(default_factory=dict, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
+    _locs: dict[tuple[str, int], Location] = field(default_factory=dict, repr=False)
 
     @property
     def reach(self) -> dict[str, float]:
@@ -98,6 +107,34 @@ class KernelView:
             share = roofline.dram_write_share([(s.sass, s.l2_sectors) for s in self.profile.pcs.values()])
             return roofline.reach(share)
         return dict(self.memo("roofline.reach", make))
+
+    def edges_by(self, *, gpa_class: Iterable[str] = (), reason: Iterable[str] = (),
+                 category: Iterable[str] = ()) -> list[EdgeView]:
+        """The edges whose GPA class is in ``gpa_class``, or whose blame edge's Nsight Compute ``reason`` or
+        ``category`` is in those, in ``edges`` order: ``[e for e in edges if e.gpa_class in gpa_class or ...]``.
+        From value -> positions indexes (made by :func:`build_view` with the edges, else by one pass on first
+        use), so an optimizer that wants one class or reason reads those edges only instead of all of them."""
+        edges = self.edges
+        runs: list[list[int]] = []
+        for attr, wanted in (("gpa_class", gpa_class), ("reason", reason), ("category", category)):
+            values = set(wanted)
+            if not values:
+                continue
+            get = _EDGE_KEYS[attr]
+
+            def index(get: Callable[[EdgeView], str] = get) -> dict[str, list[int]]:
+                out: dict[str, list[int]] = {}
+                for k, e in enumerate(edges):
+                    out.setdefault(get(e), []).append(k)
+                return out
+
+            by: dict[str, list[int]] = self.memo(("edges_by", attr), index)
+            runs += [by[v] for v in values if v in by]
+        if not runs:
+            return []
+        # one run is already in order; several (disjoint per attribute, overlapping across) are merged
+        pos = runs[0] if len(runs) == 1 else sorted({k for run in runs for k in run})
+        return [edges[k] for k in pos]
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
@@ -172,7 +209,15 @@ class KernelView:
         return None if pf is None else pf.loop_of(offset)
 
     def location(self, name: str, offset: int) -> Location:
-        """The PC as a report location: program function, opcode and source line (profile's as fallback)."""
+        """The PC as a report location: program function, opcode and source line (profile's as fallback).
+        Made once per PC (Location is frozen; hotspots and scopes ask per edge)."""
+        key = (name, offset)
+        loc = self._locs.get(key)
+        if loc is None:
+            loc = self._locs[key] = self._location(name, offset)
+        return loc
+
+    def _location(self, name: str, offset: int) -> Location:
         pf = self.resolve(name, offset)
         ins = None if pf is None else pf.function.at(offset)
         sample = self.sample_at(name, offset)
@@ -201,26 +246,35 @@ class KernelView:
         return float(sum(by_block.get(b, 0) for b in loop.blocks))
 
     def _issued_by_block(self, pf: ProgramFunction) -> dict[int, int]:
-        """Issued samples per block start of ``pf`` (one pass over the profile per function, so loop
-        totals cost the loop's blocks, not the profile's PCs)."""
-        fn: ProgramFunction = pf
-
-        def make() -> dict[int, int]:
-            out: dict[int, int] = defaultdict(int)
-            for (name, off), s in self.profile.pcs.items():
-                mine = self.resolve(name, off) is fn
-                if mine:
-                    b = fn.block_of(off)
-                    if b is not None:
-                        out[b.start] += s.issued
-            return dict(out)
-
-        table: dict[int, int] = self.memo(("issued_by_block", id(pf)), make)
-        return table
+        """Issued samples per block start of ``pf`` (so loop totals cost the loop's blocks, not the profile's
+        PCs): :meth:`_issued_tables`."""
+        return self._issued_tables()[1].get(id(pf), {})
 
     def active_in_function(self, pf: ProgramFunction) -> float:
-        """Active samples of the instructions of ``pf``."""
-        return float(sum(s.issued for (n, o), s in self.profile.pcs.items() if self.resolve(n, o) is pf))
+        """Active samples of the instructions of ``pf`` (:meth:`_issued_tables`)."""
+        return float(self._issued_tables()[0].get(id(pf), 0))
+
+    def _issued_tables(self) -> tuple[dict[int, int], dict[int, dict[int, int]]]:
+        """Issued samples per function and per (function, block start), keyed by ``id`` of the program function
+        (None's id: PCs outside the program), from one pass over the profile for all functions. Each total is
+        summed in profile order, as a per-function ``sum()`` over the profile would."""
+        def make() -> tuple[dict[int, int], dict[int, dict[int, int]]]:
+            by_fn: dict[int, int] = {}
+            by_block: dict[int, dict[int, int]] = {}
+            for (name, off), s in self.profile.pcs.items():
+                pf = self.resolve(name, off)
+                key = id(pf)
+                issued = s.issued
+                by_fn[key] = by_fn.get(key, 0) + issued
+                if pf is not None:
+                    b = pf.block_of(off)
+                    if b is not None:
+                        blocks = by_block.setdefault(key, {})
+                        blocks[b.start] = blocks.get(b.start, 0) + issued
+            return by_fn, by_block
+
+        tables: tuple[dict[int, int], dict[int, dict[int, int]]] = self.memo("issued_tables", make)
+        return tables
 
     def samples_in_function(self, pf: ProgramFunction) -> float:
         """All samples of the instructions of ``pf``."""
@@ -363,34 +417,67 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     view.latency = profile.latency_samples
     view.active = profile.active_samples
     view.selected = sum(s.stalls.get("selected", 0) for s in profile.pcs.values())
-    at: dict[tuple[int, int], tuple[Instruction | None, Loop | None]] = {}
+    # One join per PC, not per edge (a PC has an edge per stall reason and candidate def): (function, instruction,
+    # innermost loop, device-runtime function?) keyed by (profile name, section offset).
+    at: dict[tuple[str, int], _Joined] = {}
+    # stall reason -> (GPA class, its position list, the reason's position list)
+    per_reason: dict[str, tuple[str, list[int], list[int]]] = {}
+    # edges_by's indexes, filled as the edges are made (positions in view.edges)
+    by_class: dict[str, list[int]] = {}
+    by_reason: dict[str, list[int]] = {}
+    by_category: dict[str, list[int]] = {}
+    edges = view.edges
+    use_key: tuple[str, int] | None = None
+    use: _Joined = (None, None, None, False)
     for e in blame.edges:
-        use_fn = view.resolve(e.function, e.use_offset)
+        key = (e.function, e.use_offset)
+        if key != use_key:  # the edges of one use come one after another
+            hit = at.get(key)
+            use = at[key] = _join(view, key) if hit is None else hit
+            use_key = key
+        use_fn = use[0]
         if use_fn is None and program is not None:
             view.outside += e.stall_samples  # e.g. CDP device-runtime code: no SASS, no source, not the user's
             continue
-        if use_fn is not None and is_runtime_function(use_fn.name):
+        if use[3]:
             view.runtime += e.stall_samples  # __cudaCDP2* etc.: stalls inside code the user cannot change
             continue
-        use_ins, use_loop = _ins_and_loop(at, use_fn, e.use_offset)
-        ev = EdgeView(edge=e, use_fn=use_fn, use_ins=use_ins, use_loop=use_loop,
-                      gpa_class=stalls.stall_class(e.reason))
-        if e.def_offset is not None:
-            ev.def_fn = view.resolve(e.function, e.def_offset)
-            if ev.def_fn is not None:
-                ev.def_ins, ev.def_loop = _ins_and_loop(at, ev.def_fn, e.def_offset)
-        view.edges.append(ev)
+        reason = e.reason
+        r = per_reason.get(reason)
+        if r is None:
+            cls = stalls.stall_class(reason)
+            r = per_reason[reason] = (cls, by_class.setdefault(cls, []), by_reason.setdefault(reason, []))
+        cls = r[0]
+        k = len(edges)
+        r[1].append(k)
+        r[2].append(k)
+        cat = by_category.get(e.category)
+        if cat is None:
+            cat = by_category[e.category] = []
+        cat.append(k)
+        if e.def_offset is None:
+            edges.append(EdgeView(e, use_fn, use[1], use[2], None, None, None, cls))
+            continue
+        key = (e.function, e.def_offset)
+        d = at.get(key)
+        if d is None:
+            d = at[key] = _join(view, key)
+        edges.append(EdgeView(e, use_fn, use[1], use[2], d[0], d[1], d[2], cls))
+    view._memo[("edges_by", "gpa_class")] = by_class
+    view._memo[("edges_by", "reason")] = by_reason
+    view._memo[("edges_by", "category")] = by_category
     return view
 
 
-def _ins_and_loop(memo: dict[tuple[int, int], tuple[Instruction | None, Loop | None]], pf: ProgramFunction | None,
-                  offset: int) -> tuple[Instruction | None, Loop | None]:
-    """(instruction, innermost loop) at ``offset`` of ``pf``, looked up once per PC (several blame edges —
-    one per stall reason and source — share a PC)."""
+#: A PC joined with the program: (function, instruction, innermost loop, whether the function is device-runtime
+#: code); all None / False when the program does not hold the PC.
+_Joined = tuple[ProgramFunction | None, Instruction | None, Loop | None, bool]
+
+
+def _join(view: KernelView, key: tuple[str, int]) -> _Joined:
+    """(function, instruction, innermost loop, device-runtime?) of PC ``key`` = (name, offset) in the view's
+    program (looked up once per PC: several blame edges — one per stall reason and source — share a PC)."""
+    pf = view.resolve(*key)
     if pf is None:
-        return None, None
-    key = (id(pf), offset)
-    hit = memo.get(key)
-    if hit is None:
-        hit = memo[key] = (pf.function.at(offset), pf.loop_of(offset))
-    return hit
+        return None, None, None, False
+    return pf, pf.function.at(key[1]), pf.loop_of(key[1]), is_runtime_function(pf.name)

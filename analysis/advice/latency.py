@@ -35,6 +35,14 @@ def _dependency(e: EdgeView) -> bool:
         e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins))
 
 
+def _dependency_edges(view: KernelView) -> list[EdgeView]:
+    """The :func:`_dependency` edges in edge order (a new list; the class index leaves out the other classes)."""
+    glob = cm.instructions_of_class(view, "global")  # id(def_ins) in glob == cm.is_global_mem(def_ins)
+    return [e for e in view.edges_by(gpa_class=(stalls.EXECUTION_DEPENDENCY, stalls.MEMORY_DEPENDENCY))
+            if not e.is_self and (e.gpa_class == stalls.EXECUTION_DEPENDENCY or (
+                e.edge.category == "global_memory" or id(e.def_ins) in glob))]
+
+
 # ---- loop_unrolling ---------------------------------------------------------------------------------
 
 @register("loop_unrolling", "Loop unrolling", "latency_hiding",
@@ -46,7 +54,7 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 loop unrolling: per-loop eq. 5."""
     if view.program is None:
         return Skipped("loop_unrolling", "needs the loop structure of the binary (no cubin given)", missing=True)
-    evs = [e for e in view.edges if _dependency(e) and e.use_loop is not None and e.def_loop is e.use_loop
+    evs = [e for e in _dependency_edges(view) if e.use_loop is not None and e.def_loop is e.use_loop
            and e.def_fn is e.use_fn]
     regions = cm.group_regions(view, evs)
     rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
@@ -222,7 +230,7 @@ MAX_UNROLL = 8
           "a few statements earlier.")
 def code_reordering(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 code reordering: eq. 5 per loop (else function) of the def."""
-    evs = [e for e in view.edges if _dependency(e)]
+    evs = _dependency_edges(view)
     if view.program is None:
         region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
         rows = [(region, float(view.active))]
@@ -327,7 +335,7 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
     if prog is None:
         return Skipped("function_inlining", "needs the call graph of the binary (no cubin given)", missing=True)
     all_stall = sum(e.stall for e in view.edges)
-    icache = sum(e.stall for e in view.edges if e.edge.reason in cm.ICACHE_REASONS)
+    icache = sum(e.stall for e in view.edges_by(reason=cm.ICACHE_REASONS))
     if all_stall > 0 and icache / all_stall > IFETCH_UPPER:
         return Skipped("function_inlining",
                        f"instruction-fetch stalls are {icache / all_stall:.0%} of all stalls: more code would hurt")

@@ -319,8 +319,8 @@ def occupancy_decrease(view: KernelView) -> Advice | Skipped:
         return Skipped("occupancy_decrease", "warps are not competing for issue slots (not_selected <= selected)")
     # Throttles at long-latency arithmetic (e.g. F2F through the MIO queue) are that instruction's own
     # throughput limit: strength reduction owns them, fewer warps would not remove the work.
-    evs = [e for e in view.edges if e.gpa_class in (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY)
-           and not cm.is_long_latency_arith(e.use_ins, view.arch.arch)]
+    evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY))
+           if not cm.is_long_latency_arith(e.use_ins, view.arch.arch)]
     region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
 
     def hint(r: cm.Region) -> str:
@@ -343,7 +343,7 @@ def block_decrease(view: KernelView) -> Advice | Skipped:
         return Skipped("block_decrease", "the profile has no grid/block size", missing=True)
     if lc.blocks <= view.sm_count or wpb > WARP_COUNT_LIMIT:
         return Skipped("block_decrease", f"{lc.blocks} blocks of {wpb} warps: blocks are not small and many")
-    evs = [e for e in view.edges if e.edge.reason in cm.ICACHE_REASONS]
+    evs = view.edges_by(reason=cm.ICACHE_REASONS)
     region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
 
     def hint(r: cm.Region) -> str:
