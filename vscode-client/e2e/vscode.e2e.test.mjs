@@ -360,7 +360,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       for (const r of rows) perLine.set(r.line, (perLine.get(r.line) ?? 0) + 1);
       assert.deepEqual([...perLine.values()].filter((n) => n > 1), [], `lines with several warpwise rows: ${JSON.stringify(rows)}`);
       const l18 = rows.find((r) => r.line === 18).text;
-      assert.match(l18, /strength_reduction est\. 2\.22× if fixed — write 0\.1f · line has 94\.3% of blur_rows's stall samples \(mio_throttle \d+%\)/);
+      assert.match(l18, /strength_reduction est\. 2\.19× if fixed — write 0\.1f · line has 94\.3% of blur_rows's stall samples \(mio_throttle \d+%\)/);
       assert.ok(!rows.some((r) => /1\.0[01]×/.test(r.text) && !/also/.test(r.text)), 'advice below 1.02× is no diagnostic');
       await shot('vscode-problems');
     });
@@ -385,7 +385,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       return t.some((x) => /blur_rows.*newest of 2/.test(x)) ? t : false;
     }, 30000);
     const main = texts.find((t) => /blur_rows/.test(t));
-    assert.match(main, /^warpwise: blur_rows · 1 launch · report stencil\.ncu-rep \(newest of 2\) · 28,464 samples · .*top: strength_reduction 2\.22×$/);
+    assert.match(main, /^warpwise: blur_rows · 1 launch · report stencil\.ncu-rep \(newest of 2\) · 28,464 samples · .*top: strength_reduction 2\.19×$/);
     assert.ok(texts.some((t) => /choose report \(2\)/.test(t)), texts.join(' | '));
     assert.ok(texts.some((t) => /show report/.test(t)));
     const item = page.locator('.statusbar-item').filter({ hasText: /kernel in several reports/ });
@@ -420,7 +420,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       assert.ok(iHead >= 0 && iTable > iHead && text.indexOf("this line: 94.3% of blur_rows's stall samples", iHead) < iTable, text.slice(0, 600));
       assert.equal(text.split('strength_reduction est. 2.19× if fixed —').length - 1, 1, 'one diagnostic in the hover');
       assert.match(text, /mio_throttle █/);
-      assert.match(text, /strength_reduction — estimated 2\.22× for the kernel if fixed \(95% interval [\d.]+–[\d.]+×, 28,464 samples\)/);
+      assert.match(text, /strength_reduction — estimated 2\.19× for the kernel if fixed \(95% interval [\d.]+–[\d.]+×, 28,464 samples\)/);
       assert.match(text, /LDG\.E\.CONSTANT at line 18, 11 instructions earlier/);
       // the summary is in view without scrolling: it starts near the top of the hover box
       const box = await hover.boundingBox();
@@ -452,7 +452,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     assert.ok((await view.locator('#sass .ins').count()) > 5);
     assert.ok((await view.locator('#sass path.edge').count()) > 0, 'blame arrows');
     const firstAdvice = view.locator('#advice button.adv').first();
-    assert.match(await firstAdvice.innerText(), /strength_reduction\s+2\.22×/);
+    assert.match(await firstAdvice.innerText(), /strength_reduction\s+2\.19×/);
     assert.match(await view.locator('#legend').innerText(), /mio_throttle/);
     // the code column starts at one x on every row, with a share or without (docs/img showed them apart)
     const lefts = await view.locator('#src-scroll .row').evaluateAll((rs) => rs.map((r) => [r.querySelector('.pct').textContent !== '', Math.round(r.querySelector('.code').getBoundingClientRect().left)]));
@@ -574,7 +574,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       throw e;
     });
     // the quick fix names its advice and estimate (every advice of the line offers its fix, best first)
-    assert.match(norm(await fix.innerText()), /strength_reduction 2\.22×: Write 0\.1f/);
+    assert.match(norm(await fix.innerText()), /strength_reduction 2\.19×: Write 0\.1f/);
     await fix.click();
     await waitFor('line 18 to read 0.1f', async () => /0\.1f \* row/.test(norm(await viewLine('acc += 0.1').innerText())), 20000);
     await waitFor('the stale lens', async () => (await lensTexts()).some((t) => /profile is stale \(1 profiled line edited\) · re-profile/.test(t)), 30000);
