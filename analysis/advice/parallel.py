@@ -188,8 +188,8 @@ def _global_load_share(view: KernelView) -> float:
     another global-memory read): m of est.loaded_launch_shape_speedup."""
     if view.total <= 0:
         return 0.0
-    waiting = sum(e.stall for e in view.edges
-                  if e.gpa_class == stalls.MEMORY_DEPENDENCY and cm.is_global_mem(e.def_ins))
+    waiting = sum(e.stall for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
+                  if cm.is_global_mem(e.def_ins))
     return min(1.0, waiting / view.total)
 
 
