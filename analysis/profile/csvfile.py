@@ -175,7 +175,9 @@ def parse(text: str, path: Path) -> CsvExport:
     title: tuple[str, str] | None = None
     file: str | None = None
     units_pending = False
+    last = short_at = 0  # the last physical line; the last line whose row was short of its header (see below)
     for n, line in _records(text):
+        last = n
         if not line.strip():
             continue
         if _TOOL_LINE.match(line) or not line.lstrip().startswith('"'):
@@ -198,6 +200,8 @@ def parse(text: str, path: Path) -> CsvExport:
             continue
         if cur is not None and len(row) <= len(cur.header) and not (
                 len(row) == len(cur.header) and row == cur.header):
+            if len(row) < len(cur.header) or line.count('"') % 2 == 1:
+                short_at = n
             row += [""] * (len(cur.header) - len(row))
             if units_pending and _is_units_row(row, cur.header):
                 cur.units = row
@@ -220,6 +224,13 @@ def parse(text: str, path: Path) -> CsvExport:
             title, units_pending = None, True
             continue
         skipped.append((n, line))
+    # ncu ends every export with a newline: a last record without one that is also short of the header's
+    # columns (or inside an open quote) is a file cut in the middle of a row, whose missing rows would
+    # silently lower every sample count
+    tail = text.replace("\r\n", "\n").replace("\r", "\n")
+    if tables and not tail.endswith("\n") and short_at == last:
+        raise CsvError(f"{path}: the file ends in the middle of line {last} (a row shorter than its table's "
+                       "header, without a final newline): the export is cut; export it again")
     if not tables:
         raise CsvError(f"{path}: no CSV table found (expected the output of `ncu --import R.ncu-rep --page source "
                        "--print-source sass --csv` or `--page details|raw --csv`)")

@@ -294,3 +294,20 @@ def test_live_export_with_prof_lines_and_program_output() -> None:
 def test_cuda_view_without_counters_is_a_clear_error() -> None:
     with pytest.raises(csvfile.CsvError, match="only source text, no samples"):
         load_csv_profiles([GPU / "stencil.source.cuda.csv"])
+
+
+@pytest.mark.parametrize("kind", ["source", "details"])
+def test_an_export_cut_in_the_middle_of_a_row_is_refused(tmp_path: Path, kind: str) -> None:
+    # A source page cut at 8,000 bytes read as 900 of 28,464 samples and changed the first advice; a details
+    # page cut at 5,000 bytes read as 0 registers and 0 SMs (fresh-user find). ncu ends every export with a
+    # newline: a last row short of its header without one is a cut file.
+    full = (EX / "stencil" / f"stencil.{kind}.csv").read_text()
+    cut = tmp_path / f"cut.{kind}.csv"
+    cut.write_text(full[:8000 if kind == "source" else 5000])
+    with pytest.raises(csvfile.CsvError, match=r"ends in the middle of line \d+.*cut"):
+        csvfile.read(cut)
+    # the whole export, and one whose last row is complete but has no final newline, still read
+    assert csvfile.read(EX / "stencil" / f"stencil.{kind}.csv").tables
+    whole = tmp_path / f"whole.{kind}.csv"
+    whole.write_text(full.rstrip("\n"))
+    assert csvfile.read(whole).tables
