@@ -281,7 +281,10 @@ def prefer_reports(paths: Iterable[Path]) -> list[Path]:
 
 
 def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
-    """Profiles and binaries next to the given sources/folders (same folder, then one level down).
+    """Profiles and binaries next to the given sources/folders: in the folder itself, and one level down only
+    where the folder has none of that kind (a ``profiles/`` or ``build/`` folder beside the source; a folder of
+    examples) — so an ``old/`` copy of a report beside the current one is not read too, nor paired with the
+    current build's cubin.
 
     Profiles are ``*.ncu-rep`` reports and ncu CSV exports named ``<stem>.source.csv`` (their
     ``<stem>.details.csv``/``<stem>.raw.csv`` pages are read with them); a report beats the CSV of the same stem.
@@ -290,17 +293,28 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
     profiles: list[Path] = []
     binaries: list[Path] = []
     seen: set[Path] = set()
+
+    def found_in(d: Path) -> tuple[list[Path], list[Path]]:
+        files = sorted(f for f in d.iterdir() if not f.is_dir())  # a folder named x.ncu-rep is no input
+        profs = prefer_reports(f for f in files if f.suffix == ".ncu-rep" or f.name.endswith(".source.csv"))
+        cubins = [f for f in files if f.suffix in BINARY_SUFFIXES]
+        return list(profs), cubins or executables_in(d)
+
     for p in paths:
         folder = p if p.is_dir() else p.parent
-        for d in (folder, *sorted(x for x in folder.iterdir() if x.is_dir())) if folder.is_dir() else ():
-            if d in seen:
-                continue
-            seen.add(d)
-            files = sorted(f for f in d.iterdir() if not f.is_dir())  # a folder named x.ncu-rep is no input
-            profiles.extend(prefer_reports(f for f in files
-                                           if f.suffix == ".ncu-rep" or f.name.endswith(".source.csv")))
-            cubins = [f for f in files if f.suffix in BINARY_SUFFIXES]
-            binaries.extend(cubins or executables_in(d))
+        if not folder.is_dir() or folder in seen:
+            continue
+        seen.add(folder)
+        profs, bins = found_in(folder)
+        if not profs or not bins:
+            for d in sorted(x for x in folder.iterdir() if x.is_dir()):
+                sub_profs, sub_bins = found_in(d)
+                if not profs:
+                    profiles.extend(sub_profs)
+                if not bins:
+                    binaries.extend(sub_bins)
+        profiles.extend(profs)
+        binaries.extend(bins)
     return profiles, binaries
 
 

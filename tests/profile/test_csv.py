@@ -311,3 +311,19 @@ def test_an_export_cut_in_the_middle_of_a_row_is_refused(tmp_path: Path, kind: s
     whole = tmp_path / f"whole.{kind}.csv"
     whole.write_text(full.rstrip("\n"))
     assert csvfile.read(whole).tables
+
+
+def test_discovery_looks_one_level_down_only_for_what_the_folder_lacks(tmp_path: Path) -> None:
+    # fresh-user find: with stencil.{ncu-rep,cubin} beside the source and old copies in old/, both reports were
+    # analysed and old/'s was paired with the top-level cubin; a folder's own report and cubin win now, and a
+    # subfolder is searched for the kind the folder lacks (a build/ holding the cubin)
+    rep, _src, _det, cub = _paths("stencil")
+    (tmp_path / "old").mkdir()
+    for f in (rep, cub):
+        (tmp_path / f.name).write_bytes(f.read_bytes())
+        (tmp_path / "old" / f.name).write_bytes(f.read_bytes())
+    profiles, binaries = discover([tmp_path / "stencil.cu"])
+    assert profiles == [tmp_path / rep.name] and binaries == [tmp_path / cub.name]
+    (tmp_path / cub.name).unlink()
+    profiles, binaries = discover([tmp_path / "stencil.cu"])
+    assert profiles == [tmp_path / rep.name] and binaries == [tmp_path / "old" / cub.name]
