@@ -429,8 +429,12 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
                      "or keep the .cubin next to the export)")
     elif profile.origin == "ncu-rep":
         fill_sass(profile)  # read without SASS text (join checks a binary without it): the report's, shown instead
-        notes.append(f"no cubin for {profile.name} ({profile.arch}) was found: showing sampled lines only; "
-                     "blame and advice need the binary (--binary, or keep the .cubin next to the report)")
+        looked = (f"none of the {len(cubins)} cubin{'s' if len(cubins) != 1 else ''} given or found "
+                  f"({', '.join(Path(c.path).name for c in cubins[:3])}{', ...' if len(cubins) > 3 else ''}) holds "
+                  f"{profile.name} ({profile.arch})" if cubins else
+                  f"no cubin for {profile.name} ({profile.arch}) was found")
+        notes.append(f"{looked}: showing sampled lines only; blame and advice need the binary the report was "
+                     "profiled from (--binary, or keep the .cubin next to the report)")
     if cubin is not None and not any(i.loc is not None for f in cubin.functions.values() for i in f.instructions):
         from warpwise.analysis.profile.join import lines_from_profile
 

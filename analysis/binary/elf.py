@@ -23,7 +23,7 @@ from elftools.common.exceptions import ELFError
 from elftools.elf.elffile import ELFFile
 from elftools.elf.sections import SymbolTableSection
 
-from .errors import BinaryError, NoDeviceCodeError, NotCudaElfError, NotElfError, UnsupportedArchError
+from .errors import BinaryError, NoDeviceCodeError, NotCudaElfError, NotElfError, UnsupportedArchError, magic_text
 
 EM_CUDA = 190
 STO_CUDA_ENTRY = 0x10
@@ -118,7 +118,7 @@ def read_cuda_elf(path: str, data: bytes) -> CudaElf:
         BinaryError: truncated or corrupt ELF.
     """
     if data[:4] != b"\x7fELF":
-        raise NotElfError(f"{path}: not an ELF file (starts with {data[:4]!r}, expected b'\\x7fELF')")
+        raise NotElfError(f"{path}: not an ELF file (starts with {magic_text(data)}, expected 7f 45 4c 46)")
     if len(data) < 64 or data[4] != 2 or data[5] != 1:
         raise NotElfError(f"{path}: not a 64-bit little-endian ELF file (or truncated before its header ends)")
     machine = struct.unpack_from("<H", data, 18)[0]

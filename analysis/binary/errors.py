@@ -29,3 +29,14 @@ class ToolError(BinaryError):
 
 class CorruptLineTableError(BinaryError):
     """The cubin has a line table (``.debug_line``: built with -lineinfo or -G) that yields no source line."""
+
+
+def magic_text(data: bytes, n: int = 4) -> str:
+    """The first ``n`` bytes of ``data`` for a message: hex, and the text when they are printable ASCII
+    (``68 65 6c 6c "hell"``; ``(empty)`` for no bytes)."""
+    head = data[:n]
+    if not head:
+        return "(empty)"
+    hexes = " ".join(f"{b:02x}" for b in head)
+    text = head.decode("ascii", errors="replace")
+    return f'{hexes} "{text}"' if text.isprintable() and "\ufffd" not in text else hexes

@@ -17,7 +17,15 @@ from warpwise.analysis.bounded import InputFileError, read_bytes
 from warpwise.analysis.gcpause import without_gc
 
 from .elf import EM_CUDA, CudaElf, line_table_problem, read_cuda_elf
-from .errors import BinaryError, CorruptLineTableError, NoDeviceCodeError, NotElfError, ToolError, UnsupportedArchError
+from .errors import (
+    BinaryError,
+    CorruptLineTableError,
+    NoDeviceCodeError,
+    NotElfError,
+    ToolError,
+    UnsupportedArchError,
+    magic_text,
+)
 from .model import ControlCode, Cubin, Function, Instruction
 from .sass import Disassembly, disassemble, split_instruction
 from .tools import find_tool, run_tool
@@ -130,7 +138,7 @@ def _kind(path: str, head: bytes) -> str:
     if len(head) >= 4 and struct.unpack_from("<I", head, 0)[0] == FATBIN_MAGIC:
         return "fatbin"
     raise NotElfError(
-        f"{path}: neither a cubin, an ELF executable/shared library nor a fatbin (starts with {head[:4]!r})"
+        f"{path}: neither a cubin, an ELF executable/shared library nor a fatbin (starts with {magic_text(head)})"
     )
 
 

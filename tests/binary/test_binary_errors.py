@@ -97,3 +97,18 @@ def test_e_flags_layouts() -> None:
     assert sm_from_flags(0x0A004B04, 7) == 75  # mislabelled ABI: the other layout is tried
     assert sm_from_flags(0, 8) is None
     assert normalize_arch("sm_90a") == normalize_arch("90") == normalize_arch("SM90") == 90
+
+
+def test_magic_bytes_read_as_hex_and_text() -> None:
+    from warpwise.analysis.binary.errors import magic_text
+
+    assert magic_text(b"hello world") == '68 65 6c 6c "hell"'
+    assert magic_text(b"\x00\x01\xff\x10") == "00 01 ff 10"
+    assert magic_text(b"") == "(empty)"
+
+
+def test_not_a_cubin_names_its_first_bytes_without_python_syntax(tmp_path: Path) -> None:
+    p = tmp_path / "fake.cubin"
+    p.write_bytes(b"hello world")
+    with pytest.raises(NotElfError, match=r'starts with 68 65 6c 6c "hell"\)$'):
+        load_binary(str(p))

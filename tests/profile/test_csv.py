@@ -327,3 +327,12 @@ def test_discovery_looks_one_level_down_only_for_what_the_folder_lacks(tmp_path:
     (tmp_path / cub.name).unlink()
     profiles, binaries = discover([tmp_path / "stencil.cu"])
     assert profiles == [tmp_path / rep.name] and binaries == [tmp_path / "old" / cub.name]
+
+
+def test_a_found_cubin_without_the_kernel_is_named_in_the_note() -> None:
+    # fresh-user find: gather's cubin beside stencil's report read "no cubin for blur_rows (sm_90) was found"
+    rep = EX / "stencil" / "stencil.ncu-rep"
+    a = analyze(rep, [EX / "gather" / "gather.sm_90.cubin"], [EX / "stencil" / "stencil.cu"]).kernels[0]
+    assert a.advice_report is None
+    assert any("none of the 1 cubin given or found (gather.sm_90.cubin) holds blur_rows (sm_90)" in n
+               for n in a.notes), a.notes
