@@ -85,6 +85,13 @@ for _names, _k in ((_MEM_GLOBAL, "global"), (_MEM_LOCAL, "local"), (_MEM_CONST, 
         _CLASS_OF[_n] = _k
 
 MEMORY_CLASSES = frozenset({"global", "local", "constant", "shared", "texture"})
+#: Generic-address and asynchronous-copy opcodes: filed under "global" above, they can also reach shared memory.
+SHARED_CAPABLE = frozenset({"LD", "ST", "ATOM", "LDGSTS", "UBLKCP", "UTMALDG", "UTMASTG"})
+
+
+def opcodes_of_class(*classes: str) -> frozenset[str]:
+    """Base opcodes (no modifiers) whose latency class is one of ``classes`` (``global``, ``shared``, ...)."""
+    return frozenset(op for op, k in _CLASS_OF.items() if k in classes)
 #: Classes served by L1TEX, whose dependencies Nsight Compute reports as long_scoreboard.
 L1TEX_CLASSES = frozenset({"global", "local", "texture"})
 

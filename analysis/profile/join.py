@@ -33,9 +33,11 @@ import struct
 from collections import Counter
 from dataclasses import dataclass, replace
 
+from warpwise.analysis.arch.latency import SHARED_CAPABLE, opcodes_of_class
 from warpwise.analysis.binary.model import Cubin, Instruction, SourceLoc
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.ncu import UNATTRIBUTED, fill_sass
+from warpwise.analysis.program.cfg import CONTROL_TRANSFERS, CONVERGENCE
 
 
 class MismatchError(Exception):
@@ -106,11 +108,10 @@ def _counts_agreement(totals: dict[str, int], got: Counter[str], unknown: int) -
 #: the metrics are SourceCounters' memory_l2_theoretical_sectors_global, memory_l1_wavefronts_shared,
 #: smsp__branch_targets_threads_divergent). Checked on the repository's 129 profiled launches: every PC with
 #: L2 sectors was LDG/STG/REDG/ST, with shared wavefronts LDS/STS, with divergent targets BRA.
-_GLOBAL_OPS = frozenset({"LDG", "STG", "LD", "ST", "ATOM", "ATOMG", "RED", "REDG", "LDGSTS", "UBLKCP", "UBLKRED",
-                         "UTMALDG", "UTMASTG", "UTMAREDG", "SULD", "SUST", "SURED", "SUATOM"})
-_SHARED_OPS = frozenset({"LDS", "STS", "LD", "ST", "ATOMS", "ATOM", "LDSM", "STSM", "LDGSTS", "UBLKCP",
-                         "UTMALDG", "UTMASTG"})
-_BRANCH_OPS = frozenset({"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "BREAK", "BSYNC", "WARPSYNC", "EXIT", "KILL"})
+# texture: the surface loads/stores count global sectors; the bulk reductions have no latency-table class yet
+_GLOBAL_OPS = opcodes_of_class("global", "texture") | {"UBLKRED", "UTMAREDG"}
+_SHARED_OPS = opcodes_of_class("shared") | SHARED_CAPABLE
+_BRANCH_OPS = CONTROL_TRANSFERS | CONVERGENCE  # divergent targets are counted at branches and reconvergence
 
 
 def _evidence_agreement(samples: list[PCSample], sec: Section) -> tuple[int, int, PCSample | None]:
