@@ -663,6 +663,65 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     if not isinstance(res, Advice) or (isinstance(base, Advice) and base.estimated_speedup >= res.estimated_speedup):
         return base
     res.upper_bound = True
+    return _sfu_roofline(view, res, lines)
+
+
+def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) -> Advice:
+    """``res`` (eq. 2 over the arithmetic of the precise-math ``lines``, an upper bound) with the issue and SFU
+    rooflines of the code after --use_fast_math.
+
+    After the flag each precise routine is its hardware approximation: one MUFU (and a multiply or two) per
+    division, reciprocal, square root, exp/log (nvcc documents ``__fdividef``, ``__expf``, ``__sinf``… as
+    MUFU-based; CUDA C++ Programming Guide, "Intrinsic Functions"). Counted from the launch's per-instruction
+    ``inst_executed`` (warp level): the MUFUs of user code stay, each sin/cos reduction (its 2/pi multiply)
+    becomes one MUFU.SIN/COS, the other arithmetic of the precise lines and the slow-path routines go, and one
+    multiply per MUFU of those lines is added. The launch then needs at least
+    C_issue = I_after / (SMs × schedulers) cycles (one instruction per scheduler per cycle) and
+    C_sfu = 32 × N_mufu / (SMs × R_sfu) cycles (R_sfu: arch facts, 16 results per clock per SM), so
+    S ≤ C / max(C_issue, C_sfu) with C the launch's elapsed cycles (the roofline argument, Williams et al. 2009,
+    per pipe). For an issue-bound kernel (SM at or above roofline.BOUND_FRACTION of its reachable peak) that
+    roofline is the expected speedup (the time follows the issue and SFU work); otherwise it caps eq. 2.
+    ``res`` unchanged when the launch's elapsed cycles or per-instruction counts are unknown."""
+    prog, lc = view.program, view.profile.launch
+    if prog is None or lc.elapsed_cycles <= 0 or view.sm_count <= 0:
+        return res
+    issued = kept_mufu = added = removed = 0.0
+    for (name, off), smp in view.profile.pcs.items():
+        pf = view.resolve(name, off)
+        ins = pf.function.at(off) if pf is not None else None
+        n = float(smp.inst_executed)
+        if ins is None or n <= 0:
+            continue
+        issued += n
+        on_line = ins.loc is not None and (ins.loc.file, ins.loc.line) in lines and is_user_function(pf.name)
+        slow = not pf.is_kernel and not is_user_function(pf.name) and _single_precision_routine(pf)
+        if ins.base_opcode == "MUFU" and not slow:
+            kept_mufu += n
+            added += n if on_line else 0.0
+        elif on_line and ins.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in ins.operands):
+            kept_mufu += n  # the reduction's multiply becomes the MUFU.SIN/COS of __sinf/__cosf
+            removed += n
+            added += n
+        elif slow or (on_line and not cm.is_memory(ins) and ins.base_opcode not in cm.BRANCH_OPS):
+            removed += n
+    if issued <= 0 or removed <= 0:
+        return res
+    after = max(1.0, issued - removed + added)
+    c_issue = after / (view.sm_count * view.arch.schedulers_per_sm)
+    c_sfu = view.arch.warp_size * kept_mufu / (view.sm_count * view.arch.sfu_results_per_sm_cycle)
+    roof = max(1.0, lc.elapsed_cycles / max(c_issue, c_sfu, 1.0))
+    issue_bound = roofline.busy(lc.throughput_pct, "sm", view.reach) >= roofline.BOUND_FRACTION
+    s = roof if issue_bound else min(res.estimated_speedup, roof)
+    inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
+              "I_removed": removed, "I_added": added, "N_mufu": kept_mufu, "C_issue": c_issue, "C_sfu": c_sfu}
+    pipes = "S = C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16)"
+    if issue_bound:
+        res.estimate = Estimate(s, f"{pipes} (issue-bound kernel: the time follows issue and SFU work)", inputs,
+                                "issue/SFU roofline after the fix")
+        res.upper_bound = False
+    else:
+        res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
+                                f"{res.estimate.equation}, issue/SFU roofline after the fix")
     return res
 
 
@@ -881,17 +940,40 @@ def coalesced_ratios(view: KernelView, limit: float = COALESCE_LIMIT
 SECTOR_BYTES = 32
 
 
-def _l1_ratio(view: KernelView, global_ratio: float = 1.0, shared_removed: float = 0.0) -> float:
+def _l1_ratio(view: KernelView, global_ratio: float = 1.0, shared_removed: float = 0.0,
+              local_removed: float = 0.0) -> float:
     """L1 data-pipe work after / before a fix that scales the global accesses' wavefronts by ``global_ratio``
-    (taken as following their sectors) and removes ``shared_removed`` shared-memory wavefronts. The launch's
-    total LSU wavefronts (LaunchConfig.l1_lsu_wavefronts) split into the shared ones (per-PC counters) and the
-    rest; without the total, the L1 work is taken as all global (ratio = global_ratio)."""
+    (taken as following their sectors), removes ``shared_removed`` shared-memory wavefronts and
+    ``local_removed`` local-memory ones (:func:`local_wavefronts`). The launch's total LSU wavefronts
+    (LaunchConfig.l1_lsu_wavefronts) split into the shared ones (per-PC counters), the removed local ones and
+    the rest; without the total, the L1 work is taken as all global (ratio = global_ratio)."""
     total = view.profile.launch.l1_lsu_wavefronts
     shared = float(sum(s.shared_wavefronts for s in view.profile.pcs.values()))
     if total <= 0 or shared > total * 1.05:
         return global_ratio if shared_removed <= 0 else max(0.0, 1.0 - shared_removed / max(shared, 1.0))
-    rest = max(0.0, total - shared)
+    local = min(local_removed, max(0.0, total - shared))
+    rest = max(0.0, total - shared - local)
     return max(0.0, (rest * global_ratio + shared - shared_removed) / total)
+
+
+def local_wavefronts(view: KernelView, keys: set[cm.InsKey]) -> float:
+    """L1 wavefronts of the local-memory instructions ``keys`` (function, offset) over the launch: warp-level
+    executed instructions × bytes per thread / 4. Local memory is laid out so that consecutive 32-bit words
+    belong to consecutive threads and a warp's access to one local address is fully coalesced (CUDA C++
+    Programming Guide, "Device Memory Accesses", local memory): 128 bytes, one L1 wavefront, per 32-bit
+    access of a warp (Kernel Profiling Guide: a wavefront is the unit one L1 pipeline stage processes per
+    cycle); ``.64`` and ``.128`` accesses take 2 and 4."""
+    out = 0.0
+    for key in keys:
+        s = view.sample_at(*key)
+        if s is None:
+            continue
+        fn = view.program.functions.get(key[0]) if view.program is not None else None
+        ins = fn.function.at(key[1]) if fn is not None else None
+        op = ins.opcode if ins is not None else ""
+        width = 4 if ".128" in op else 2 if ".64" in op else 1
+        out += float(s.inst_executed) * width
+    return out
 
 
 def _after_fix_estimate(view: KernelView, res: Advice, ratios: dict[str, float], traffic_bound: bool,

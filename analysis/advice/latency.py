@@ -402,6 +402,19 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
                                     e2.inputs, "GPA eq. 2")
             res.matched_samples, res.share = m, m / view.total
             res.matched = cm.matched_pairs(overhead, cm.stall_weight)
+    # The register saves and local arrays the call forces into local memory go with it: the L1 work after the
+    # fix, not the L1 throughput now, bounds the gain (arch/roofline.after_fix), as for the other fixes that
+    # remove L1 work (code._after_fix_estimate).
+    from warpwise.analysis.advice.code import _after_fix_estimate, _l1_ratio, call_stack_keys, local_wavefronts
+
+    stack = call_stack_keys(view)
+    if stack:
+        gone = local_wavefronts(view, stack)
+        # SM work shrinks with the instructions eq. 2 removes (time after = T − M of T: r_sm = 1/S)
+        ratios = {"l1": _l1_ratio(view, local_removed=gone), "sm": 1.0 / max(res.estimated_speedup, 1.0)}
+        res = _after_fix_estimate(view, res, ratios, False,
+                                  {"wavefronts_local_removed": gone,
+                                   "wavefronts_l1": view.profile.launch.l1_lsu_wavefronts})
     return res
 
 
@@ -443,7 +456,11 @@ def _call_overhead_edges(view: KernelView, callees: dict[str, ProgramFunction],
     for e in view.edges:
         if e.use_fn is None or e.use_ins is None or (e.gpa_class == stalls.NOT_SELECTED and not keep_not_selected):
             continue
-        if (e.use_fn.name, e.use_ins.offset) in removable or (
+        # an edge goes with the fix when its stalled instruction goes, or when it waits on the call itself
+        # (CALL/RET: the branch's fixed latency, the ABI's return registers); a wait on a local load is not
+        # counted: after inlining the use waits on the value's producer instead
+        dk = cm.ins_key(e.def_fn, e.def_ins) if not e.is_self and cm.base(e.def_ins) in CALL_OPS else None
+        if (e.use_fn.name, e.use_ins.offset) in removable or (dk is not None and dk in removable) or (
                 e.use_fn.name in callees and e.edge.reason in JUMP_REASONS):
             out.append(e)
     return out

@@ -32,6 +32,7 @@ class ArchFacts:
     barriers per warp (SB0..SB5) the control codes name. ``warp_size``: threads per warp.
     ``default_sm_count``: SMs of the reference product named in ``product`` (a profile's own SM count
     takes precedence). ``param_base``: constant-bank offset of the first kernel parameter.
+    ``sfu_results_per_sm_cycle``: thread results per clock per SM of the special-function unit (MUFU).
     """
 
     sm: int
@@ -51,6 +52,8 @@ class ArchFacts:
     warp_size: int
     default_sm_count: int
     param_base: int | None
+    #: results per clock per SM of the SFU (MUFU: reciprocal, reciprocal square root, log2, exp2, sine, cosine)
+    sfu_results_per_sm_cycle: int = 16
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property

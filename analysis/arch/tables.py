@@ -8,6 +8,8 @@ Sources (see :mod:`warpwise.analysis.arch.model` for the abbreviations):
 - scoreboard barriers: 6 (GPA §4 "six available barrier indices"; control code layout in FACTS).
 - SM counts of reference products: NVIDIA product data sheets (V100 SXM2 80, T4 40, A100 108, A10 72,
   L4 58, H100/H200 SXM 132, B200 148, RTX PRO 6000 Blackwell 188); a profile's SM count overrides.
+- SFU (MUFU) throughput: 16 results per clock per SM on every listed architecture (CUDA C++ Programming
+  Guide, "Arithmetic Instructions", throughput table).
 - parameter base: FACTS (c[0x0][0x160] on sm_80–89, 0x210 on sm_90, 0x380 on sm_100); sm_70/75 use 0x160
   (same ABI as sm_80, from nvdisasm of sm_75 cubins).
 """
@@ -41,6 +43,9 @@ def _facts(sm: int) -> ArchFacts:
     src["scoreboard_barriers"] = "GPA §4 (six barrier indices B0-B5); FACTS control-code layout"
     src["default_sm_count"] = f"NVIDIA {product} data sheet"
     src["param_base"] = "FACTS (nvdisasm of nvcc 13.0 cubins)" if pbase is not None else "unknown"
+    src["sfu_results_per_sm_cycle"] = ("CUDA C++ Programming Guide (CUDA 13.0), 'Arithmetic Instructions', "
+                                       "throughput of 32-bit reciprocal, rsqrt, __log2f, exp2f, __sinf, __cosf: "
+                                       "16 results per clock per SM on compute capability 7.x-12.x")
     return ArchFacts(
         sm=sm, name=name, product=product, schedulers_per_sm=4, max_warps_per_sm=warps, max_ctas_per_sm=ctas,
         max_threads_per_sm=threads, registers_per_sm=64 * _KB, max_registers_per_thread=255,

@@ -80,6 +80,9 @@ class LaunchConfig:
     # l1tex__data_pipe_lsu_wavefronts % of peak x l1tex__cycles_elapsed.sum (peak: one wavefront per cycle per
     # L1); global, local and shared accesses alike. 0 when absent
     l1_lsu_wavefronts: float = 0.0
+    # SM clock cycles the launch took: Nsight Compute's "Elapsed Cycles" (gpc__cycles_elapsed.max, the
+    # SpeedOfLight section); 0 when absent
+    elapsed_cycles: float = 0.0
 
     @property
     def dram_bytes(self) -> float:

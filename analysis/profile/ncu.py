@@ -120,6 +120,7 @@ def launch_from_metrics(get: Callable[[str], float | None]) -> LaunchConfig:
         * f("device__attribute_global_memory_bus_width") / 8.0,
         l1_lsu_wavefronts=f("l1tex__data_pipe_lsu_wavefronts.avg.pct_of_peak_sustained_elapsed") / 100.0
         * f("l1tex__cycles_elapsed.sum"),
+        elapsed_cycles=f("gpc__cycles_elapsed.max"),
     )
 
 
