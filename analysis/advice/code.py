@@ -679,12 +679,19 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     C_issue = I_after / (SMs × schedulers) cycles (one instruction per scheduler per cycle) and
     C_sfu = 32 × N_mufu / (SMs × R_sfu) cycles (R_sfu: arch facts, 16 results per clock per SM), so
     S ≤ C / max(C_issue, C_sfu) with C the launch's elapsed cycles (the roofline argument, Williams et al. 2009,
-    per pipe). For an issue-bound kernel (SM at or above roofline.BOUND_FRACTION of its reachable peak) that
-    roofline is the expected speedup (the time follows the issue and SFU work); otherwise it caps eq. 2.
+    per pipe). On a line whose only precise math is IEEE division and expf, only those sequences go
+    (DIVISION_SEQUENCE per FCHK, EXP_SEQUENCE per expf); on a line with sin/cos or another slow path all its
+    arithmetic but the MUFUs is counted as removed (an upper bound). For a kernel whose time follows its issue
+    work (the SM its busiest unit, at or above roofline.THROUGHPUT_FRACTION of its reachable peak) that
+    roofline is the expected speedup; otherwise it caps eq. 2.
     ``res`` unchanged when the launch's elapsed cycles or per-instruction counts are unknown."""
     prog, lc = view.program, view.profile.launch
     if prog is None or lc.elapsed_cycles <= 0 or view.sm_count <= 0:
         return res
+    # lines whose only precise math is IEEE division: there the flag removes the division's own sequence
+    # (FCHK, the Newton-Raphson FFMAs after MUFU.RCP but the one that becomes the quotient's FMUL, the branch
+    # to the slow path: DIVISION_SEQUENCE per FCHK), and the line's other arithmetic stays
+    other = _precise_non_division_lines(prog)
     issued = kept_mufu = added = removed = 0.0
     for (name, off), smp in view.profile.pcs.items():
         pf = view.resolve(name, off)
@@ -695,14 +702,24 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
         issued += n
         on_line = ins.loc is not None and (ins.loc.file, ins.loc.line) in lines and is_user_function(pf.name)
         slow = not pf.is_kernel and not is_user_function(pf.name) and _single_precision_routine(pf)
+        counted = not on_line or (ins.loc is not None and (ins.loc.file, ins.loc.line) not in other)
         if ins.base_opcode == "MUFU" and not slow:
             kept_mufu += n
-            added += n if on_line else 0.0
+            added += 0.0 if counted else n
         elif on_line and ins.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in ins.operands):
             kept_mufu += n  # the reduction's multiply becomes the MUFU.SIN/COS of __sinf/__cosf
             removed += n
             added += n
-        elif slow or (on_line and not cm.is_memory(ins) and ins.base_opcode not in cm.BRANCH_OPS):
+        elif slow:
+            removed += n
+        elif counted:
+            # a line whose precise math is division or expf: only those sequences go
+            if ins.base_opcode == "FCHK" and on_line:
+                removed += DIVISION_SEQUENCE * n
+            elif ins.base_opcode == "FFMA" and is_user_function(pf.name) and \
+                    any(_EXPF_LOG2E_LO in op for op in ins.operands):
+                removed += EXP_SEQUENCE * n
+        elif not cm.is_memory(ins) and ins.base_opcode not in cm.BRANCH_OPS:
             removed += n
     if issued <= 0 or removed <= 0:
         return res
@@ -710,7 +727,8 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     c_issue = after / (view.sm_count * view.arch.schedulers_per_sm)
     c_sfu = view.arch.warp_size * kept_mufu / (view.sm_count * view.arch.sfu_results_per_sm_cycle)
     roof = max(1.0, lc.elapsed_cycles / max(c_issue, c_sfu, 1.0))
-    issue_bound = roofline.busy(lc.throughput_pct, "sm", view.reach) >= roofline.BOUND_FRACTION
+    busy = {u: roofline.busy(lc.throughput_pct, u, view.reach) for u in lc.throughput_pct if u in roofline.ACHIEVABLE}
+    issue_bound = busy.get("sm", 0.0) >= roofline.THROUGHPUT_FRACTION and busy["sm"] >= max(busy.values())
     s = roof if issue_bound else min(res.estimated_speedup, roof)
     inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
               "I_removed": removed, "I_added": added, "N_mufu": kept_mufu, "C_issue": c_issue, "C_sfu": c_sfu}
@@ -723,6 +741,44 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
         res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
                                 f"{res.estimate.equation}, issue/SFU roofline after the fix")
     return res
+
+
+#: Instructions the fast division (MUFU.RCP and a multiply, CUDA C++ Programming Guide "Intrinsic Functions",
+#: __fdividef) saves per IEEE division: nvcc 13's sm_90 sequence is MUFU.RCP, FCHK, five FFMAs (two refine the
+#: reciprocal, three the quotient) and a branch to the slow path; the fast form keeps the MUFU.RCP and one of
+#: the FFMAs as its FMUL, so FCHK, four FFMAs and the branch go (SASS of examples/noinline, nvdisasm 13).
+DIVISION_SEQUENCE = 6
+#: The low part of log2(e) in the Cody-Waite split of nvcc's precise expf (sm_90, nvcc 13): one FFMA per expf
+#: multiplies by it. That expf is FFMA.SAT, FFMA.RM, FADD, two FFMAs, SHF.L, MUFU.EX2 and FMUL; __expf is a
+#: multiply and MUFU.EX2, so the flag saves EXP_SEQUENCE instructions per expf (SASS of
+#: bench/advice/holdout3/pairs/gmm_loglik, nvdisasm 13).
+_EXPF_LOG2E_LO = "1.925963033500011079e-08"
+EXP_SEQUENCE = 6
+
+
+def _is_precise_call(callee: str | None) -> bool:
+    """A call of a precise single-precision math routine (see FAST_MATH_SP); an unresolved callee (an indirect
+    call through a register, e.g. a virtual function) is not one."""
+    return callee is not None and any(k in callee for k in FAST_MATH_SP) and \
+        any(m in callee for m in MATH_ROUTINE_MARKERS)
+
+
+def _precise_non_division_lines(prog: Program) -> frozenset[tuple[str, int]]:
+    """User lines with precise math other than IEEE division: a sin/cos reduction (its 2/pi multiply) or a
+    call of a single-precision slow path other than the division's (once per program)."""
+    def make() -> frozenset[tuple[str, int]]:
+        out: set[tuple[str, int]] = set()
+        for pf in prog.functions.values():
+            if not is_user_function(pf.name):
+                continue
+            calls = {cs.offset for cs in pf.calls if _is_precise_call(cs.callee) and "_div_" not in (cs.callee or "")}
+            for i in pf.instructions:
+                if i.loc is not None and (i.offset in calls or (
+                        i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands))):
+                    out.add((i.loc.file, i.loc.line))
+        return frozenset(out)
+    found: frozenset[tuple[str, int]] = prog.memo("precise_non_division_lines", make)
+    return found
 
 
 #: The constant 2/pi that the precise sinf/cosf/tanf argument reduction multiplies by (CUDA's libdevice
@@ -746,8 +802,7 @@ def _precise_math_lines(prog: Program) -> frozenset[tuple[str, int]]:
     for pf in prog.functions.values():
         if not is_user_function(pf.name):
             continue
-        calls = {cs.offset for cs in pf.calls if any(k in cs.callee for k in FAST_MATH_SP)
-                 and any(m in cs.callee for m in MATH_ROUTINE_MARKERS)}
+        calls = {cs.offset for cs in pf.calls if _is_precise_call(cs.callee)}
         for i in pf.instructions:
             if i.loc is None:
                 continue

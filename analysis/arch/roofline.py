@@ -52,6 +52,10 @@ UNIT_NAMES: dict[str, str] = {"dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l
 #: A unit at or above this fraction of its reachable peak makes the kernel "bound" by it (Nsight Compute's
 #: SOL rule threshold: 80% of peak; here relative to the reachable peak).
 BOUND_FRACTION = 0.80
+#: Below this fraction of peak on every unit a kernel is latency limited: Nsight Compute's SpeedOfLight rule
+#: ("achieved compute throughput and/or memory bandwidth below 60.0% of peak typically indicate latency
+#: issues"); at or above it on the SM the launch's time follows its issue work.
+THROUGHPUT_FRACTION = 0.60
 
 
 @dataclass(frozen=True)
