@@ -30,6 +30,10 @@ from warpwise.analysis.program.model import ProgramFunction
 
 #: SASS opcodes of global atomics and reductions (sm_70+: RED/ATOM with .E; sm_90: REDG/ATOMG).
 GLOBAL_ATOMICS = frozenset({"RED", "REDG", "ATOM", "ATOMG"})
+#: Shared-memory atomics. A float atomicAdd on shared memory has no native instruction on sm_90: nvcc emits a
+#: compare-and-swap retry loop (LDS, FADD, ATOMS.CAST.SPIN, ISETP, BRA back; nvdisasm of nvcc 13 sm_90
+#: cubins), which the lanes of a warp aiming at one address leave one per round.
+SHARED_ATOMICS = frozenset({"ATOMS"})
 #: How many (block, register) steps the reaching-definition walk takes; an address built further away is not
 #: judged.
 _WALK_LIMIT = 4096
@@ -100,6 +104,19 @@ def contended_atomics(view: KernelView) -> dict[cm.InsKey, str]:
             for i in pf.instructions:
                 if i.base_opcode in GLOBAL_ATOMICS and (k := address_kind(pf, i)) is not None:
                     out[(pf.name, i.offset)] = k
+                elif i.base_opcode in SHARED_ATOMICS and ".POPC" not in i.opcode and \
+                        address_kind(pf, i) is not None:
+                    # shared memory is per block: an address without a thread index is one per block. A
+                    # .POPC atomic is already aggregated per warp by nvcc (one lane adds the popcount).
+                    out[(pf.name, i.offset)] = "shared"
+                    if ".CAST" in i.opcode:
+                        # the compare-and-swap retry loop around it is the atomic's cost
+                        lp = pf.loop_of(i.offset)
+                        if lp is not None and lp.children == ():
+                            for j in pf.instructions:
+                                b = pf.block_of(j.offset)
+                                if b is not None and b.start in lp.blocks:
+                                    out.setdefault((pf.name, j.offset), "shared")
         return out
 
     return dict(prog.memo("contended_atomics", make))
@@ -139,6 +156,7 @@ _WHAT = {
     "grid": "one address for the whole grid",
     "block": "one address per block",
     "data": "addresses taken from the data (a histogram's bins)",
+    "shared": "one shared-memory address per block",
 }
 
 
@@ -156,7 +174,7 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
         return Skipped("atomic_privatization", "needs the binary's SASS (no cubin given)", missing=True)
     sites = contended_atomics(view)
     if not sites:
-        return Skipped("atomic_privatization", "no global atomics on shared addresses")
+        return Skipped("atomic_privatization", "no atomics on shared addresses")
     evs, m = _atomic_edges(view, sites)
     if m <= 0 or view.total <= 0 or m >= view.total:
         return Skipped("atomic_privatization", "the contended atomics have no samples")
@@ -172,8 +190,16 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
            "once per block" if "data" in kinds else
            "accumulate in a register over a grid-stride loop, reduce the warp with __shfl_down_sync (or the block "
            "in shared memory) and issue one atomic per warp or block")
-    base.hint = (f"the global atomics at {lines or 'the atomic'} go to {' and '.join(_WHAT[k] for k in kinds)}: "
-                 f"they are served one after another, and the warps wait for them to drain; {how}")
+    space = "shared-memory" if kinds == ["shared"] else "global"
+    cas = any(".CAST" in i.opcode for pf in view.program.functions.values() for i in pf.instructions
+              if (pf.name, i.offset) in sites and i.base_opcode in SHARED_ATOMICS)
+    spin = (" (a float atomicAdd on shared memory is a compare-and-swap retry loop, ATOMS.CAST.SPIN, that the "
+            "warp's lanes leave one per round)") if cas else ""
+    if kinds == ["shared"]:
+        how = ("reduce each warp first (__shfl_xor_sync / __reduce_add_sync) and issue one shared atomic per "
+               "warp")
+    base.hint = (f"the {space} atomics at {lines or 'the atomic'} go to {' and '.join(_WHAT[k] for k in kinds)}"
+                 f"{spin}: they are served one after another, and the warps wait for them; {how}")
     s_eq2 = view.total / (view.total - m)
     base.estimate = Estimate(s_eq2, "T/(T-M), M = samples at the contended atomics + stalls waiting on them + "
                              "their share of the drain stalls", {"T": view.total, "M": m},

@@ -47,6 +47,9 @@ UNCHANGED_UNITS: dict[str, tuple[str, ...]] = {
     "shared_memory_coalesce": ("dram", "l2"),
     # inlining removes the call machinery (its estimate is eq. 2 over those samples): SM work shrinks
     "function_inlining": _STALL_ELIMINATION_UNITS,
+    # privatized atomics leave the L1 (shared atomics, their compare-and-swap loops) and the L2 slices (global
+    # atomics) with the instructions: only DRAM traffic stays
+    "atomic_privatization": ("dram",),
 }
 #: Estimators that give an upper bound rather than an expected value (see the module docstring).
 UPPER_BOUND_IDS = frozenset({"sm_balance", "shared_memory_coalesce"})

@@ -89,4 +89,42 @@ def test_per_thread_atomics_are_not_matched() -> None:
     edges = [BlameEdge("k", None, 0x50, "drain", "other", 600.0, 300.0, 0)]
     rep = evaluate(prof, prog, BlameGraph(kernel="k", edges=edges), "sm_90", only=("atomic_privatization",))
     assert not rep.advice
-    assert isinstance(rep.skipped[0], Skipped) and "no global atomics on shared addresses" in rep.skipped[0].reason
+    assert isinstance(rep.skipped[0], Skipped) and "no atomics on shared addresses" in rep.skipped[0].reason
+
+
+# A float atomicAdd on a per-block shared accumulator (sm_90 has no native one): nvcc's compare-and-swap retry
+# loop at 0x40-0x80, then an integer count that nvcc already aggregates per warp (ATOMS.POPC.INC).
+SHARED_CAS = """
+S2R R0, SR_TID.X ; L5
+LDG.E R7, desc[UR4][R4.64] ; W0 L6
+MOV R6, 0x400 ; M0 L7
+S2R R9, SR_CgaCtaId ; L7
+LDS R2, [R6] ; L7
+FADD R3, R7, R2 ; L7
+ATOMS.CAST.SPIN R3, [R6], R2, R3 ; L7
+ISETP.EQ.U32.AND P1, PT, R3, 0x1, PT ; L7
+@!P1 BRA 0x40 ; L7
+ATOMS.POPC.INC.32 RZ, [R6+0x4] ; L8
+EXIT ; L9
+"""
+
+
+def test_shared_float_atomic_retry_loop_is_matched_with_its_loop() -> None:
+    fn = function(SHARED_CAS)
+    prog = build_program(cubin(fn))
+    spin = {0x40: {"short_scoreboard": 300}, 0x60: {"mio_throttle": 200}, 0x80: {"branch_resolving": 100}}
+    prof = profile(fn, {**spin, 0x90: {"long_scoreboard": 400}})
+    edges = [BlameEdge("k", None, off, r, "other", float(n), n / 2, 0) for off, d in spin.items() for r, n in d.items()]
+    edges.append(BlameEdge("k", 0x10, 0x90, "long_scoreboard", "global_memory", 400.0, 200.0, 0))
+    prof.launch.throughput_pct = {"dram": 1.0, "l1": 92.0, "sm": 60.0}
+    rep = evaluate(prof, prog, BlameGraph(kernel="k", edges=edges), "sm_90", only=("atomic_privatization",))
+    (a,) = rep.advice
+    assert isinstance(a, Advice)
+    # the loop's 600 samples (LDS, ATOMS, the branch back) of T = 1000; the global load's wait is not the atomic's
+    assert a.matched_samples == pytest.approx(600)
+    # the L1 at 92% is the loop's own traffic, which the fix removes: no L1 cap (only DRAM stays)
+    assert a.cap is None or a.cap.unit == "dram"
+    assert a.estimated_speedup == pytest.approx(1000 / 400, rel=0.01)
+    assert "ATOMS.CAST.SPIN" in a.hint and "one shared atomic per warp" in a.hint and "shared-memory" in a.hint
+    # the already warp-aggregated POPC atomic is not a site
+    assert "line 8" not in a.hint
