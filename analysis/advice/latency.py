@@ -5,6 +5,7 @@ gain by the active samples available in the scope, and Theorem 5.1 bounds it by 
 
 from __future__ import annotations
 
+import bisect
 import math
 
 from warpwise.analysis.advice import common as cm
@@ -239,6 +240,8 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
         for r in cm.group_regions(view, evs, by_def=True):
             if r.fn is None:
                 rows.append((r, float(view.active)))
+            elif r.fn.memo("barrier_offsets", lambda fn=r.fn: _barrier_offsets(fn)):
+                rows += _barrier_intervals(view, r)
             elif r.loop is not None:
                 rows.append((r, view.active_in_loop(r.fn, r.loop)))
             else:
@@ -254,6 +257,46 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
                 "them and their first use") if parts else ""
 
     return cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls")
+
+
+def _barrier_offsets(fn: ProgramFunction) -> tuple[int, ...]:
+    """Offsets of the block-wide barriers (BAR.SYNC/BAR.RED…, the SASS of __syncthreads) of ``fn``."""
+    return tuple(i.offset for i in fn.instructions if i.base_opcode == "BAR")
+
+
+def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, float]]:
+    """``r`` split by the block-wide barriers of its function, each part with the active samples it can draw
+    on: neither the compiler nor the programmer may move a memory access across __syncthreads() (it orders the
+    block's shared and global accesses: CUDA C++ Programming Guide, "Synchronization Functions"), so the
+    independent work that hides a stall lies between the barrier before its producer and the barrier after
+    its use. Barrier intervals are taken in address order, per instruction; a part's A is the issued samples
+    of the region's instructions in the intervals its edges span."""
+    assert r.fn is not None
+    fn = r.fn
+    bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
+    blocks = r.loop.blocks if r.loop is not None else None
+
+    def iv(off: int) -> int:
+        return bisect.bisect_right(bars, off)
+
+    issued: list[tuple[int, float]] = []  # (interval, issued samples) of the region's instructions
+    for i in fn.instructions:
+        b = fn.block_of(i.offset)
+        if blocks is not None and (b is None or b.start not in blocks):
+            continue
+        smp = view.sample_at(fn.name, i.offset)
+        if smp is not None and smp.issued:
+            issued.append((iv(i.offset), float(smp.issued)))
+    spans: dict[tuple[int, int], list[EdgeView]] = {}
+    for e in r.edges:
+        use = e.use_ins.offset if e.use_ins is not None else None
+        dfn = e.def_ins.offset if e.def_ins is not None and not e.is_self else use
+        if use is None or dfn is None:
+            continue
+        lo, hi = sorted((iv(dfn), iv(use)))
+        spans.setdefault((lo, hi), []).append(e)
+    return [(cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges),
+             sum(n for k, n in issued if lo <= k <= hi)) for (lo, hi), edges in sorted(spans.items())]
 
 
 # ---- function_inlining ------------------------------------------------------------------------------

@@ -189,3 +189,32 @@ def test_fixes_for_real_advice(reports) -> None:  # type: ignore[no-untyped-def]
     fm = next(a for a in reports["noinline"].candidates if a.optimizer == "fast_math")
     (n,) = fixes_for_advice(fm, src)
     assert n.kind == "fast_math" and not n.edits and "div_rn" in n.explanation
+
+
+BARRIER = """
+S2R R0, SR_TID.X ; L5
+LDG.E R2, desc[UR4][R4.64] ; W0 L6
+STS [R7], R2 ; M0 L6
+BAR.SYNC.DEFER_BLOCKING 0x0 ; L7
+LDS R8, [R7] ; L8
+FADD R9, R8, R8 ; L9
+FADD R10, R9, R8 ; L9
+STG.E desc[UR4][R4.64], R10 ; L10
+EXIT ; L11
+"""
+
+
+def test_code_reordering_draws_only_on_work_between_the_barriers_around_the_stall() -> None:
+    # The load's value is stored to shared memory before __syncthreads(): the 400 active samples after the
+    # barrier cannot be moved above it, so only the 30 before it can hide the 300 latency samples.
+    fn = function(BARRIER)
+    prog = build_program(cubin(fn))
+    prof = profile(fn, {0x20: {"long_scoreboard": 400}},
+                   issued={0x0: 10, 0x10: 20, 0x40: 100, 0x50: 100, 0x60: 100, 0x70: 100}, not_issued_share=0.75)
+    edge = BlameEdge("k", 0x10, 0x20, "long_scoreboard", "global_memory", 400.0, 300.0, 1)
+    a = run("code_reordering", prof, prog, [edge])
+    assert isinstance(a, Advice)
+    # A before the barrier = 10 + 20 + 100 (the STS's issued part); T = 1000 + ... from the profile
+    assert a.regions[0].estimate.inputs["A_nested"] == pytest.approx(130.0)
+    assert a.estimated_speedup == pytest.approx(a.regions[0].estimate.inputs["T"]
+                                                / (a.regions[0].estimate.inputs["T"] - 130.0))
