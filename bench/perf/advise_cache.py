@@ -78,7 +78,8 @@ def _tree(pid: int) -> list[int]:
 def _is_reader(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
-            return b"warpwise.analysis.profile.ncu" in fh.read()
+            cmd = fh.read()
+            return b"warpwise.analysis.profile.ncu" in cmd or b"warpwise.analysis.profile.nvperf_boot" in cmd
     except OSError:
         return False
 
