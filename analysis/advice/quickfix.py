@@ -271,6 +271,43 @@ def _constant_trip(loop: ci.Cursor) -> bool:
     return False
 
 
+def loop_bound_arguments(source: str, path: str, first_line: int, last_line: int | None = None) -> dict[int, list[str]]:
+    """Kernel arguments the trip counts of a loop nest come from: for the innermost loop statement spanning
+    source lines [first_line, last_line] and every for loop inside it, the function parameters its condition
+    refers to, directly or through the initializers of local variables (``const int r = ksize / 2; ... dy <=
+    r`` gives ``ksize``). Returns {loop line: parameter names in source order}, loops without any left out."""
+    p = _parse(source, path)
+    cands = _loops_covering(p, first_line, last_line if last_line is not None else first_line)
+    if not cands:
+        return {}
+    outer = max(cands, key=lambda c: c.extent.start.offset)
+
+    def params(c: ci.Cursor, depth: int = 0) -> list[str]:
+        out: list[str] = []
+        for k in walk(c):
+            ref = k.referenced if k.kind == K.DECL_REF_EXPR else None
+            if ref is None:
+                continue
+            if ref.kind == K.PARM_DECL:
+                out.append(str(ref.spelling))
+            elif ref.kind == K.VAR_DECL and depth < 3:
+                init = [x for x in ref.get_children() if x.kind.is_expression()]
+                for x in init:
+                    out += params(x, depth + 1)
+        return list(dict.fromkeys(out))
+
+    found: dict[int, list[str]] = {}
+    for loop in walk(outer):
+        if loop.kind != K.FOR_STMT:
+            continue
+        kids = list(loop.get_children())
+        cond = next((k for k in kids if cursors.binop(k) in ("<", "<=", ">", ">=", "!=")), None)
+        names = params(cond) if cond is not None else []
+        if names:
+            found[loop.extent.start.line] = names
+    return found
+
+
 def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = None,
                factor: int | None = None) -> QuickFix | None:
     """``#pragma unroll`` for the innermost loop statement of a device function that spans the SASS
