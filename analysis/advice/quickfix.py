@@ -405,7 +405,8 @@ def fixes_for_advice(advice: Advice, source_of: Callable[[str], str | None]) -> 
     """The quick fixes that implement ``advice``, found in the sources it points at.
 
     ``source_of(recorded path)`` returns the file's text (None when unavailable). strength_reduction:
-    f-suffix edits on its hotspot and scope lines; loop_unrolling: the pragma for each of its loops;
+    f-suffix edits on its hotspot and scope lines; loop_unrolling: the pragma for each of its loops (none for
+    the full unrolling of a run-time trip count);
     function_inlining: ``__forceinline__`` for each callee; fast_math: the flag explanation at its scope.
     Files libclang cannot parse give no fixes.
     """
@@ -425,7 +426,9 @@ def fixes_for_advice(advice: Advice, source_of: Callable[[str], str | None]) -> 
                     q = combined_literal_fix(float_literal_fixes(src, file, nums))
                     if q is not None:
                         out.append(q)
-        elif advice.optimizer == "loop_unrolling":
+        elif advice.optimizer == "loop_unrolling" and not advice.params.get("full_unroll_trip"):
+            # (full unrolling of a run-time trip count needs the count made a compile-time constant: a change of
+            # the kernel's signature or types that no pragma edit makes, so no quick fix is offered for it)
             for r in advice.regions or []:
                 s = r.scope
                 src = source_of(s.file) if s.file else None

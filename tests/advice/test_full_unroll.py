@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from warpwise.analysis.advice.context import KernelView, build_view
 from warpwise.analysis.advice.latency import SMALL_TRIP, full_unroll_nests, trip_count
+from warpwise.analysis.advice.quickfix import fixes_for_advice
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.pipeline import analyze
 
@@ -60,6 +61,8 @@ def test_gauss_blur_run_time_ksize_is_fully_unrolled() -> None:
     assert "kernel argument `ksize`" in adv.hint
     assert "make the trip count a compile-time constant (template parameter / constexpr) and #pragma unroll" \
         in adv.hint
+    # no pragma edit makes a run-time count a constant: no quick fix (a `#pragma unroll 4` would contradict it)
+    assert fixes_for_advice(adv, view.source) == []
 
 
 def test_a_loop_with_a_long_trip_count_gets_no_full_unroll_estimate() -> None:
