@@ -7,17 +7,28 @@ from __future__ import annotations
 
 import bisect
 import math
+import re
+from dataclasses import dataclass
 
+import networkx as nx
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView, demangle_short, is_math_routine, is_runtime_function
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
-from warpwise.analysis.advice.quickfix import DEFAULT_UNROLL, QuickFixError, forceinline_fix, unroll_fix
+from warpwise.analysis.advice.quickfix import (
+    DEFAULT_UNROLL,
+    QuickFixError,
+    forceinline_fix,
+    loop_bound_arguments,
+    unroll_fix,
+)
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
-from warpwise.analysis.program.model import Program, ProgramFunction
+from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
 #: most this share of all stalls (more code would make them worse) ...
@@ -167,7 +178,11 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
 
     res = cm.latency_hiding_advice(view, "loop_unrolling", rows, hint,
                                    nothing="no dependency stalls inside rolled loops")
+    full = _full_unroll_advice(view)
     if not isinstance(res, Advice):
+        if full is not None:
+            full.priority = 1
+            return full
         return res
     for r, _ in rows:  # the quick fix asks for the factor the hint names
         ask = advised(r)[1]
@@ -212,8 +227,303 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                 res.params["pragma_alone_speedup"] = s_alone
                 res.hint += (f" (the estimate assumes `__restrict__`; the pragma alone leaves the loads in order: "
                              f"about {s_alone:.2f}x)")
+    if full is not None and full.estimated_speedup > res.estimated_speedup:
+        # the larger of the two: what full unrolling removes outright, or the loads it overlaps
+        full.hint += f" (more loads in flight alone: {res.estimated_speedup:.3f}x)"
+        res = full
     res.priority = 1  # the concrete fix for a loop's loads: ahead of generic reordering of the same samples
     return res
+
+
+def _full_unroll_advice(view: KernelView) -> Advice | None:
+    """GPA eq. 2 over what fully unrolling the small-trip-count nests removes (:func:`full_unroll_nests`): the
+    samples on those instructions and the stalls blamed on them (:func:`cm.removal_advice`). None when no nest
+    qualifies or nothing is removed."""
+    nests = full_unroll_nests(view)
+    removed: dict[cm.InsKey, float] = {}
+    for n in nests:
+        removed |= n.removed
+    if not removed:
+        return None
+    parts = []
+    for n in nests:
+        trips = " x ".join(f"{t:.1f}" for t in n.trips)
+        where = (f"the loop at {cm.line_ref(n.loop.file, n.loop.first_line)}"
+                 + (f"-{n.loop.last_line}" if n.loop.last_line not in (None, n.loop.first_line) else "")) \
+            if n.loop.first_line is not None else "a loop"
+        src = view.source(n.loop.file) if n.loop.file else None
+        args: dict[int, list[str]] = {}
+        if src is not None and n.loop.first_line is not None:
+            try:
+                args = loop_bound_arguments(src, n.loop.file or "", n.loop.first_line, n.loop.last_line)
+            except QuickFixError:
+                args = {}
+        names = list(dict.fromkeys(a for v in args.values() for a in v))
+        if names:
+            origin = (f"its trip count comes from the kernel argument{'s' if len(names) > 1 else ''} "
+                      f"{', '.join(f'`{a}`' for a in names)} (loop bound{'s' if len(args) > 1 else ''} at "
+                      f"line{'s' if len(args) > 1 else ''} {', '.join(map(str, sorted(args)))})")
+        elif n.params:
+            origin = "its trip count is computed at run time from kernel parameters"
+        else:
+            origin = "it runs rolled"
+        how = ("make the trip count a compile-time constant (template parameter / constexpr) and #pragma unroll"
+               if names or n.params else "#pragma unroll it fully")
+        parts.append(f"{where} runs {trips} iterations per entry and {origin}: {how}, so each copy's counter is "
+                     f"a constant and {cm.plural(n.control, 'loop-control instruction')}, "
+                     f"{cm.plural(n.index, 'index computation')}, "
+                     f"{cm.plural(n.constant, 'register-indexed constant load')} (LDC c[bank][Rx] becomes a "
+                     f"c[bank][imm] operand) and {cm.plural(n.idle, 'remainder instruction')} predicated off in "
+                     "this run go away")
+    res = cm.removal_advice(view, "loop_unrolling", removed, "; ".join(parts),
+                            "the loop control, index arithmetic, register-indexed LDC and predicated-off remainder "
+                            "copies that full unrolling removes")
+    if not isinstance(res, Advice):
+        return None
+    # The SM's work shrinks with the instructions removed (their share of the executed warp instructions, the
+    # profile's inst_executed): the SM roofline after the fix, not the SM's throughput now, bounds the gain, as
+    # for inlining (code._after_fix_estimate); the memory units keep their traffic.
+    from warpwise.analysis.advice.code import _after_fix_estimate
+
+    executed = float(sum(s.inst_executed for s in view.profile.pcs.values()))
+    gone = 0.0
+    for (name, off), share in removed.items():
+        smp = view.sample_at(name, off)
+        gone += share * smp.inst_executed if smp is not None else 0
+    if executed > 0:
+        res = _after_fix_estimate(view, res, {"sm": 1.0 - min(gone, executed) / executed}, False,
+                                  {"inst_removed": gone, "inst_executed": executed})
+    res.params["full_unroll_trip"] = round(max(n.trips[0] for n in nests))
+    return res
+
+
+#: Largest mean trip count (of the source loop: the binary loop's iterations per entry times the copies of its
+#: body the compiler already made) for which loop_unrolling estimates full unrolling: a fully unrolled loop
+#: repeats its body once per iteration, and 16 copies is the top of the range CUB's tuned kernels unroll per
+#: thread (4-16 items, as MAX_UNROLL below). A warpwise limit, not a compiler one.
+SMALL_TRIP = 16
+
+_CONST = re.compile(r"c\[(0x[0-9a-fA-F]+)\]\[([^\]]*)\]")
+_NOT_FOLDABLE_OPS = frozenset({"S2R", "CS2R", "S2UR", "SHFL", "VOTE", "VOTEU", "MATCH", "REDUX", "CALL"})
+
+#: A register's value as a function of the launch: the kernel-parameter words (constant bank 0, (bank,
+#: offset)) it is computed from with immediates; absent from a state = varies (per thread, loaded, unknown).
+_Fold = dict[str, frozenset[tuple[str, str]]]
+
+
+def _fold_step(ins: Instruction, state: _Fold) -> tuple[frozenset[tuple[str, str]] | None, set[str]]:
+    """(parameter words the instruction's result is computed from, or None when it varies; its register defs).
+    A result folds when every register it reads folds and every constant-bank operand is a bank-0 (launch)
+    word at an immediate offset: no thread index, no loaded value."""
+    d = def_use(ins)
+    defs = {r for r in d.defs if not r.startswith("SB")}
+    if ins.base_opcode in _NOT_FOLDABLE_OPS or d.clobbers_all:
+        return None, defs
+    deps: set[tuple[str, str]] = set()
+    for op in ins.operands:
+        if "[" not in op:
+            continue
+        m = _CONST.fullmatch(op.lstrip("-|~!").rstrip("|"))
+        if m is None or m.group(1) not in ("0x0", "0x00") or not m.group(2).startswith("0x"):
+            return None, defs  # memory, a user __constant__ word (data), or a register-indexed constant
+        deps.add((m.group(1), m.group(2)))
+    for r in d.reg_reads:
+        got = state.get(r)
+        if got is None:
+            return None, defs
+        deps |= got
+    if d.guard is not None:  # a predicated write keeps the old value on the other lanes
+        for r in defs:
+            got = state.get(r)
+            if got is None:
+                return None, defs
+            deps |= got
+    return frozenset(deps), defs
+
+
+def _foldable(pf: ProgramFunction) -> dict[int, _Fold]:
+    """Forward data flow over ``pf``'s CFG: the state before each instruction (offset -> register -> parameter
+    words), meeting paths by intersection (a register folds only if it folds on every path; loop-carried values
+    such as a counter start optimistic and are dropped when a path makes them vary)."""
+    def make() -> dict[int, _Fold]:
+        order = list(nx.dfs_preorder_nodes(pf.cfg, pf.entry)) if pf.entry in pf.cfg else []
+        out_state: dict[int, _Fold] = {}
+        before: dict[int, _Fold] = {}
+        for _ in range(50):
+            changed = False
+            for b in order:
+                preds = [out_state[q] for q in pf.cfg.predecessors(b) if q in out_state]
+                if b == pf.entry or not preds:
+                    st: _Fold = {}
+                else:
+                    keys = set(preds[0]).intersection(*preds[1:])
+                    st = {r: frozenset().union(*(ps[r] for ps in preds)) for r in keys}
+                for ins in pf.blocks[b].instructions:
+                    before[ins.offset] = dict(st)
+                    res, defs = _fold_step(ins, st)
+                    for r in defs:
+                        if res is None:
+                            st.pop(r, None)
+                        else:
+                            st[r] = res
+                if out_state.get(b) != st:
+                    out_state[b] = st
+                    changed = True
+            if not changed:
+                break
+        return before
+    return pf.memo("unroll_foldable", make)
+
+
+def trip_count(view: KernelView, pf: ProgramFunction, loop: Loop) -> float | None:
+    """Mean iterations per entry of a binary loop from the profile's per-PC ``inst_executed``: the header's
+    executions / the entries from outside the loop (the executions of each outside predecessor's last
+    instruction, less those that left to its other successors when they have no other predecessor). None when
+    the header never ran or the entries cannot be told apart."""
+    def ex(off: int) -> int:
+        s = view.sample_at(pf.name, off)
+        return s.inst_executed if s is not None else 0
+
+    head = pf.blocks[loop.header]
+    runs = ex(head.instructions[0].offset)
+    if runs <= 0:
+        return None
+    entries = 0
+    for q in pf.cfg.predecessors(loop.header):
+        if q in loop.blocks:
+            continue
+        n = ex(pf.blocks[q].last.offset)
+        for s in pf.cfg.successors(q):
+            if s == loop.header:
+                continue
+            if set(pf.cfg.predecessors(s)) != {q}:
+                return None
+            n -= ex(pf.blocks[s].instructions[0].offset)
+        entries += max(n, 0)
+    return runs / entries if entries > 0 else None
+
+
+@dataclass
+class FullUnroll:
+    """A loop nest with a small run-time trip count (``trips``: mean iterations of each binary loop in it, the
+    outermost first) and the instructions full unrolling with a compile-time trip count removes (``removed``:
+    instruction keys; ``control``/``index``/``constant``: how many are loop control (branches and their
+    predicates), index arithmetic, register-indexed constant loads, and copies predicated off for the run's
+    trip count). ``params``: the kernel-parameter words
+    (bank, offset) the trip count is computed from."""
+
+    fn: ProgramFunction
+    loop: Loop
+    trips: list[float]
+    removed: dict[cm.InsKey, float]
+    control: int
+    index: int
+    constant: int
+    idle: int
+    params: frozenset[tuple[str, str]]
+
+
+def full_unroll_nests(view: KernelView) -> list[FullUnroll]:
+    """Loop nests whose source trip count (:func:`trip_count` times :func:`cm.unroll_factor`) is at most
+    SMALL_TRIP in every loop of the nest that runs, outermost such nests only, with what full unrolling removes:
+    in the nest, every instruction whose result folds (:func:`_foldable`) to a function of the trip count's own
+    kernel parameters and immediates (counter updates, compares, predicate logic, index arithmetic: constants
+    once each copy's counter is), every register-indexed LDC whose index folds (its word becomes a c[bank][imm]
+    operand or a uniform load), and the branches whose predicate folds (unconditional ones too when every
+    conditional branch of the nest folds: the nest's control flow is then loop control only), and of the other
+    instructions guarded by a predicate that folds, the share of their executions with the guard off
+    (``predicated_on_thread_inst_executed`` / ``thread_inst_executed``: copies for remainder iterations this run
+    did not have, dead once the trip count is a constant). Per-thread
+    arithmetic that unrolling merely lets the compiler share between copies (clamps of a column used by every
+    row) is not counted."""
+    if view.program is None:
+        return []
+    fns = {e.use_fn.name: e.use_fn for e in view.edges if e.use_fn is not None}
+    out = []
+    for pf in fns.values():
+        trips: dict[int, float | None] = {}
+        for h, lp in pf.loops.items():
+            t = trip_count(view, pf, lp)
+            trips[h] = None if t is None else t * cm.unroll_factor(pf, lp)
+        for lp in pf.loops.values():
+            if not _runs(view, pf, lp) or not _small(view, pf, lp, trips) or (
+                    lp.parent is not None and _small(view, pf, pf.loops[lp.parent], trips)):
+                continue
+            nest = _nest_removal(view, pf, lp)
+            if nest is not None:
+                removed, counts, params = nest
+                ts = [float(trips[lp.header] or 0.0)] + [float(trips[c] or 0.0) for c in lp.children
+                                                         if _runs(view, pf, pf.loops[c])]
+                out.append(FullUnroll(pf, lp, ts, removed, *counts, params))
+    return out
+
+
+def _runs(view: KernelView, pf: ProgramFunction, lp: Loop) -> bool:
+    """Whether the loop's header executed in the profiled run."""
+    s = view.sample_at(pf.name, pf.blocks[lp.header].instructions[0].offset)
+    return s is not None and s.inst_executed > 0
+
+
+def _small(view: KernelView, pf: ProgramFunction, lp: Loop, trips: dict[int, float | None]) -> bool:
+    """Whether the loop's source trip count is known and at most SMALL_TRIP, and so are its children's that run."""
+    t = trips.get(lp.header)
+    return t is not None and t <= SMALL_TRIP and all(
+        _small(view, pf, pf.loops[c], trips) for c in lp.children if _runs(view, pf, pf.loops[c]))
+
+
+def _nest_removal(view: KernelView, pf: ProgramFunction, lp: Loop) -> tuple[
+        dict[cm.InsKey, float], tuple[int, int, int, int], frozenset[tuple[str, str]]] | None:
+    """(removed instruction keys -> share removed, (control, index, constant, idle) counts, trip-count parameter
+    words) of one nest; None when a conditional branch in it depends on data (the nest's control flow is not
+    just loop control)."""
+    fold = _foldable(pf)
+    body = [ins for b in sorted(lp.blocks) for ins in pf.blocks[b].instructions]
+    params: set[tuple[str, str]] = set()
+    for ins in body:
+        d = def_use(ins)
+        if ins.base_opcode in cm.BRANCH_OPS and d.guard is not None:
+            got = fold[ins.offset].get(d.guard.lstrip("!"))
+            if got is None:
+                return None
+            params |= got
+    keys: dict[cm.InsKey, float] = {}
+    control = index = constant = idle = 0
+    for ins in body:
+        st = fold[ins.offset]
+        ran = view.sample_at(pf.name, ins.offset)
+        if ran is None or (ran.inst_executed <= 0 and ran.samples <= 0):
+            continue  # a copy this run never reached (the compiler's unrolled main loop for long trips)
+        if ins.base_opcode in cm.BRANCH_OPS:
+            keys[(pf.name, ins.offset)] = 1.0
+            control += 1
+            continue
+        if ins.base_opcode in ("LDC", "ULDC"):
+            m = next((_CONST.fullmatch(op) for op in ins.operands if _CONST.fullmatch(op)), None)
+            regs = def_use(ins).reg_reads
+            if m is not None and regs and all(r in st and st[r] <= params for r in regs):
+                keys[(pf.name, ins.offset)] = 1.0
+                constant += 1
+                continue
+        res, defs = _fold_step(ins, st)
+        if res is None or not defs or not res <= params or ins.base_opcode in ("LDC", "ULDC"):
+            g = def_use(ins).guard
+            got = st.get(g.lstrip("!")) if g is not None else None
+            smp = view.sample_at(pf.name, ins.offset) if got is not None and got <= params else None
+            if smp is not None and smp.thread_inst_executed > 0:
+                # a copy for a trip count the run did not have (a remainder tap): its guard is a constant once
+                # the trip count is, so the share of its executions with the guard off goes
+                off = 1.0 - min(smp.predicated_on_thread_inst_executed, smp.thread_inst_executed) / \
+                    smp.thread_inst_executed
+                if off > 0:
+                    keys[(pf.name, ins.offset)] = off
+                    idle += 1
+            continue
+        keys[(pf.name, ins.offset)] = 1.0
+        if all(r.startswith(("P", "UP")) for r in defs):
+            control += 1
+        else:
+            index += 1
+    return keys, (control, index, constant, idle), frozenset(params)
 
 
 #: Largest unroll factor loop_unrolling asks for in a rolled loop: each unrolled copy keeps its loads' registers

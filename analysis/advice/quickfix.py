@@ -271,6 +271,43 @@ def _constant_trip(loop: ci.Cursor) -> bool:
     return False
 
 
+def loop_bound_arguments(source: str, path: str, first_line: int, last_line: int | None = None) -> dict[int, list[str]]:
+    """Kernel arguments the trip counts of a loop nest come from: for the innermost loop statement spanning
+    source lines [first_line, last_line] and every for loop inside it, the function parameters its condition
+    refers to, directly or through the initializers of local variables (``const int r = ksize / 2; ... dy <=
+    r`` gives ``ksize``). Returns {loop line: parameter names in source order}, loops without any left out."""
+    p = _parse(source, path)
+    cands = _loops_covering(p, first_line, last_line if last_line is not None else first_line)
+    if not cands:
+        return {}
+    outer = max(cands, key=lambda c: c.extent.start.offset)
+
+    def params(c: ci.Cursor, depth: int = 0) -> list[str]:
+        out: list[str] = []
+        for k in walk(c):
+            ref = k.referenced if k.kind == K.DECL_REF_EXPR else None
+            if ref is None:
+                continue
+            if ref.kind == K.PARM_DECL:
+                out.append(str(ref.spelling))
+            elif ref.kind == K.VAR_DECL and depth < 3:
+                init = [x for x in ref.get_children() if x.kind.is_expression()]
+                for x in init:
+                    out += params(x, depth + 1)
+        return list(dict.fromkeys(out))
+
+    found: dict[int, list[str]] = {}
+    for loop in walk(outer):
+        if loop.kind != K.FOR_STMT:
+            continue
+        kids = list(loop.get_children())
+        cond = next((k for k in kids if cursors.binop(k) in ("<", "<=", ">", ">=", "!=")), None)
+        names = params(cond) if cond is not None else []
+        if names:
+            found[loop.extent.start.line] = names
+    return found
+
+
 def unroll_fix(source: str, path: str, first_line: int, last_line: int | None = None,
                factor: int | None = None) -> QuickFix | None:
     """``#pragma unroll`` for the innermost loop statement of a device function that spans the SASS
@@ -368,7 +405,8 @@ def fixes_for_advice(advice: Advice, source_of: Callable[[str], str | None]) -> 
     """The quick fixes that implement ``advice``, found in the sources it points at.
 
     ``source_of(recorded path)`` returns the file's text (None when unavailable). strength_reduction:
-    f-suffix edits on its hotspot and scope lines; loop_unrolling: the pragma for each of its loops;
+    f-suffix edits on its hotspot and scope lines; loop_unrolling: the pragma for each of its loops (none for
+    the full unrolling of a run-time trip count);
     function_inlining: ``__forceinline__`` for each callee; fast_math: the flag explanation at its scope.
     Files libclang cannot parse give no fixes.
     """
@@ -388,7 +426,9 @@ def fixes_for_advice(advice: Advice, source_of: Callable[[str], str | None]) -> 
                     q = combined_literal_fix(float_literal_fixes(src, file, nums))
                     if q is not None:
                         out.append(q)
-        elif advice.optimizer == "loop_unrolling":
+        elif advice.optimizer == "loop_unrolling" and not advice.params.get("full_unroll_trip"):
+            # (full unrolling of a run-time trip count needs the count made a compile-time constant: a change of
+            # the kernel's signature or types that no pragma edit makes, so no quick fix is offered for it)
             for r in advice.regions or []:
                 s = r.scope
                 src = source_of(s.file) if s.file else None
