@@ -789,6 +789,15 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 memory transaction reduction: memory throttling at coalesced global accesses, eq. 2."""
     if (miss := _needs_binary(view, "memory_transaction_reduction")) is not None:
         return miss
+    res = _global_transaction_reduction(view)
+    const = _constant_lookup_advice(view)
+    if const is not None and (not isinstance(res, Advice) or const.estimated_speedup > res.estimated_speedup):
+        return const
+    return res
+
+
+def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
+    """Memory transaction reduction at the global accesses: GPA eq. 2 over their throttle stalls."""
     good, _, unknown = _throttle_split(view)
     missing = "the profile has no L2 sector counts for these accesses" if unknown and not good else ""
     evs = good or unknown
@@ -813,6 +822,82 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
                 "in constant memory (the 128-bit accesses beside them are already as wide as they get)")
     return cm.stall_elimination_advice(view, "memory_transaction_reduction", narrow, hint, missing=missing,
                                        nothing="no global-memory throttle stalls")
+
+
+def value_indexed_constant_loads(view: KernelView) -> dict[cm.InsKey, str]:
+    """The kernel's constant-memory loads indexed by loaded data (``LDC R4, c[0x3][R4]`` whose index register
+    comes from a global load: a lookup table in ``__constant__`` indexed by each thread's own value): key ->
+    their SASS text. The index's origin is traced with the atomics' reaching-definition walk
+    (atomics.address_kind == "data"); an index built from constants, parameters, the block index or a loop
+    counter (``grid``/``block``) is the same for a warp and is broadcast, and one built from the thread index
+    is not judged (its warps may or may not agree). Empty without a program."""
+    prog = view.program
+    if prog is None:
+        return {}
+
+    def make() -> dict[cm.InsKey, str]:
+        out: dict[cm.InsKey, str] = {}
+        for pf in prog.functions.values():
+            for i in pf.instructions:
+                if i.base_opcode == "LDC" and cm.address_registers(i) and atomics.address_kind(pf, i) == "data":
+                    out[(pf.name, i.offset)] = i.text
+        return out
+
+    return dict(prog.memo("value_indexed_constant_loads", make))
+
+
+def _constant_lookup_advice(view: KernelView) -> Advice | None:
+    """Memory transaction reduction for a lookup table in constant memory indexed by data (None when the kernel
+    has no such load or no stalls on constant loads).
+
+    The constant cache serves one address per request: "a request is split into as many separate requests as
+    there are different memory addresses in the initial request, decreasing throughput by a factor equal to the
+    number of separate requests" (CUDA C++ Programming Guide, "Device Memory Accesses", Constant Memory; Best
+    Practices Guide, "Constant Memory"). A table indexed by each thread's own data replays each warp's lookup
+    about once per distinct value, and every constant load of the kernel (the kernel parameters' too) queues
+    behind those replays in the MIO queue. Staged in shared memory, the table serves 32 banks per wavefront.
+    M = the memory-throttle stalls kept at constant loads (LDC) + the stalls waiting on an LDC's result; eq. 2.
+    The MIO-throttle stalls at other instructions (special registers, shared memory) are left out: the queue
+    they wait for is shared with work the fix keeps."""
+    sites = value_indexed_constant_loads(view)
+    if not sites or view.total <= 0:
+        return None
+    fn_names = {name for name, _ in sites}
+    evs = []
+    for e in view.edges:
+        if e.gpa_class in cm.NOT_STALLS:
+            continue
+        if e.is_self:
+            ins, fn = e.use_ins, e.use_fn
+            ok = e.gpa_class == stalls.MEMORY_THROTTLE
+        else:
+            ins, fn = e.def_ins, e.def_fn
+            ok = e.gpa_class == stalls.EXECUTION_DEPENDENCY
+        if ok and ins is not None and ins.base_opcode == "LDC" and fn is not None and fn.name in fn_names:
+            evs.append(e)
+    on_sites = sum(e.stall for e in evs if cm.ins_key(*((e.use_fn, e.use_ins) if e.is_self else
+                                                         (e.def_fn, e.def_ins))) in sites)
+    if on_sites <= 0:
+        return None
+    lines = sorted({(i.loc.file, i.loc.line) for pf in view.program.functions.values() if pf.name in fn_names
+                    for i in pf.instructions if (pf.name, i.offset) in sites and i.loc is not None}) \
+        if view.program is not None else []
+    where = cm.lines_text(lines) if lines else "the table lookups"
+    hint = (f"the __constant__ table read at {where} is indexed by each thread's own data: the constant cache "
+            "serves one address per request, so a warp's lookup is replayed once per distinct value and every "
+            "constant load waits behind those replays. Copy the table into shared memory once per block (a "
+            "grid-stride loop amortizes the copy) and read it there (32 banks per wavefront)")
+    res = cm.stall_elimination_advice(view, "memory_transaction_reduction", evs, hint,
+                                      nothing="no stalls at constant loads")
+    if not isinstance(res, Advice):
+        return None
+    res.estimate = Estimate(res.estimated_speedup, "T/(T-M), M = memory-throttle stalls at constant loads (LDC) + "
+                            "stalls waiting on them, in a kernel with data-indexed constant loads",
+                            {"T": view.total, "M": res.matched_samples, "M_indexed": on_sites,
+                             "indexed_loads": float(len(sites))},
+                            "GPA eq. 2 (constant-cache serialization, CUDA C++ Programming Guide)")
+    res.params["constant_lookup"] = 1
+    return res
 
 
 def _widest(ins: Instruction | None) -> bool:

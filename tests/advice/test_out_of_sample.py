@@ -1,0 +1,65 @@
+"""Rules added for kernels of the hold-out sets (bench/advice/holdout*/): each is checked on the committed H200
+report it was found on and on the main-set kernels that must not match it."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warpwise.analysis.advice.code import value_indexed_constant_loads
+from warpwise.analysis.binary.load import load_cubin
+from warpwise.analysis.pipeline import analyze
+from warpwise.analysis.program.build import build_program
+
+ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
+
+
+@cache
+def _report(where: str, pair: str) -> Any:
+    """The advice report of the longest launch of ``pair``'s kernel in bench/advice/<where>/pairs."""
+    d = ADVICE / where / "pairs" / pair
+    meta = json.loads((d / "pair.json").read_text())
+    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [ADVICE / "pairs" / "bench.cuh"]
+    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    ks = [k for k in an.kernels if k.advice_report is not None]
+    return max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
+
+
+class _View:
+    """The two attributes value_indexed_constant_loads reads."""
+
+    def __init__(self, cubin: Path) -> None:
+        self.program = build_program(load_cubin(cubin))
+
+
+def test_a_constant_table_indexed_by_pixel_values_is_a_transaction_reduction() -> None:
+    # tone_curve_constant: three 256-entry curves in __constant__ read as curve[c][pixel] (LDC c[0x3][R]);
+    # the constant cache replays each warp's lookup per distinct value and every LDC waits behind the
+    # replays (mio_throttle at the LDCs, short_scoreboard on their results: 91% of the samples). H200: 17.3x
+    # from staging the curves in shared memory; before this rule nothing matched (occupancy_decrease 1.01x).
+    rep = _report("holdout2", "tone_curve_constant")
+    top = rep.advice[0]
+    assert top.optimizer == "memory_transaction_reduction" and top.params.get("constant_lookup") == 1
+    inputs = top.estimate.inputs
+    assert inputs["indexed_loads"] == 3.0
+    assert 0.85 < inputs["M"] / inputs["T"] < 0.95 and inputs["M_indexed"] > 0.3 * inputs["T"]
+    s = inputs["T"] / (inputs["T"] - inputs["M"])  # eq. 2 before the launch floor
+    assert top.estimated_speedup == pytest.approx(inputs["T_ns"] / (inputs["f_ns"] + (inputs["T_ns"] - inputs["f_ns"])
+                                                                    / s))
+    assert "shared memory" in top.hint and "line 13" in top.hint.replace("lines", "line")
+
+
+@pytest.mark.parametrize(("where", "pair", "indexed"), [
+    ("holdout2", "tone_curve_constant", 3),
+    # register-indexed constant loads whose index is a loop counter or the block's channel: broadcast
+    ("pairs", "bias_relu_float4", 0), ("pairs", "fir_window", 0), ("pairs", "rbf_fastmath_double", 0),
+    ("holdout3", "gmm_loglik", 0),
+])
+def test_only_constant_loads_indexed_by_loaded_data_are_matched(where: str, pair: str, indexed: int) -> None:
+    cubin = ADVICE / where / ("pairs" if where != "pairs" else "") / pair / "orig.sm_90.cubin"
+    found = value_indexed_constant_loads(_View(cubin))  # type: ignore[arg-type]
+    assert len(found) == indexed
+    assert all("c[0x3][R" in text for text in found.values())
