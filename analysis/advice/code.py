@@ -433,13 +433,87 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
         elif k == "integer_division":
             div_lines.add((ins.loc.file, ins.loc.line))
     out: dict[cm.InsKey, float] = {}
+    on_div: dict[str, list[Instruction]] = defaultdict(list)  # function -> its division-line instructions
     for name, i in _instructions_on(view, fp64_lines | div_lines):
         assert i.loc is not None
         where = (i.loc.file, i.loc.line)
         fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
-        if (where in fp64_lines and fp64) or (where in div_lines and not cm.is_memory(i)
-                                              and i.base_opcode not in cm.BRANCH_OPS):
+        if where in fp64_lines and fp64:
             out[(name, i.offset)] = 1.0
+        if where in div_lines:
+            on_div[name].append(i)
+    for name, ins in on_div.items():
+        for i in division_sequence(ins):
+            out[(name, i.offset)] = 1.0
+    return out
+
+
+_REGISTER = re.compile(r"(?<![\w.])(U?R\d+)\b")
+_PREDICATE = re.compile(r"(?<![\w.])(U?P[0-6])\b")
+
+
+def division_sequence(ins: list[Instruction]) -> list[Instruction]:
+    """The instructions of nvcc's integer division/modulo sequences among ``ins`` (one function's instructions
+    of a division line, in program order): each reciprocal seed (I2F.RP, common.is_integer_division_seed) and
+    the integer arithmetic that reads its result, directly or through the sequence (MUFU.RCP, F2I, the
+    multiply-high by the dividend, the remainder and its fix-ups, predicated writes of the result included),
+    followed register by register. The line's
+    other work — what the program does with the quotient (a compare, the body of an ``if`` it guards, the
+    address math of a load) — stays: the fix replaces the division, not its uses. A guard predicate is not data
+    (an instruction predicated on the remainder's test is the ``if`` body), memory accesses and branches end
+    the walk."""
+    seq: set[int] = set()  # positions in ins
+    tainted: set[str] = set()
+    divisors: set[str] = set()
+    for k, i in enumerate(ins):
+        dests = _written_registers(i)
+        if cm.is_integer_division_seed(i):
+            seq.add(k)
+            tainted |= dests
+            divisors |= _read_registers(i)
+            continue
+        if not tainted or cm.is_memory(i) or i.base_opcode in cm.BRANCH_OPS:
+            tainted -= dests  # (a load into a register of the sequence ends its value there)
+            continue
+        reads = _read_registers(i)
+        if reads & tainted or (i.predicate and dests & tainted and reads <= divisors):
+            # (a predicated write of the result from the divisor alone is one of its fix-ups, ~0 for a zero
+            # divisor: the lanes it skips keep the sequence's value)
+            seq.add(k)
+            tainted |= dests
+        else:
+            tainted -= dests
+    if not seq:
+        return []
+    # The operands the sequence prepares from the divisor alone (its negation, its zero test, a zero addend) are
+    # part of it too: between its first seed and its last instruction, what reads only the divisors and writes
+    # a register a later sequence instruction reads.
+    needed: set[str] = set()
+    for k in range(max(seq), min(seq) - 1, -1):
+        i = ins[k]
+        if k not in seq and not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS and \
+                _written_registers(i) & needed and _read_registers(i) <= divisors:
+            seq.add(k)
+        if k in seq:
+            needed |= _read_registers(i) | ({i.predicate.lstrip("@!")} if i.predicate else set())
+    return [ins[k] for k in sorted(seq)]
+
+
+def _read_registers(i: Instruction) -> set[str]:
+    """Registers (R/UR) and predicates among the source operands of ``i`` (all operands after the first)."""
+    return {r for op in i.operands[1:] for r in _REGISTER.findall(op)} | \
+        {p for op in i.operands[1:] for p in _PREDICATE.findall(op)}
+
+
+def _written_registers(i: Instruction) -> set[str]:
+    """Registers (R/UR) and predicates the instruction writes: its first operand (its first two for a compare
+    that writes two predicates), widened for 64-bit results (common.dest_registers)."""
+    if not i.operands:
+        return set()
+    out = set(cm.dest_registers(i))
+    first = i.operands[0].split()[0].partition(".")[0]
+    if first.startswith(("P", "UP", "UR")) and first not in ("PT", "UPT"):
+        out.add(first)
     return out
 
 

@@ -63,3 +63,33 @@ def test_only_constant_loads_indexed_by_loaded_data_are_matched(where: str, pair
     found = value_indexed_constant_loads(_View(cubin))  # type: ignore[arg-type]
     assert len(found) == indexed
     assert all("c[0x3][R" in text for text in found.values())
+
+
+def _division_line(cubin: Path, line: int) -> tuple[list[Any], list[Any]]:
+    """(all instructions, the division sequence) of ``line`` in the cubin's first function holding a seed there."""
+    from warpwise.analysis.advice.code import division_sequence
+
+    prog = build_program(load_cubin(cubin))
+    for pf in prog.functions.values():
+        ins = [i for i in pf.instructions if i.loc is not None and i.loc.line == line]
+        if any(i.base_opcode == "I2F" and ".RP" in i.opcode for i in ins):
+            return ins, division_sequence(ins)
+    raise AssertionError(f"no division on line {line}")
+
+
+def test_the_division_sequence_is_the_seed_and_what_reads_it_not_the_rest_of_the_line() -> None:
+    # reduce_interleaved line 18: `if (tid % (2 * stride) == 0) s[tid] += s[tid + stride];` -- 24 instructions:
+    # the divisor's doubling, nvcc's 17-instruction modulo sequence (with its zero-divisor fix-up), the == 0 test
+    # of the remainder and the if body
+    ins, seq = _division_line(ADVICE / "holdout3" / "pairs" / "reduce_interleaved" / "orig.sm_90.cubin", 18)
+    ops = [i.opcode for i in seq]
+    assert len(ins) == 24 and len(seq) == 18
+    assert ops[0] == "I2F.U32.RP" and "MUFU.RCP" in ops and ops.count("IMAD.HI.U32") == 2
+    assert ops[-2:] == ["LOP3.LUT", "ISETP.NE.AND"]  # ~0 for a zero divisor; the test reads the remainder
+    kept = [i for i in ins if i not in seq]
+    # the user's work stays: the divisor 2*stride, the body's address, loads, add and store
+    assert sorted(i.opcode for i in kept) == ["FADD", "IMAD.SHL.U32", "LDS", "LDS", "LEA", "STS"]
+    # periodic_divmod line 13 holds nothing but divisions/modulos by run-time extents: all of it is the sequence
+    ins, seq = _division_line(ADVICE / "pairs" / "periodic_divmod" / "orig.sm_90.cubin", 13)
+    assert len(seq) == len(ins) == 28
+
