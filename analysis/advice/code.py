@@ -1248,15 +1248,16 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
                                 nothing="no divergent code")
         if not isinstance(res, Advice):
             return res
-    res.estimate = Estimate(e_lanes.speedup, "T/(T-M), M = sum_i s_i (1 - e_i/e_cta) over instructions run with "
-                            "idle lanes (e_i = thread/warp instructions/32)", {"T": view.total, "M": m},
+    res.estimate = Estimate(e_lanes.speedup, "T/(T-M), M = T * sum_i n_i (1 - e_i/e_cta) / sum_i n_i, n_i = warp "
+                            "instructions executed at PC i, over instructions run with idle lanes (e_i = thread/warp "
+                            "instructions/32)", {"T": view.total, "M": m},
                             "GPA eq. 2 (issue slots of idle lanes, issue-bound kernel)")
     res.matched_samples, res.share = m, m / view.total if view.total else 0.0
     return res
 
 
 def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str | None, int]]] | None:
-    """(M samples, instruction keys -> share removed, their source lines) of the issue slots that divergent
+    """(M samples, instruction keys -> share removed, their sampled source lines) of the issue slots that divergent
     code wastes, when the kernel is issue-bound (SM at MEMORY_BUSY of its peak or more) and has divergent
     branches; None otherwise."""
     prof = view.profile
@@ -1267,17 +1268,23 @@ def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[t
     ws = view.arch.warp_size
     tpb = prof.launch.threads_per_block
     e_cta = tpb / (ws * -(-tpb // ws)) if tpb > 0 else 1.0
-    m, keys, where = 0.0, {}, []  # where: (file, line) of the lanes-wasting instructions
+    # An issue-bound kernel's time follows the warp instructions it issues, not where its warps are sampled
+    # (warps ready to issue wait as not_selected wherever they are, e.g. at the kernel's entry): the wasted
+    # share is counted in executed warp instructions (SourceCounters inst_executed per PC) and M = that share
+    # of T.
+    issued = float(sum(s.inst_executed for s in prof.pcs.values() if s.inst_executed > 0))
+    wasted, keys, where = 0.0, {}, []  # where: (file, line) of the lanes-wasting instructions
     for s in prof.pcs.values():
-        if s.inst_executed <= 0 or s.samples <= 0:
+        if s.inst_executed <= 0:
             continue
         e = s.thread_inst_executed / (ws * s.inst_executed)
         if e < DIVERGENCE_LANES * e_cta:
             share = 1 - e / e_cta
-            m += s.samples * share
+            wasted += s.inst_executed * share
             keys[(s.function, s.offset)] = share
-            if s.line is not None:
+            if s.line is not None and s.samples > 0:
                 where.append((s.file, s.line))
+    m = view.total * wasted / issued if issued > 0 else 0.0
     if m <= 0 or m >= view.total:
         return None
     return m, keys, where
