@@ -1232,8 +1232,13 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
     # lanes active. Grouping the work so warps do not split issues the same thread-instructions in
     # efficiency-times fewer warp-instructions: M = sum_i s_i (1 - e_i / e_cta) over the instructions that run
     # with fewer lanes than the CTA shape allows (e_i = thread / warp instructions / warp size).
-    m, keys, where = lanes
-    if not hint:
+    m, keys, where, issue_bound = lanes
+    if not issue_bound:
+        hint = (f"the loop at {cm.lines_text(where)} runs a different number of iterations in each thread (its back "
+                "edge diverges): a warp runs until its longest lane is done, with the others idle. Give the work "
+                "of one item to a whole warp (lanes stride it, __shfl_down_sync reduces), or sort the items by "
+                "length so a warp's threads loop about as long")
+    elif not hint:
         hint = (f"warps run {cm.lines_text(where)} with part of their lanes idle (the threads of a warp take different "
                 "sides of a branch): group the work so a warp's threads take the same side (sort or bin by the "
                 "condition, e.g. one kind of item per warp)")
@@ -1250,32 +1255,43 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
             return res
     res.estimate = Estimate(e_lanes.speedup, "T/(T-M), M = T * sum_i n_i (1 - e_i/e_cta) / sum_i n_i, n_i = warp "
                             "instructions executed at PC i, over instructions run with idle lanes (e_i = thread/warp "
-                            "instructions/32)", {"T": view.total, "M": m},
-                            "GPA eq. 2 (issue slots of idle lanes, issue-bound kernel)")
+                            "instructions/32)" + ("" if issue_bound else " in loops whose back edge diverges"),
+                            {"T": view.total, "M": m},
+                            "GPA eq. 2 (issue slots of idle lanes, " +
+                            ("issue-bound kernel)" if issue_bound else "lanes idle in loops of uneven trip counts)"))
     res.matched_samples, res.share = m, m / view.total if view.total else 0.0
     return res
 
 
-def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str | None, int]]] | None:
-    """(M samples, instruction keys -> share removed, their sampled source lines) of the issue slots that divergent
-    code wastes, when the kernel is issue-bound (SM at MEMORY_BUSY of its peak or more) and has divergent
-    branches; None otherwise."""
+def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str | None, int]], bool] | None:
+    """(M samples, instruction keys -> share removed, their sampled source lines, issue_bound) of the issue slots
+    that divergent code wastes, when the kernel has divergent branches; None otherwise.
+
+    An issue-bound kernel (SM at MEMORY_BUSY of its peak or more) counts every instruction run with idle lanes.
+    Otherwise only the loops whose back edge diverges count: each thread runs its own trip count (a row of its
+    own length), so a warp runs until its longest lane is done and its loads carry fewer and fewer lanes (load
+    imbalance; CUDA C++ Best Practices Guide, "Branching and Divergence"; the vector CSR kernel of Bell and
+    Garland, "Efficient Sparse Matrix-Vector Multiplication on CUDA", 2008, gives each row a warp for this).
+    A latency-bound warp's time follows its warp instructions as an issue-bound one's does, one dependent round
+    trip each; the other divergent branches of a latency-bound kernel (a rare insertion in a loop every lane
+    runs as long) cost it little, since other warps fill the issue slots."""
     prof = view.profile
-    if roofline.busy(prof.launch.throughput_pct, "sm", view.reach) < MEMORY_BUSY:
-        return None
+    issue_bound = roofline.busy(prof.launch.throughput_pct, "sm", view.reach) >= MEMORY_BUSY
     if not any(s.divergent_branches > 0 for s in prof.pcs.values()):
         return None
     ws = view.arch.warp_size
     tpb = prof.launch.threads_per_block
     e_cta = tpb / (ws * -(-tpb // ws)) if tpb > 0 else 1.0
-    # An issue-bound kernel's time follows the warp instructions it issues, not where its warps are sampled
-    # (warps ready to issue wait as not_selected wherever they are, e.g. at the kernel's entry): the wasted
-    # share is counted in executed warp instructions (SourceCounters inst_executed per PC) and M = that share
-    # of T.
+    inside: set[cm.InsKey] | None = None if issue_bound else _imbalanced_loop_instructions(view)
+    if inside is not None and not inside:
+        return None
+    # The kernel's time follows the warp instructions it issues, not where its warps are sampled (warps ready
+    # to issue wait as not_selected wherever they are, e.g. at the kernel's entry): the wasted share is counted
+    # in executed warp instructions (SourceCounters inst_executed per PC) and M = that share of T.
     issued = float(sum(s.inst_executed for s in prof.pcs.values() if s.inst_executed > 0))
     wasted, keys, where = 0.0, {}, []  # where: (file, line) of the lanes-wasting instructions
     for s in prof.pcs.values():
-        if s.inst_executed <= 0:
+        if s.inst_executed <= 0 or (inside is not None and (s.function, s.offset) not in inside):
             continue
         e = s.thread_inst_executed / (ws * s.inst_executed)
         if e < DIVERGENCE_LANES * e_cta:
@@ -1287,7 +1303,27 @@ def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[t
     m = view.total * wasted / issued if issued > 0 else 0.0
     if m <= 0 or m >= view.total:
         return None
-    return m, keys, where
+    return m, keys, where, issue_bound
+
+
+def _imbalanced_loop_instructions(view: KernelView) -> set[cm.InsKey]:
+    """Keys of the instructions in loops whose back-edge branch diverges (Nsight Compute divergent-branch
+    count > 0 at the latch's last instruction): loops whose trip count differs between the lanes of a warp."""
+    out: set[cm.InsKey] = set()
+    if view.program is None:
+        return out
+    for pf in view.program.functions.values():
+        for lp in pf.loops.values():
+            diverges = False
+            for latch, _ in lp.back_edges:
+                b = pf.block_of(latch)
+                s = view.sample_at(pf.name, b.instructions[-1].offset) if b is not None and b.instructions else None
+                diverges |= s is not None and s.divergent_branches > 0
+            if diverges:
+                for start in lp.blocks:
+                    if (b := pf.block_of(start)) is not None:
+                        out.update((pf.name, i.offset) for i in b.instructions)
+    return out
 
 
 #: An instruction runs "with idle lanes" below this share of the lanes its CTA shape gives (a warpwise

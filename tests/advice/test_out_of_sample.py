@@ -112,3 +112,31 @@ def test_idle_lanes_of_an_issue_bound_kernel_count_in_issued_instructions() -> N
     assert 0.45 < wasted / issued < 0.5  # both sides at half the lanes: nearly half the issue slots are idle lanes
     assert adv.estimate.inputs["M"] == pytest.approx(adv.estimate.inputs["T"] * wasted / issued)
     assert adv is rep.advice[0]
+
+
+def test_lanes_idle_in_loops_of_uneven_trip_counts_are_load_imbalance() -> None:
+    # spmv_csr_powerlaw: CSR SpMV, one thread per row of a power-law matrix (SM 4%: latency bound); the row
+    # loop's back edge diverges, so a warp runs its longest row with 8-48% of its lanes. H200: a warp per row
+    # (vector CSR) 8.44x; before this rule index prefetching (2.36x) was first and coalescing second (1.05x).
+    rep = _report("holdout2", "spmv_csr_powerlaw")
+    top = rep.advice[0]
+    assert top.optimizer == "divergence_reduction"
+    assert "back edge diverges" in top.estimate.formula and "whole warp" in top.hint
+    assert 0.85 < top.estimate.inputs["M"] / top.estimate.inputs["T"] < 0.95
+    # capped by the L1 it leaves in place (14.8% of peak: at most 6.76x)
+    assert top.cap is not None and top.cap.unit == "l1" and top.estimated_speedup == pytest.approx(
+        100 / 14.8, rel=0.01)
+
+
+def test_a_divergent_branch_inside_a_loop_every_lane_runs_as_long_is_not_imbalance() -> None:
+    # knn_local: the top-8 insertion diverges inside the candidate loop, whose trip count is the same for every
+    # lane (its back edge never diverges); latency bound (SM 24%), so no idle-lane estimate (38% of its
+    # instructions run with idle lanes, which would have read as 1.62x over register_reuse's 1.23x)
+    d = ADVICE / "pairs" / "knn_local"
+    meta = json.loads((d / "pair.json").read_text())
+    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu", ADVICE / "pairs" / "bench.cuh"],
+                 kernel=meta["kernel"])
+    rep = max((k for k in an.kernels if k.advice_report is not None and k.profile.name.startswith(meta["kernel"])),
+              key=lambda k: k.profile.launch.duration_ns).advice_report
+    assert rep.advice[0].optimizer == "register_reuse"
+    assert all("back edge diverges" not in a.estimate.formula for a in rep.advice)
