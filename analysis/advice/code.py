@@ -1307,22 +1307,27 @@ def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[t
 
 
 def _imbalanced_loop_instructions(view: KernelView) -> set[cm.InsKey]:
-    """Keys of the instructions in loops whose back-edge branch diverges (Nsight Compute divergent-branch
-    count > 0 at the latch's last instruction): loops whose trip count differs between the lanes of a warp."""
+    """Profile keys (function, offset) of the instructions in loops whose back-edge branch diverges (Nsight
+    Compute divergent-branch count > 0 at the latch's last instruction): loops whose trip count differs between
+    the lanes of a warp."""
     out: set[cm.InsKey] = set()
     if view.program is None:
         return out
-    for pf in view.program.functions.values():
+    # only functions with a divergent branch can hold such a loop (not every function of the program per kernel)
+    fns = {pf.name: pf for s in view.profile.pcs.values() if s.divergent_branches > 0
+           and (pf := view.resolve(s.function, s.offset)) is not None}
+    for pf in fns.values():
         for lp in pf.loops.values():
             diverges = False
             for latch, _ in lp.back_edges:
                 b = pf.block_of(latch)
                 s = view.sample_at(pf.name, b.instructions[-1].offset) if b is not None and b.instructions else None
                 diverges |= s is not None and s.divergent_branches > 0
-            if diverges:
+            if diverges:  # keyed as the profile files them (a callee's PCs may be under its kernel's name)
                 for start in lp.blocks:
                     if (b := pf.block_of(start)) is not None:
-                        out.update((pf.name, i.offset) for i in b.instructions)
+                        out.update((smp.function, smp.offset) for i in b.instructions
+                                   if (smp := view.sample_at(pf.name, i.offset)) is not None)
     return out
 
 
