@@ -433,13 +433,87 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
         elif k == "integer_division":
             div_lines.add((ins.loc.file, ins.loc.line))
     out: dict[cm.InsKey, float] = {}
+    on_div: dict[str, list[Instruction]] = defaultdict(list)  # function -> its division-line instructions
     for name, i in _instructions_on(view, fp64_lines | div_lines):
         assert i.loc is not None
         where = (i.loc.file, i.loc.line)
         fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
-        if (where in fp64_lines and fp64) or (where in div_lines and not cm.is_memory(i)
-                                              and i.base_opcode not in cm.BRANCH_OPS):
+        if where in fp64_lines and fp64:
             out[(name, i.offset)] = 1.0
+        if where in div_lines:
+            on_div[name].append(i)
+    for name, ins in on_div.items():
+        for i in division_sequence(ins):
+            out[(name, i.offset)] = 1.0
+    return out
+
+
+_REGISTER = re.compile(r"(?<![\w.])(U?R\d+)\b")
+_PREDICATE = re.compile(r"(?<![\w.])(U?P[0-6])\b")
+
+
+def division_sequence(ins: list[Instruction]) -> list[Instruction]:
+    """The instructions of nvcc's integer division/modulo sequences among ``ins`` (one function's instructions
+    of a division line, in program order): each reciprocal seed (I2F.RP, common.is_integer_division_seed) and
+    the integer arithmetic that reads its result, directly or through the sequence (MUFU.RCP, F2I, the
+    multiply-high by the dividend, the remainder and its fix-ups, predicated writes of the result included),
+    followed register by register. The line's
+    other work — what the program does with the quotient (a compare, the body of an ``if`` it guards, the
+    address math of a load) — stays: the fix replaces the division, not its uses. A guard predicate is not data
+    (an instruction predicated on the remainder's test is the ``if`` body), memory accesses and branches end
+    the walk."""
+    seq: set[int] = set()  # positions in ins
+    tainted: set[str] = set()
+    divisors: set[str] = set()
+    for k, i in enumerate(ins):
+        dests = _written_registers(i)
+        if cm.is_integer_division_seed(i):
+            seq.add(k)
+            tainted |= dests
+            divisors |= _read_registers(i)
+            continue
+        if not tainted or cm.is_memory(i) or i.base_opcode in cm.BRANCH_OPS:
+            tainted -= dests  # (a load into a register of the sequence ends its value there)
+            continue
+        reads = _read_registers(i)
+        if reads & tainted or (i.predicate and dests & tainted and reads <= divisors):
+            # (a predicated write of the result from the divisor alone is one of its fix-ups, ~0 for a zero
+            # divisor: the lanes it skips keep the sequence's value)
+            seq.add(k)
+            tainted |= dests
+        else:
+            tainted -= dests
+    if not seq:
+        return []
+    # The operands the sequence prepares from the divisor alone (its negation, its zero test, a zero addend) are
+    # part of it too: between its first seed and its last instruction, what reads only the divisors and writes
+    # a register a later sequence instruction reads.
+    needed: set[str] = set()
+    for k in range(max(seq), min(seq) - 1, -1):
+        i = ins[k]
+        if k not in seq and not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS and \
+                _written_registers(i) & needed and _read_registers(i) <= divisors:
+            seq.add(k)
+        if k in seq:
+            needed |= _read_registers(i) | ({i.predicate.lstrip("@!")} if i.predicate else set())
+    return [ins[k] for k in sorted(seq)]
+
+
+def _read_registers(i: Instruction) -> set[str]:
+    """Registers (R/UR) and predicates among the source operands of ``i`` (all operands after the first)."""
+    return {r for op in i.operands[1:] for r in _REGISTER.findall(op)} | \
+        {p for op in i.operands[1:] for p in _PREDICATE.findall(op)}
+
+
+def _written_registers(i: Instruction) -> set[str]:
+    """Registers (R/UR) and predicates the instruction writes: its first operand (its first two for a compare
+    that writes two predicates), widened for 64-bit results (common.dest_registers)."""
+    if not i.operands:
+        return set()
+    out = set(cm.dest_registers(i))
+    first = i.operands[0].split()[0].partition(".")[0]
+    if first.startswith(("P", "UP", "UR")) and first not in ("PT", "UPT"):
+        out.add(first)
     return out
 
 
@@ -903,6 +977,15 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 memory transaction reduction: memory throttling at coalesced global accesses, eq. 2."""
     if (miss := _needs_binary(view, "memory_transaction_reduction")) is not None:
         return miss
+    res = _global_transaction_reduction(view)
+    const = _constant_lookup_advice(view)
+    if const is not None and (not isinstance(res, Advice) or const.estimated_speedup > res.estimated_speedup):
+        return const
+    return res
+
+
+def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
+    """Memory transaction reduction at the global accesses: GPA eq. 2 over their throttle stalls."""
     good, _, unknown = _throttle_split(view)
     missing = "the profile has no L2 sector counts for these accesses" if unknown and not good else ""
     evs = good or unknown
@@ -927,6 +1010,82 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
                 "in constant memory (the 128-bit accesses beside them are already as wide as they get)")
     return cm.stall_elimination_advice(view, "memory_transaction_reduction", narrow, hint, missing=missing,
                                        nothing="no global-memory throttle stalls")
+
+
+def value_indexed_constant_loads(view: KernelView) -> dict[cm.InsKey, str]:
+    """The kernel's constant-memory loads indexed by loaded data (``LDC R4, c[0x3][R4]`` whose index register
+    comes from a global load: a lookup table in ``__constant__`` indexed by each thread's own value): key ->
+    their SASS text. The index's origin is traced with the atomics' reaching-definition walk
+    (atomics.address_kind == "data"); an index built from constants, parameters, the block index or a loop
+    counter (``grid``/``block``) is the same for a warp and is broadcast, and one built from the thread index
+    is not judged (its warps may or may not agree). Empty without a program."""
+    prog = view.program
+    if prog is None:
+        return {}
+
+    def make() -> dict[cm.InsKey, str]:
+        out: dict[cm.InsKey, str] = {}
+        for pf in prog.functions.values():
+            for i in pf.instructions:
+                if i.base_opcode == "LDC" and cm.address_registers(i) and atomics.address_kind(pf, i) == "data":
+                    out[(pf.name, i.offset)] = i.text
+        return out
+
+    return dict(prog.memo("value_indexed_constant_loads", make))
+
+
+def _constant_lookup_advice(view: KernelView) -> Advice | None:
+    """Memory transaction reduction for a lookup table in constant memory indexed by data (None when the kernel
+    has no such load or no stalls on constant loads).
+
+    The constant cache serves one address per request: "a request is split into as many separate requests as
+    there are different memory addresses in the initial request, decreasing throughput by a factor equal to the
+    number of separate requests" (CUDA C++ Programming Guide, "Device Memory Accesses", Constant Memory; Best
+    Practices Guide, "Constant Memory"). A table indexed by each thread's own data replays each warp's lookup
+    about once per distinct value, and every constant load of the kernel (the kernel parameters' too) queues
+    behind those replays in the MIO queue. Staged in shared memory, the table serves 32 banks per wavefront.
+    M = the memory-throttle stalls kept at constant loads (LDC) + the stalls waiting on an LDC's result; eq. 2.
+    The MIO-throttle stalls at other instructions (special registers, shared memory) are left out: the queue
+    they wait for is shared with work the fix keeps."""
+    sites = value_indexed_constant_loads(view)
+    if not sites or view.total <= 0:
+        return None
+    fn_names = {name for name, _ in sites}
+    evs = []
+    for e in view.edges:
+        if e.gpa_class in cm.NOT_STALLS:
+            continue
+        if e.is_self:
+            ins, fn = e.use_ins, e.use_fn
+            ok = e.gpa_class == stalls.MEMORY_THROTTLE
+        else:
+            ins, fn = e.def_ins, e.def_fn
+            ok = e.gpa_class == stalls.EXECUTION_DEPENDENCY
+        if ok and ins is not None and ins.base_opcode == "LDC" and fn is not None and fn.name in fn_names:
+            evs.append(e)
+    on_sites = sum(e.stall for e in evs if cm.ins_key(*((e.use_fn, e.use_ins) if e.is_self else
+                                                         (e.def_fn, e.def_ins))) in sites)
+    if on_sites <= 0:
+        return None
+    lines = sorted({(i.loc.file, i.loc.line) for pf in view.program.functions.values() if pf.name in fn_names
+                    for i in pf.instructions if (pf.name, i.offset) in sites and i.loc is not None}) \
+        if view.program is not None else []
+    where = cm.lines_text(lines) if lines else "the table lookups"
+    hint = (f"the __constant__ table read at {where} is indexed by each thread's own data: the constant cache "
+            "serves one address per request, so a warp's lookup is replayed once per distinct value and every "
+            "constant load waits behind those replays. Copy the table into shared memory once per block (a "
+            "grid-stride loop amortizes the copy) and read it there (32 banks per wavefront)")
+    res = cm.stall_elimination_advice(view, "memory_transaction_reduction", evs, hint,
+                                      nothing="no stalls at constant loads")
+    if not isinstance(res, Advice):
+        return None
+    res.estimate = Estimate(res.estimated_speedup, "T/(T-M), M = memory-throttle stalls at constant loads (LDC) + "
+                            "stalls waiting on them, in a kernel with data-indexed constant loads",
+                            {"T": view.total, "M": res.matched_samples, "M_indexed": on_sites,
+                             "indexed_loads": float(len(sites))},
+                            "GPA eq. 2 (constant-cache serialization, CUDA C++ Programming Guide)")
+    res.params["constant_lookup"] = 1
+    return res
 
 
 def _widest(ins: Instruction | None) -> bool:
@@ -1210,8 +1369,13 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
     # lanes active. Grouping the work so warps do not split issues the same thread-instructions in
     # efficiency-times fewer warp-instructions: M = sum_i s_i (1 - e_i / e_cta) over the instructions that run
     # with fewer lanes than the CTA shape allows (e_i = thread / warp instructions / warp size).
-    m, keys, where = lanes
-    if not hint:
+    m, keys, where, issue_bound = lanes
+    if not issue_bound:
+        hint = (f"the loop at {cm.lines_text(where)} runs a different number of iterations in each thread (its back "
+                "edge diverges): a warp runs until its longest lane is done, with the others idle. Give the work "
+                "of one item to a whole warp (lanes stride it, __shfl_down_sync reduces), or sort the items by "
+                "length so a warp's threads loop about as long")
+    elif not hint:
         hint = (f"warps run {cm.lines_text(where)} with part of their lanes idle (the threads of a warp take different "
                 "sides of a branch): group the work so a warp's threads take the same side (sort or bin by the "
                 "condition, e.g. one kind of item per warp)")
@@ -1226,39 +1390,82 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
                                 nothing="no divergent code")
         if not isinstance(res, Advice):
             return res
-    res.estimate = Estimate(e_lanes.speedup, "T/(T-M), M = sum_i s_i (1 - e_i/e_cta) over instructions run with "
-                            "idle lanes (e_i = thread/warp instructions/32)", {"T": view.total, "M": m},
-                            "GPA eq. 2 (issue slots of idle lanes, issue-bound kernel)")
+    res.estimate = Estimate(e_lanes.speedup, "T/(T-M), M = T * sum_i n_i (1 - e_i/e_cta) / sum_i n_i, n_i = warp "
+                            "instructions executed at PC i, over instructions run with idle lanes (e_i = thread/warp "
+                            "instructions/32)" + ("" if issue_bound else " in loops whose back edge diverges"),
+                            {"T": view.total, "M": m},
+                            "GPA eq. 2 (issue slots of idle lanes, " +
+                            ("issue-bound kernel)" if issue_bound else "lanes idle in loops of uneven trip counts)"))
     res.matched_samples, res.share = m, m / view.total if view.total else 0.0
     return res
 
 
-def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str | None, int]]] | None:
-    """(M samples, instruction keys -> share removed, their source lines) of the issue slots that divergent
-    code wastes, when the kernel is issue-bound (SM at MEMORY_BUSY of its peak or more) and has divergent
-    branches; None otherwise."""
+def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[tuple[str | None, int]], bool] | None:
+    """(M samples, instruction keys -> share removed, their sampled source lines, issue_bound) of the issue slots
+    that divergent code wastes, when the kernel has divergent branches; None otherwise.
+
+    An issue-bound kernel (SM at MEMORY_BUSY of its peak or more) counts every instruction run with idle lanes.
+    Otherwise only the loops whose back edge diverges count: each thread runs its own trip count (a row of its
+    own length), so a warp runs until its longest lane is done and its loads carry fewer and fewer lanes (load
+    imbalance; CUDA C++ Best Practices Guide, "Branching and Divergence"; the vector CSR kernel of Bell and
+    Garland, "Efficient Sparse Matrix-Vector Multiplication on CUDA", 2008, gives each row a warp for this).
+    A latency-bound warp's time follows its warp instructions as an issue-bound one's does, one dependent round
+    trip each; the other divergent branches of a latency-bound kernel (a rare insertion in a loop every lane
+    runs as long) cost it little, since other warps fill the issue slots."""
     prof = view.profile
-    if roofline.busy(prof.launch.throughput_pct, "sm", view.reach) < MEMORY_BUSY:
-        return None
+    issue_bound = roofline.busy(prof.launch.throughput_pct, "sm", view.reach) >= MEMORY_BUSY
     if not any(s.divergent_branches > 0 for s in prof.pcs.values()):
         return None
     ws = view.arch.warp_size
     tpb = prof.launch.threads_per_block
     e_cta = tpb / (ws * -(-tpb // ws)) if tpb > 0 else 1.0
-    m, keys, where = 0.0, {}, []  # where: (file, line) of the lanes-wasting instructions
+    inside: set[cm.InsKey] | None = None if issue_bound else _imbalanced_loop_instructions(view)
+    if inside is not None and not inside:
+        return None
+    # The kernel's time follows the warp instructions it issues, not where its warps are sampled (warps ready
+    # to issue wait as not_selected wherever they are, e.g. at the kernel's entry): the wasted share is counted
+    # in executed warp instructions (SourceCounters inst_executed per PC) and M = that share of T.
+    issued = float(sum(s.inst_executed for s in prof.pcs.values() if s.inst_executed > 0))
+    wasted, keys, where = 0.0, {}, []  # where: (file, line) of the lanes-wasting instructions
     for s in prof.pcs.values():
-        if s.inst_executed <= 0 or s.samples <= 0:
+        if s.inst_executed <= 0 or (inside is not None and (s.function, s.offset) not in inside):
             continue
         e = s.thread_inst_executed / (ws * s.inst_executed)
         if e < DIVERGENCE_LANES * e_cta:
             share = 1 - e / e_cta
-            m += s.samples * share
+            wasted += s.inst_executed * share
             keys[(s.function, s.offset)] = share
-            if s.line is not None:
+            if s.line is not None and s.samples > 0:
                 where.append((s.file, s.line))
+    m = view.total * wasted / issued if issued > 0 else 0.0
     if m <= 0 or m >= view.total:
         return None
-    return m, keys, where
+    return m, keys, where, issue_bound
+
+
+def _imbalanced_loop_instructions(view: KernelView) -> set[cm.InsKey]:
+    """Profile keys (function, offset) of the instructions in loops whose back-edge branch diverges (Nsight
+    Compute divergent-branch count > 0 at the latch's last instruction): loops whose trip count differs between
+    the lanes of a warp."""
+    out: set[cm.InsKey] = set()
+    if view.program is None:
+        return out
+    # only functions with a divergent branch can hold such a loop (not every function of the program per kernel)
+    fns = {pf.name: pf for s in view.profile.pcs.values() if s.divergent_branches > 0
+           and (pf := view.resolve(s.function, s.offset)) is not None}
+    for pf in fns.values():
+        for lp in pf.loops.values():
+            diverges = False
+            for latch, _ in lp.back_edges:
+                b = pf.block_of(latch)
+                s = view.sample_at(pf.name, b.instructions[-1].offset) if b is not None and b.instructions else None
+                diverges |= s is not None and s.divergent_branches > 0
+            if diverges:  # keyed as the profile files them (a callee's PCs may be under its kernel's name)
+                for start in lp.blocks:
+                    if (b := pf.block_of(start)) is not None:
+                        out.update((smp.function, smp.offset) for i in b.instructions
+                                   if (smp := view.sample_at(pf.name, i.offset)) is not None)
+    return out
 
 
 #: An instruction runs "with idle lanes" below this share of the lanes its CTA shape gives (a warpwise
