@@ -115,7 +115,7 @@ def call_stack_keys(view: KernelView) -> set[cm.InsKey]:
 
 def _call_stack_keys(prog: Program) -> frozenset[cm.InsKey]:
     out: set[cm.InsKey] = set()
-    called = {cs.callee for pf in prog.functions.values() for cs in pf.calls}
+    called = {cs.callee for pf in prog.functions.values() for cs in pf.calls} | set(cm.indirect_calls(prog).callees)
     for pf in prog.functions.values():
         if pf.name in called and not pf.is_kernel:
             out |= {(pf.name, i.offset) for i in pf.instructions if cm.is_local_mem(i)}

@@ -15,12 +15,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from warpwise.analysis.advice import estimate as est
-from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.context import EdgeView, KernelView, is_math_routine, is_runtime_function
 from warpwise.analysis.advice.model import Advice, Hotspot, RegionEstimate, Scope, Skipped
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.latency import MEMORY_CLASSES, latency_class, latency_of, latency_table
 from warpwise.analysis.binary.model import Instruction
-from warpwise.analysis.program.model import Loop, ProgramFunction
+from warpwise.analysis.program import cfg as cf
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: Hotspots and regions listed per advice (GPA's released advisor: _top_hotspots = _top_regions = 5).
 TOP_HOTSPOTS = 5
@@ -651,3 +652,85 @@ def same_loop(a: Scope, b: Scope) -> bool:
     """Whether two loop scopes name the same source loop (an unrolled loop and its remainder share one)."""
     return a.kind == b.kind == "loop" and (a.function, a.file, a.line, a.end_line) == \
         (b.function, b.file, b.line, b.end_line)
+
+
+#: Loads that carry a virtual call's target into its register: the object's vtable pointer, the vtable slot,
+#: the constant-bank entry the slot indexes (``LD.E.64 R12, [R12]``; ``LD.E R3, [R12+0x10]``;
+#: ``LDC.64 R2, c[0x2][R3]``; ``CALL.REL.NOINC R2``: nvcc 13 sm_90, bench/advice/holdout4 raytrace_virtual).
+_TARGET_LOADS = frozenset({"LD", "LDG", "LDC", "ULDC", "LDS", "LDL"})
+_REG_NUM = re.compile(r"\bR(\d+)\b")
+
+
+@dataclass(frozen=True)
+class IndirectCalls:
+    """A program's calls through a register and what they can reach.
+
+    ``sites``: (caller, CALL offset) of every CALL whose target is a register (virtual calls, function
+    pointers: :func:`program.cfg.is_indirect_call`); ``callees``: by name, the functions such a call can
+    reach, found without the vtables' relocations (analysis/binary does not read them): device functions
+    never called directly, not kernels, not math-library or device-runtime routines — every such function of
+    a program with an indirect call is a candidate, so this is a superset (e.g. a virtual destructor no hot
+    path reaches; advice weighs each by its own samples); ``target_loads``: (function, offset) of the loads
+    feeding each site's target register (:func:`_target_loads`)."""
+
+    sites: tuple[tuple[ProgramFunction, int], ...]
+    callees: dict[str, ProgramFunction]
+    target_loads: frozenset[tuple[str, int]]
+
+
+def indirect_calls(prog: Program) -> IndirectCalls:
+    """:class:`IndirectCalls` of ``prog``, computed once per program."""
+    return prog.memo("indirect_calls", lambda: _indirect_calls(prog))
+
+
+def _indirect_calls(prog: Program) -> IndirectCalls:
+    sites: list[tuple[ProgramFunction, int]] = []
+    loads: set[tuple[str, int]] = set()
+    for pf in prog.functions.values():
+        for cs in pf.calls:
+            ins = pf.function.at(cs.offset)
+            if cs.callee is None and ins is not None and cf.is_indirect_call(ins):
+                sites.append((pf, cs.offset))
+                loads |= _target_loads(pf, cs.offset)
+    if not sites:
+        return IndirectCalls((), {}, frozenset())
+    direct = {cs.callee for pf in prog.functions.values() for cs in pf.calls if cs.callee is not None}
+    callees = {pf.name: pf for pf in prog.functions.values()
+               if not pf.is_kernel and pf.name not in direct and not is_math_routine(pf.name)
+               and not is_runtime_function(pf.name)}
+    return IndirectCalls(tuple(sites), callees, frozenset(loads))
+
+
+def _regs(operand: str, wide: bool) -> set[int]:
+    """Register numbers named in an operand (a 64-bit ``.64`` access names the pair)."""
+    out = set()
+    for m in _REG_NUM.finditer(operand):
+        r = int(m.group(1))
+        out |= {r, r + 1} if wide else {r}
+    return out
+
+
+def _target_loads(pf: ProgramFunction, off: int) -> set[tuple[str, int]]:
+    """The chain of loads in the CALL's basic block that computes its target register, walking back: a load
+    defining a register of the chain joins it and its address registers are followed; any other definition
+    ends that register's chain (a register move or address arithmetic is not a vtable access)."""
+    ins = pf.function.at(off)
+    b = pf.block_of(off)
+    reg = cf.call_target_register(ins) if ins is not None else None
+    if b is None or reg is None:
+        return set()
+    want = {int(reg[1:]), int(reg[1:]) + 1}  # the call target is a 64-bit pair
+    out: set[tuple[str, int]] = set()
+    for i in reversed([i for i in b.instructions if i.offset < off]):
+        if not i.operands or not want:
+            continue
+        dst = _regs(i.operands[0], ".64" in i.opcode)
+        if not dst & want:
+            continue
+        want -= dst
+        if i.base_opcode in _TARGET_LOADS:
+            out.add((pf.name, i.offset))
+            for o in i.operands[1:]:
+                if "[" in o:
+                    want |= _regs(o[o.index("["):], True)
+    return out

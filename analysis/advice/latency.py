@@ -683,7 +683,18 @@ def _inlinable_calls(prog: Program) -> tuple[dict[str, ProgramFunction], dict[st
           "Inline the callee (__forceinline__ instead of __noinline__) so caller and callee are scheduled together "
           "and the call, its convergence barrier and any register saves disappear.")
 def function_inlining(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 function inlining: per-callee eq. 5 with A = callee + caller loop around the calls."""
+    """GPA Table 2 function inlining: per-callee eq. 5 with A = callee + caller loop around the calls.
+
+    Calls through a register (virtual functions, function pointers: common.IndirectCalls) are one more region:
+    the functions they can reach that ran in this kernel (device functions never called directly, found
+    without the vtables, so possibly a superset) and the indirect call sites' lines; the hint asks to
+    devirtualize (flat arrays by type, a switch on a type tag, templates) so the call becomes direct and
+    inlinable. The estimate is GPA eq. 2 over what the fix removes -- the call machinery of direct and
+    indirect sites, the vtable loads feeding each indirect CALL's register, the ABI's stack traffic -- when it
+    exceeds eq. 5, then the roofline after the fix (the L1 wavefronts and L2 sectors of the local memory the
+    call forces go with it). It is an estimate, not an upper bound: eq. 2 counts only those samples, not the
+    scheduling across the call that inlining also allows (which may gain more), and the after-fix roofline
+    is a ceiling on it, not a prediction."""
     prog = view.program
     if prog is None:
         return Skipped("function_inlining", "needs the call graph of the binary (no cubin given)", missing=True)
@@ -693,37 +704,51 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
         return Skipped("function_inlining",
                        f"instruction-fetch stalls are {icache / all_stall:.0%} of all stalls: more code would hurt")
     callees, sites, called, site_lines = prog.memo("function_inlining_calls", lambda: _inlinable_calls(prog))
-    if not called:
+    ind = cm.indirect_calls(prog)
+    if not called and not ind.sites:
         return Skipped("function_inlining", "no device function is called out of line")
+    ind_lines = {(pf.name, ins.loc.line) for pf, off in ind.sites
+                 if (ins := pf.function.at(off)) is not None and ins.loc is not None}
     regions: dict[str, cm.Region] = {}
+    virtual: list[EdgeView] = []  # edges of the functions reached only through indirect calls, and at their sites
     for e in view.edges:
         target = None
         if e.use_fn is not None and e.use_fn.name in called:
             target = e.use_fn.name
+        elif e.use_fn is not None and e.use_fn.name in ind.callees:
+            virtual.append(e)
+            continue
         elif e.use_ins is not None and e.use_ins.loc is not None and e.use_fn is not None:
             for n in called:
                 if (e.use_fn.name, e.use_ins.loc.line) in site_lines[n]:
                     target = n
                     break
+            if target is None and (e.use_fn.name, e.use_ins.loc.line) in ind_lines:
+                virtual.append(e)
+                continue
         if target is None:
             continue
         if target not in regions:
             regions[target] = cm.Region(scope=view.function_scope(callees[target]), fn=callees[target], loop=None)
         regions[target].edges.append(e)
+    # the indirect calls' candidates that have samples, hottest first; the sites in functions that run
+    reached = _reached_indirectly(view, ind, virtual)
+    hot_sites = [(pf, off) for pf, off in ind.sites if _ran(view, pf.name, off)]
     rows = []
+    if reached:
+        vr = cm.Region(scope=view.function_scope(reached[0]), fn=reached[0], loop=None, edges=virtual)
+        a = sum(view.active_in_function(pf) for pf in reached) + _around_sites(view, hot_sites)
+        rows.append((vr, a))
     for n, r in regions.items():
-        a = view.active_in_function(callees[n])
-        seen: set[tuple[str, int]] = set()
-        for caller, off in sites[n]:
-            loop = caller.loop_of(off)
-            key = (caller.name, loop.header if loop is not None else -1)
-            if key in seen:
-                continue
-            seen.add(key)
-            a += view.active_in_loop(caller, loop) if loop is not None else view.active_in_function(caller)
+        a = view.active_in_function(callees[n]) + _around_sites(view, sites[n])
         rows.append((r, a))
 
     def hint(r: cm.Region) -> str:
+        if r.fn is not None and r.fn.name in ind.callees:
+            return _virtual_hint(view, r, reached, hot_sites)
+        return direct_hint(r)
+
+    def direct_hint(r: cm.Region) -> str:
         name = demangle_short(r.fn.name) if r.fn is not None else "?"
         calls = sorted({ln for _, ln in site_lines.get(r.fn.name if r.fn else "", set())})
         at = f" at line{'s' if len(calls) > 1 else ''} {', '.join(map(str, calls))}" if calls else ""
@@ -745,13 +770,15 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
     # What inlining removes outright: the call machinery and the cost of jumping in and out (eq. 2 over those
     # samples). It is the larger effect on issue-bound code (noinline example: eq. 2 1.26x, measured 1.26x on
     # the H200; eq. 5 1.03x); the eq. 5 per-callee regions stay as the regions' estimates.
-    overhead = _call_overhead_edges(view, {n: callees[n] for n in regions}, sites)
+    overhead = _call_overhead_edges(view, {n: callees[n] for n in regions} | {pf.name: pf for pf in reached},
+                                    sites, indirect=hot_sites, target_loads=ind.target_loads)
     m = sum(e.stall for e in overhead)
     if 0 < m < view.total:
         e2 = est.stall_elimination(view.total, m)
         if e2.speedup > res.estimated_speedup:
+            vt = ", the vtable loads feeding the indirect calls' target registers" if reached else ""
             res.estimate = Estimate(e2.speedup, "T/(T-M), M = samples of the call machinery (CALL/RET, BSSY/BSYNC, "
-                                    "argument moves) and of branch/fetch stalls entering the callee",
+                                    f"argument moves{vt}) and of branch/fetch stalls entering the callee",
                                     e2.inputs, "GPA eq. 2")
             res.matched_samples, res.share = m, m / view.total
             res.matched = cm.matched_pairs(overhead, cm.stall_weight)
@@ -765,10 +792,113 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
         gone = local_wavefronts(view, stack)
         # SM work shrinks with the instructions eq. 2 removes (time after = T − M of T: r_sm = 1/S)
         ratios = {"l1": _l1_ratio(view, local_removed=gone), "sm": 1.0 / max(res.estimated_speedup, 1.0)}
-        res = _after_fix_estimate(view, res, ratios, False,
-                                  {"wavefronts_local_removed": gone,
-                                   "wavefronts_l1": view.profile.launch.l1_lsu_wavefronts})
+        extra = {"wavefronts_local_removed": gone, "wavefronts_l1": view.profile.launch.l1_lsu_wavefronts}
+        fns = [callees[n] for n in regions] + reached
+        l2_gone, l2_all = _local_l2_sectors(view, stack, fns)
+        if l2_gone > 0 and l2_all > 0:
+            ratios["l2"] = max(0.0, 1.0 - l2_gone / l2_all)
+            extra |= {"l2_sectors_local_removed": l2_gone, "l2_sectors": l2_all}
+        res = _after_fix_estimate(view, res, ratios, False, extra)
     return res
+
+
+def _local_l2_sectors(view: KernelView, stack: set[tuple[str, int]],
+                      fns: list[ProgramFunction]) -> tuple[float, float]:
+    """(L2 sectors of the local-memory traffic the call forces, L2 sectors of the launch), from the per-PC
+    source counters ``memory_l2_theoretical_sectors_local`` / ``_global`` (Nsight Compute Source page:
+    *theoretical* sectors, what each instruction requests from L2 if L1 misses, so the ratio is a share of the
+    requested L2 traffic, an estimate). Removed: the sectors at the ABI's register saves (code.call_stack_keys)
+    and at every instruction of the callees ``fns``, whose local traffic is their frame and the caller's
+    objects they reach through reference parameters (generic LD/ST into the stack, which inlining turns into
+    registers). The caller's own stack accesses outside the call's block are kept (conservative)."""
+    keys = set(stack) | {(pf.name, i.offset) for pf in fns for i in pf.instructions}
+    gone = 0.0
+    for name, off in keys:
+        s = view.sample_at(name, off)
+        if s is not None:
+            gone += s.l2_sectors_local
+    total = float(sum(s.l2_sectors + s.l2_sectors_local for s in view.profile.pcs.values()))
+    return gone, total
+
+
+def _around_sites(view: KernelView, sites: list[tuple[ProgramFunction, int]]) -> float:
+    """Σ A of the caller loops (or whole callers, outside loops) holding the call sites, each counted once:
+    the part of GPA eq. 5's A_l that the caller contributes."""
+    a = 0.0
+    seen: set[tuple[str, int]] = set()
+    for caller, off in sites:
+        loop = caller.loop_of(off)
+        key = (caller.name, loop.header if loop is not None else -1)
+        if key in seen:
+            continue
+        seen.add(key)
+        a += view.active_in_loop(caller, loop) if loop is not None else view.active_in_function(caller)
+    return a
+
+
+def _ran(view: KernelView, name: str, offset: int) -> bool:
+    """Whether the instruction executed in this launch: its ``inst_executed`` counter, or its samples when the
+    profile has no execution counts."""
+    s = view.sample_at(name, offset)
+    if s is None:
+        return False
+    counted = view.memo("has_inst_executed", lambda: any(p.inst_executed for p in view.profile.pcs.values()))
+    return s.inst_executed > 0 if counted else s.samples > 0
+
+
+def _reached_indirectly(view: KernelView, ind: cm.IndirectCalls, edges: list[EdgeView]) -> list[ProgramFunction]:
+    """The candidates of the program's indirect calls (common.IndirectCalls) that ran in this kernel (an
+    executed instruction, :func:`_ran`) and have stall samples, most stall samples first."""
+    stall: dict[str, float] = {}
+    for e in edges:
+        if e.use_fn is not None and e.use_fn.name in ind.callees:
+            stall[e.use_fn.name] = stall.get(e.use_fn.name, 0.0) + e.stall
+    ran = [n for n in stall if stall[n] > 0 and any(_ran(view, n, i.offset) for i in ind.callees[n].instructions)]
+    return [ind.callees[n] for n in sorted(ran, key=lambda n: (-stall[n], n))]
+
+
+def qualified_name(name: str) -> str:
+    """``Sphere::hit`` for a nested Itanium name (``$kernel$_ZNK6Sphere3hitERK3Ray...``), ``~Sphere`` for a
+    destructor; else :func:`demangle_short`."""
+    base = name.rsplit("$", 1)[-1] if name.startswith("$") else name
+    if not base.startswith("_ZN"):
+        return demangle_short(name)
+    i, parts = 3, []
+    while i < len(base) and base[i] in "KVL":
+        i += 1
+    while i < len(base):
+        if base[i].isdigit():
+            j = i
+            while j < len(base) and base[j].isdigit():
+                j += 1
+            n = int(base[i:j])
+            parts.append(base[j:j + n])
+            i = j + n
+        elif base[i] == "D" and parts:  # D0/D1/D2: destructor
+            parts.append("~" + parts[-1])
+            break
+        elif base[i] == "C" and parts:  # C1/C2: constructor
+            parts.append(parts[-1])
+            break
+        else:
+            break
+    return "::".join(parts) if parts else demangle_short(name)
+
+
+def _virtual_hint(view: KernelView, r: cm.Region, reached: list[ProgramFunction],
+                  sites: list[tuple[ProgramFunction, int]]) -> str:
+    """The devirtualization hint: the indirect call sites' lines and the functions they reach."""
+    locs = [(ins.loc.file, ins.loc.line) for pf, off in sites
+            if (ins := pf.function.at(off)) is not None and ins.loc is not None]
+    at = f" at {cm.lines_text(locs)}" if locs else ""
+    names = ", ".join(dict.fromkeys(qualified_name(pf.name) for pf in reached[:3]))
+    more = f" and {len(reached) - 3} more" if len(reached) > 3 else ""
+    stack = any(_stack_traffic(pf, sites) for pf in reached)
+    return (f"the calls{at} go through a register (virtual functions or function pointers: a vtable load and an "
+            f"indirect CALL the compiler cannot inline) into {names}{more}: the blame shows "
+            f"{_call_cost_text(r, stack)}; devirtualize so the call is direct and inlinable: store the objects by "
+            "type in flat arrays (one loop per type), or switch on a type tag, or make the type a template "
+            "parameter")
 
 
 #: Reasons that show the cost of jumping into and out of a callee (branch target resolution, fetch of the
@@ -778,30 +908,35 @@ JUMP_REASONS = frozenset({"branch_resolving", "no_instructions"})
 
 def _call_overhead_edges(view: KernelView, callees: dict[str, ProgramFunction],
                          sites: dict[str, list[tuple[ProgramFunction, int]]],
-                         keep_not_selected: bool = False) -> list[EdgeView]:
+                         keep_not_selected: bool = False, indirect: list[tuple[ProgramFunction, int]] | None = None,
+                         target_loads: frozenset[tuple[str, int]] = frozenset()) -> list[EdgeView]:
     """Blame edges at instructions inlining removes: each call site's CALL, the BSSY/BSYNC of its block and
     the register moves right before the CALL (ABI argument setup); the callee's RET, BSSY/BSYNC; the ABI's
     register saves through local memory (code.call_stack_keys); and the branch/fetch stalls (JUMP_REASONS)
-    inside the callee."""
-    removable: set[tuple[str, int]] = set()
-    for name, callee in callees.items():
+    inside the callee. ``indirect``: calls through a register (their callees among ``callees``), handled
+    as the direct sites, plus ``target_loads`` (common.IndirectCalls): devirtualizing removes the vtable
+    loads that fetch the target (the argument moves before the CALL are found past them)."""
+    removable: set[tuple[str, int]] = set(target_loads)
+    every = [(name, s) for name, ss in sites.items() if name in callees for s in ss]
+    every += [("", s) for s in indirect or []]
+    for callee in callees.values():
         for ins in callee.instructions:
             if ins.base_opcode in CALL_OPS | BARRIER_OPS:
                 removable.add((callee.name, ins.offset))
-        for caller, off in sites.get(name, []):
-            removable.add((caller.name, off))
-            b = caller.block_of(off)
-            if b is None:
-                continue
-            before = [i for i in b.instructions if i.offset < off]
-            for ins in b.instructions:
-                if ins.base_opcode in BARRIER_OPS:
-                    removable.add((caller.name, ins.offset))
-            for ins in reversed(before):  # the contiguous moves that set up the arguments
-                if ins.base_opcode == "MOV" or ins.opcode.startswith("IMAD.MOV"):
-                    removable.add((caller.name, ins.offset))
-                else:
-                    break
+    for _, (caller, off) in every:
+        removable.add((caller.name, off))
+        b = caller.block_of(off)
+        if b is None:
+            continue
+        before = [i for i in b.instructions if i.offset < off]
+        for ins in b.instructions:
+            if ins.base_opcode in BARRIER_OPS:
+                removable.add((caller.name, ins.offset))
+        for ins in reversed(before):  # the contiguous moves that set up the arguments
+            if ins.base_opcode == "MOV" or ins.opcode.startswith("IMAD.MOV"):
+                removable.add((caller.name, ins.offset))
+            elif (caller.name, ins.offset) not in target_loads:
+                break
     from warpwise.analysis.advice.code import call_stack_keys  # local import: code imports this module's peers
 
     removable |= call_stack_keys(view)

@@ -35,6 +35,7 @@ COUNTERS: dict[str, tuple[str, ...]] = {
     "divergent_branches": ("Divergent Branches", "smsp__branch_targets_threads_divergent"),
     "l2_sectors": ("L2 Theoretical Sectors Global", "memory_l2_theoretical_sectors_global"),
     "l2_sectors_ideal": ("L2 Theoretical Sectors Global Ideal", "memory_l2_theoretical_sectors_global_ideal"),
+    "l2_sectors_local": ("L2 Theoretical Sectors Local", "memory_l2_theoretical_sectors_local"),
 }
 _STALL_LABEL = re.compile(r"^stall_(\w+?)(\s*\(not issued\))?$", re.I)
 _STALL_METRIC = re.compile(r"^smsp__pcsamp_warps_issue_stalled_(\w+?)(_not_issued)?$", re.I)

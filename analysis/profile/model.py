@@ -34,6 +34,7 @@ class PCSample:
     divergent_branches: int = 0
     l2_sectors: int = 0  # L2 theoretical sectors, global (actual)
     l2_sectors_ideal: int = 0
+    l2_sectors_local: int = 0  # L2 theoretical sectors, local memory (register saves, spills, local arrays)
     shared_wavefronts: int = 0  # L1 shared-memory wavefronts (actual; bank conflicts make it exceed the ideal)
     shared_wavefronts_ideal: int = 0
     file: str | None = None

@@ -36,6 +36,7 @@ _PER_PC_FIELDS: dict[str, str] = {
     "smsp__branch_targets_threads_divergent": "divergent_branches",
     "memory_l2_theoretical_sectors_global": "l2_sectors",
     "memory_l2_theoretical_sectors_global_ideal": "l2_sectors_ideal",
+    "memory_l2_theoretical_sectors_local": "l2_sectors_local",
     "memory_l1_wavefronts_shared": "shared_wavefronts",
     "memory_l1_wavefronts_shared_ideal": "shared_wavefronts_ideal",
 }

@@ -172,6 +172,9 @@ def _call_sites(fn: Function, cubin: Cubin | None) -> list[CallSite]:
     for i in fn.instructions:
         if not cf.is_call(i):
             continue
+        if cf.is_indirect_call(i):  # `R2 \`(kernel)`: the label is the section the offset in R2 is taken from
+            out.append(CallSite(caller=fn.name, offset=i.offset, callee=None, target=None))
+            continue
         lab = cf.label_of(i)
         t = cf.branch_target(i, fn)
         callee = lab if lab in names else by_start.get((fn.section, t)) if t is not None else None

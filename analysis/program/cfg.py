@@ -46,6 +46,23 @@ def is_call(ins: Instruction) -> bool:
     return ins.base_opcode in _CALLS
 
 
+#: A CALL whose target is a register: ``CALL.ABS.NOINC R2`` or ``CALL.REL.NOINC R2 `(kernel)`` (relative to the
+#: section, offset in R2): a virtual call or a call through a function pointer (nvdisasm's SASS; the register
+#: is loaded from a vtable or a constant-bank slot right before it).
+_REG_TARGET = re.compile(r"^R\d+\b")
+
+
+def is_indirect_call(ins: Instruction) -> bool:
+    """A CALL through a register (virtual call, function pointer): its callee is not in the instruction."""
+    return is_call(ins) and bool(ins.operands) and _REG_TARGET.match(ins.operands[0]) is not None
+
+
+def call_target_register(ins: Instruction) -> str | None:
+    """The register an indirect CALL jumps through (``R2``), else None."""
+    m = _REG_TARGET.match(ins.operands[0]) if is_indirect_call(ins) else None
+    return m.group(0) if m else None
+
+
 def is_end(ins: Instruction) -> bool:
     """EXIT/RET/KILL, or a trap (BPT.TRAP): leaves the function when executed."""
     return ins.base_opcode in _ENDS or ins.opcode.startswith("BPT.TRAP")
