@@ -78,6 +78,13 @@ def _no_report_reasons(args_sources: list[str], sources: list[Path]) -> list[str
         p = Path(s)
         if p.is_dir() and not any(x.parent == p or p in x.parents for x in sources):
             out.append(f"{s}: is a folder with no .cu or .cuh files")
+    folders = dict.fromkeys([*(Path(s) for s in args_sources if Path(s).is_dir()), *(p.parent for p in sources)])
+    for d in folders:  # a launch-facts page alone is not a profile: say it was seen and what it lacks
+        for page in sorted(x for x in d.iterdir() if x.name.endswith((".details.csv", ".raw.csv")) and x.is_file()):
+            out.append(f"{page}: an ncu Details/Raw page export holds launch facts only, no source counters "
+                       "(per-PC warp samples and stall reasons); export the Source page beside it "
+                       f"(`ncu --import R.ncu-rep --page source --print-source sass --csv > {_page_stem(page)}"
+                       ".source.csv`)")
     for src in sources:
         cand = src.with_suffix(".ncu-rep")
         if cand.is_dir():
@@ -85,6 +92,11 @@ def _no_report_reasons(args_sources: list[str], sources: list[Path]) -> list[str
         elif (why := _special(cand)) is not None:
             out.append(f"{cand}: {why}")
     return out
+
+
+def _page_stem(page: Path) -> Path:
+    """``dir/R`` for ``dir/R.details.csv`` or ``dir/R.raw.csv``."""
+    return page.with_name(page.name.removesuffix(".csv").rsplit(".", 1)[0])
 
 
 def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) -> str | None:
@@ -193,6 +205,8 @@ def run_advise(args: argparse.Namespace) -> int:
                             f"kernels there: {', '.join(names)}"])
     if not found:  # every kernel of every report failed (e.g. the binary does not match any of them)
         return _fail(args, errors or [f"{', '.join(map(str, profiles))}: no kernel could be analysed"])
+    if all(k.profile.origin == "csv-launch" for k in found):  # a Details/Raw page without the Source page
+        return _fail(args, [_launch_facts_only(profiles, pages)])
     if args.binary and all(k.cubin is None for k in found):
         return _fail(args, [_no_profiled_kernel(Path(args.binary), found, analyses)])
     # keep only kernels with samples in the given sources (a kernel without line information — built without
@@ -312,6 +326,16 @@ def _emit(args: argparse.Namespace, out: str) -> bool:
         print(f"warpwise advise: -o {output}: cannot write: {e.strerror or e}", file=sys.stderr)
         return False
     return True
+
+
+def _launch_facts_only(profiles: list[Path], pages: list[Path]) -> str:
+    """Why a CSV export of launch facts only (ncu's Details or Raw page, no Source page) gives no advice: the
+    per-line advice needs the Source page's per-PC warp samples and stall reasons (ncu's SourceCounters)."""
+    files = ", ".join(map(str, [*profiles, *pages]))
+    return (f"{files}: an ncu Details/Raw page export holds launch facts only, no source counters (per-PC warp "
+            "samples and stall reasons), so there is nothing to place on source lines and no advice; export the "
+            "Source page too (`ncu --import R.ncu-rep --page source --print-source sass --csv > R.source.csv`) "
+            "and pass both with --profile, or pass the report itself (--profile R.ncu-rep)")
 
 
 def _no_profiled_kernel(binary: Path, found: list[Any], analyses: list[Analysis]) -> str:
