@@ -31,7 +31,9 @@ log = logging.getLogger("warpwise")
 
 PROFILE_SUFFIXES = (".ncu-rep", ".csv")  # .csv: ncu CSV exports (analysis/profile/csv_load.py)
 BINARY_SUFFIXES = (".cubin",)
-SOURCE_SUFFIXES = (".cu", ".cuh")
+# what ``advise`` takes as SOURCE: CUDA sources and headers, the C/C++ kinds the rewrite parser reads (CUDA code
+# compiled with ``nvcc -x cu``) and Triton's .py (its cubins' line tables record the Python file, docs/cli.md)
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl", ".py")
 
 
 class InputError(Exception):

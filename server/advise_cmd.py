@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from warpwise.analysis.confine import set_roots
-from warpwise.analysis.pipeline import Analysis, InputError, analyze, discover
+from warpwise.analysis.pipeline import SOURCE_SUFFIXES, Analysis, InputError, analyze, discover
 
 
 def _special(p: Path) -> str | None:
@@ -31,19 +31,27 @@ def _special(p: Path) -> str | None:
 
 
 def _not_a_source(p: Path) -> str | None:
-    """Why a regular file given as SOURCE is an input of another kind (a report, a CSV export, a binary)."""
+    """Why a regular file given as SOURCE is an input of another kind (a report, a CSV export, a binary) or
+    not a source at all (a suffix not in ``SOURCE_SUFFIXES``, or bytes that are not text), or None."""
     suffix = p.suffix.lower()
     if suffix == ".ncu-rep":
         return f"is an Nsight Compute report, not a CUDA source: pass it as --profile {p}"
     if suffix == ".csv":
         return f"is a CSV file, not a CUDA source: an ncu export goes in --profile {p}"
+    head: bytes | None
     try:
         with p.open("rb") as f:
             head = f.read(8192)
     except OSError:
-        return None
-    if head[:4] == b"\x7fELF":
+        head = None
+    if head is not None and head[:4] == b"\x7fELF":
         return f"is an ELF binary (cubin, executable or library), not a CUDA source: pass it as --binary {p}"
+    if suffix not in SOURCE_SUFFIXES:  # README.md, a Makefile: say what it is, not "no report next to it"
+        kind = f"a {p.suffix} file" if p.suffix else "a file without an extension"
+        return (f"is not a CUDA source ({kind}): SOURCE is a file the kernels were compiled from, "
+                f"{', '.join(SOURCE_SUFFIXES[:-1])} (or a Triton kernel's .py)")
+    if head is None:
+        return None
     from warpwise.analysis.encoding import not_text
 
     what = not_text(head)  # a report renamed .cu, a sparse or zero-filled file, UTF-16

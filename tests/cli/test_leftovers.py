@@ -46,3 +46,24 @@ def test_a_source_and_a_details_page_still_give_advice(tmp_path: Path) -> None:
               cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert "Advice" in res.stdout and "launch facts only" not in res.stdout + res.stderr
+
+
+def test_a_file_that_is_not_a_cuda_source_is_named_as_such(tmp_path: Path) -> None:
+    shutil.copy(example("stencil", ".cu"), tmp_path / "stencil.cu")
+    (tmp_path / "README.md").write_text("# notes\n")
+    (tmp_path / "Makefile").write_text("all:\n")
+    kinds = ".cu, .cuh, .cpp, .cc, .cxx, .c, .h, .hpp, .hh, .inl (or a Triton kernel's .py)"
+    res = run("advise", "README.md", "Makefile", cwd=tmp_path)
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr.splitlines() == [
+        f"warpwise advise: README.md: is not a CUDA source (a .md file): SOURCE is a file the kernels were "
+        f"compiled from, {kinds}",
+        f"warpwise advise: Makefile: is not a CUDA source (a file without an extension): SOURCE is a file the "
+        f"kernels were compiled from, {kinds}"]
+    assert "no .ncu-rep" not in res.stderr
+    # a cubin renamed without extension is still named as a binary
+    shutil.copy(example("stencil", ".sm_90.cubin"), tmp_path / "app")
+    res = run("advise", "app", cwd=tmp_path)
+    assert res.returncode == 2
+    assert "app: is an ELF binary (cubin, executable or library), not a CUDA source: pass it as --binary app" \
+        in res.stderr
