@@ -185,7 +185,7 @@ def run_advise(args: argparse.Namespace) -> int:
                                 "pass --profile REPORT.ncu-rep "
                                 "(record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
     if getattr(args, "output", None):  # after discovery: a report or cubin found beside the source is an input too
-        from warpwise.server.output import input_clobbered
+        from warpwise.analysis.output import input_clobbered
 
         inputs: list[str | Path] = [*args.sources, *sources, *profiles, *pages, *binaries]
         if (hit := input_clobbered(args.output, inputs)) is not None:
@@ -313,20 +313,20 @@ def _output_problem(output: str | None) -> str | None:
     """Why ``-o OUTPUT`` cannot be written (checked before the analysis), or None."""
     if not output:
         return None
-    from warpwise.server.output import output_problem
+    from warpwise.analysis.output import output_problem
 
     problem = output_problem(output)
     return f"-o {problem}" if problem is not None else None
 
 
 def _emit(args: argparse.Namespace, out: str) -> bool:
-    """``out`` on stdout, or written atomically to ``-o FILE`` (server/output.py); False (after a message
+    """``out`` on stdout, or written atomically to ``-o FILE`` (analysis/output.py); False (after a message
     naming the file) when it cannot be written."""
     output = getattr(args, "output", None)
     if not output:
         sys.stdout.write(out)
         return True
-    from warpwise.server.output import write_atomically
+    from warpwise.analysis.output import write_atomically
 
     try:
         write_atomically(output, out.encode("utf-8"))

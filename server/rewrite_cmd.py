@@ -70,7 +70,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
         print(f"warpwise rewrite: --factor applies to coarsen only, not {args.transform}", file=sys.stderr)
         return 2
     if args.output:
-        from warpwise.server.output import input_clobbered, output_problem
+        from warpwise.analysis.output import input_clobbered, output_problem
 
         if (problem := output_problem(args.output)) is not None:  # a FIFO/device/folder/link: never written
             print(f"warpwise rewrite: -o {problem}", file=sys.stderr)
@@ -86,7 +86,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
                   file=sys.stderr)
             return 2
     if getattr(args, "in_place", False):
-        from warpwise.server.output import output_problem
+        from warpwise.analysis.output import output_problem
 
         if (problem := output_problem(src)) is not None:  # a link is replaced by nothing, as with -o
             print(f"warpwise rewrite: --in-place {problem}", file=sys.stderr)
@@ -122,7 +122,7 @@ def _write_output(output: str | None, data: bytes) -> int:
     no newline translation: the file is byte-identical to the source outside the edited ranges. Returns
     the exit code."""
     if output:
-        from warpwise.server.output import write_atomically
+        from warpwise.analysis.output import write_atomically
 
         try:
             write_atomically(output, data)
@@ -143,7 +143,7 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str, encode: Callable[[
     given = list(getattr(args, "profile", None) or [])
     reports, notes = (given, []) if given else _reports_beside(src)
     if args.output:
-        from warpwise.server.output import input_clobbered
+        from warpwise.analysis.output import input_clobbered
 
         if (hit := input_clobbered(args.output, list(reports))) is not None:
             print(f"warpwise rewrite: -o {args.output}: is the input {hit}; name another file to write",
@@ -180,7 +180,7 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str, encode: Callable[[
     for i, a in enumerate(plan.alternatives, 1):
         print(f"    {i}. {a.label}", file=out)
     if args.output and result is not None:
-        from warpwise.server.output import write_atomically
+        from warpwise.analysis.output import write_atomically
 
         try:  # bytes as they are, like the other transforms' -o
             write_atomically(args.output, encode(result))
