@@ -57,6 +57,38 @@ def bound_finding(throughput_pct: dict[str, float], reach_of: dict[str, float] |
     return Bound(unit=c.unit, pct=c.pct, cap=c.cap, text=text)
 
 
+_TRAFFIC = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
+
+
+def explain_bound(advice: list[Advice], bound: Bound | None) -> None:
+    """Add to each ranked advice's ``why`` why its estimate may exceed the kernel's bound line ("a fix that
+    leaves that work unchanged can gain at most C"), where it does: the fix changes the bound unit's work, so
+    ranking.py did not cap it by C (ranking.units_for: stall elimination removes instructions, so it is not
+    capped by the SM roofline; a fix that cuts a memory unit's traffic is capped by the roofline after the
+    fix instead). Text only: no estimate or order changes."""
+    if bound is None:
+        return
+    for a in advice:
+        if a.estimated_speedup <= bound.cap + 1e-9:
+            continue
+        family = REGISTRY[a.optimizer].family if a.optimizer in REGISTRY else "stall_elimination"
+        capped_after = a.cap is not None and a.cap.unit == bound.unit and a.cap.cap > bound.cap + 1e-9
+        if bound.unit in rk.units_for(a.optimizer, family) and not capped_after:
+            continue
+        over = f"above the {bound.unit} bound's {bound.cap:.2f}x"
+        if capped_after:
+            text = (f"{over}: the fix cuts the {_TRAFFIC.get(bound.unit, bound.unit)} traffic itself, so the cap is "
+                    f"the {bound.unit} roofline after the fix")
+        elif bound.unit == "sm" and family == "stall_elimination":
+            text = (f"{over}: the fix removes instructions (SM work) rather than hiding their latency, so that cap, "
+                    "for fixes that leave the work unchanged, does not apply")
+        else:
+            text = (f"{over}: the fix changes the {bound.unit} work itself, so that cap, for fixes that leave the "
+                    "work unchanged, does not apply")
+        head, sep, nxt = a.why.partition("; next: ")  # before the pointer to the next advice
+        a.why = f"{head}; {text}{sep}{nxt}" if a.why else text
+
+
 def _cap(a: Advice, throughput_pct: dict[str, float], reach_of: dict[str, float] | None = None) -> Advice:
     """Apply the roofline cap of the units ``a``'s fix leaves unchanged (estimators that capped themselves,
     with their own work factor, keep theirs)."""
@@ -136,6 +168,7 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
             kept.append(a)
     report.candidates = list(kept)
     report.advice = rank(kept, view.total)
+    explain_bound(report.advice, report.bound)
     if 0 < view.total < rk.FEW_SAMPLES:
         report.notes.append(f"only {view.total} samples for this kernel: estimates are uncertain (see each "
                             "interval); re-profile with a finer PC sampling interval (`warpwise profile "

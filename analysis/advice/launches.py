@@ -94,4 +94,7 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
     out.candidates = list(kept)
     # intervals are already combined: order() recomputes them from the summed samples only when missing
     out.advice = rk.order(kept, total_samples, keep_intervals=True)
+    from warpwise.analysis.advice.advise import explain_bound
+
+    explain_bound(out.advice, out.bound)
     return out

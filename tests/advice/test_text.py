@@ -7,10 +7,27 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from warpwise.analysis.advice import AdviceReport
 from warpwise.analysis.advice.report import hint_text
 from warpwise.analysis.pipeline import analyze
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_an_estimate_above_the_bound_line_says_why(reports: dict[str, AdviceReport]) -> None:
+    rep = reports["stencil"]
+    assert rep.bound is not None and rep.bound.unit == "sm" and "at most 1.08x" in rep.bound.text
+    first = rep.advice[0]
+    assert first.optimizer == "strength_reduction" and first.estimated_speedup > rep.bound.cap
+    assert ("; above the sm bound's 1.08x: the fix removes instructions (SM work) rather than hiding their "
+            "latency, so that cap, for fixes that leave the work unchanged, does not apply; next: ") in first.why
+    # advice under the bound, or capped by it, says nothing of the kind
+    assert all("above the" not in a.why for a in rep.advice[1:])
+    # L2-bound gather: the fix that removes index loads passes the bound through the roofline after the fix
+    g = reports["gather"].advice[0]
+    assert g.optimizer == "indirect_address_elimination"
+    assert "above the l2 bound's 1.00x: the fix cuts the L2 traffic itself, so the cap is the l2 roofline after " \
+           "the fix" in g.why
 
 
 def _fast_math_hint(pair: str) -> str:
