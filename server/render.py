@@ -49,6 +49,13 @@ def _instructions(n: int) -> str:
     return f"{n} instruction" + ("" if n == 1 else "s")
 
 
+def _unit(name: str) -> str:
+    """`` samples`` / `` ns`` / ``x`` after an estimate input's value (analysis/advice/report.input_unit)."""
+    from warpwise.analysis.advice.report import input_unit, unit_suffix
+
+    return unit_suffix(input_unit(name))
+
+
 def _num(v: Any) -> str:
     """Sample counts with thousands separators, ratios with 4 significant digits, never exponents."""
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -619,7 +626,7 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
             if isinstance(est, dict):
                 formula, inputs = est.get("formula"), est.get("inputs")
             if formula:
-                vals = ", ".join(f"{k} = {_num(v)}" for k, v in (inputs or {}).items())
+                vals = ", ".join(f"{k} = {_num(v)}{_unit(k)}" for k, v in (inputs or {}).items())
                 details.append(f"`{formula}` with {vals}")
             hint = getattr(adv, "hint", "")
             if hint:

@@ -142,9 +142,9 @@ def apply_launch_floor(e: Estimate, duration_ns: float, floor_ns: float = LAUNCH
     if abs(s - e.speedup) < e.speedup * 0.01:
         return e
     if after == floor_ns:
-        return Estimate(s, f"T/(f+(T-f)/S), S={e.formula}", {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns},
-                        f"{e.equation}, launch floor (Amdahl)")
-    return Estimate(s, f"T/(f'+(T-f)/S), S={e.formula}",
+        return Estimate(s, f"T_ns/(f_ns+(T_ns-f_ns)/S), S={e.formula}",
+                        {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns}, f"{e.equation}, launch floor (Amdahl)")
+    return Estimate(s, f"T_ns/(f_after_ns+(T_ns-f_ns)/S), S={e.formula}",
                     {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns, "f_after_ns": after},
                     f"{e.equation}, launch floor before and after (Amdahl; CTA dispatch of the new grid)")
 

@@ -101,7 +101,7 @@ def test_json_advice_matches_contract(reports: dict[str, AdviceReport]) -> None:
         assert key in first
     assert first["scope"]["kind"] in ("line", "loop", "function", "kernel")
     assert first["scope"]["file"] == "stencil.cu" and first["scope"]["line"] == 18
-    assert first["estimate"]["formula"] == "T/(f+(T-f)/S), S=T/(T-M)"
+    assert first["estimate"]["formula"] == "T_ns/(f_ns+(T_ns-f_ns)/S), S=T/(T-M)"
     assert set(first["estimate"]["inputs"]) == {"T", "M", "T_ns", "f_ns"}
     h = next(h for h in first["hotspots"] if h["def"] is not None)
     assert re.fullmatch(r"0x[0-9a-f]+", h["def"]["pc"]) and h["def"]["line"] == 18

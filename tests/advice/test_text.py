@@ -7,8 +7,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from warpwise.analysis.advice import AdviceReport
-from warpwise.analysis.advice.report import hint_text
+from warpwise.analysis.advice.report import hint_text, input_value_text, render_text
 from warpwise.analysis.pipeline import analyze
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,6 +29,20 @@ def test_an_estimate_above_the_bound_line_says_why(reports: dict[str, AdviceRepo
     assert g.optimizer == "indirect_address_elimination"
     assert "above the l2 bound's 1.00x: the fix cuts the L2 traffic itself, so the cap is the l2 roofline after " \
            "the fix" in g.why
+
+
+def test_formula_inputs_carry_their_units(reports: dict[str, AdviceReport]) -> None:
+    a = reports["stencil"].advice[0]
+    # the formula names the times as T_ns/f_ns, the sample counts as T/M; the numbers are the inputs'
+    assert a.estimate.formula == "T_ns/(f_ns+(T_ns-f_ns)/S), S=T/(T-M)"
+    t, m, t_ns, f_ns = (a.estimate.inputs[k] for k in ("T", "M", "T_ns", "f_ns"))
+    assert a.estimated_speedup == pytest.approx(t_ns / (f_ns + (t_ns - f_ns) / (t / (t - m))))
+    text = render_text(reports["stencil"])
+    assert (f"estimate: T_ns/(f_ns+(T_ns-f_ns)/S), S=T/(T-M) with T={int(t)} samples, M={int(m)} samples, "
+            f"T_ns={int(t_ns)} ns, f_ns={int(f_ns)} ns (GPA eq. 2") in text
+    assert input_value_text("C_sm", 1.077) == "C_sm=1.077x"
+    assert input_value_text("sm_pct", 92.84) == "sm_pct=92.84% of peak"
+    assert input_value_text("V", 124.1) == "V=124.1 waves"
 
 
 def _fast_math_hint(pair: str) -> str:

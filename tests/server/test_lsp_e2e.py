@@ -206,7 +206,8 @@ async def test_advice_diagnostic_hover_and_quick_fix(client: LanguageClient) -> 
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=17, character=8)))
     assert h is not None
     text = h.contents.value if isinstance(h.contents, lsp.MarkupContent) else str(h.contents)
-    assert "**strength_reduction**" in text and "T/(T-M)" in text and "T = 28,464" in text
+    assert "**strength_reduction**" in text and "T/(T-M)" in text and "T = 28,464 samples" in text
+    assert re.search(r"T_ns = [\d,]+ ns, f_ns = [\d,]+ ns", text), text  # each input with its unit
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), range=d.range,
         context=lsp.CodeActionContext(diagnostics=[d], only=[lsp.CodeActionKind.QuickFix])))
