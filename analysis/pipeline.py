@@ -165,6 +165,7 @@ def merge_lines(kernels: Sequence[KernelAnalysis]) -> list[LineStats]:
 
 def group_kernels(kernels: Sequence[KernelAnalysis]) -> list[KernelGroup]:
     """Group launches by kernel (mangled name), in order of first appearance, with one combined ranking."""
+    from warpwise.analysis.advice.advise import merge_launch_notes
     from warpwise.analysis.advice.launches import combine
 
     order: dict[str, list[KernelAnalysis]] = {}
@@ -173,9 +174,8 @@ def group_kernels(kernels: Sequence[KernelAnalysis]) -> list[KernelGroup]:
     out = []
     for mangled, kas in order.items():
         reps = [(k.profile, k.advice_report) for k in kas if k.advice_report is not None]
-        notes: list[str] = []
-        for k in kas:
-            notes.extend(n for n in k.notes if n not in notes)
+        # each note once; the launches' "only N warp samples" notes as one naming them (advise.merge_launch_notes)
+        notes = merge_launch_notes([(k.profile.launch_index, k.notes) for k in kas])
         g = KernelGroup(mangled=mangled, name=kas[0].profile.name, launches=kas,
                         lines=kas[0].lines if len(kas) == 1 else merge_lines(kas),
                         advice_report=combine(reps) if reps else None, notes=notes)

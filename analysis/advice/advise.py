@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from warpwise.analysis.advice import filters
@@ -170,10 +171,44 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
     report.advice = rank(kept, view.total)
     explain_bound(report.advice, report.bound)
     if 0 < view.total < rk.FEW_SAMPLES:
-        report.notes.append(f"only {view.total} samples for this kernel: estimates are uncertain (see each "
-                            "interval); re-profile with a finer PC sampling interval (`warpwise profile "
-                            "--short-kernels -o R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
+        report.notes.append(few_samples_note(f"only {view.total} warp samples for this kernel"))
     return report
+
+
+_FEW_TAIL = (": estimates are uncertain (see each interval); re-profile with a finer PC sampling interval "
+             "(`warpwise profile --short-kernels -o R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
+_FEW_ONE = re.compile(r"^only (\d+) warp samples for this kernel: estimates are uncertain")
+
+
+def few_samples_note(head: str) -> str:
+    """The note for a launch with fewer than ranking.FEW_SAMPLES warp samples: ``head`` (how few, where) and
+    what to do about it."""
+    return head + _FEW_TAIL
+
+
+def merge_launch_notes(launches: list[tuple[tuple[int, int], list[str]]]) -> list[str]:
+    """The notes of several launches of one kernel (``(launch index, notes)`` in report order), each once; the
+    per-launch few-samples notes, which differ only in the count, become one naming the launches
+    (``only 120 warp samples in launch 0.1, 95 in 0.3 (2 of 4 launches): ...``), where the first was."""
+    out: list[str] = []
+    few: list[tuple[str, int]] = []
+    at = 0
+    for idx, notes in launches:
+        for n in notes:
+            if (m := _FEW_ONE.match(n)) is not None:
+                at = len(out) if not few else at
+                few.append((".".join(map(str, idx)), int(m.group(1))))
+            elif n not in out:
+                out.append(n)
+    if not few:
+        return out
+    if len(launches) == 1:
+        head = f"only {few[0][1]} warp samples for this kernel"
+    else:
+        counts = ", ".join(f"{c} in {label}" for label, c in few[1:])
+        head = (f"only {few[0][1]} warp samples in launch {few[0][0]}" + (f", {counts}" if counts else "")
+                + f" ({len(few)} of {len(launches)} launches)")
+    return [*out[:at], few_samples_note(head), *out[at:]]
 
 
 def advise(profile: KernelProfile, program: Program | Cubin | None, blame: BlameGraph, arch: ArchFacts | str | int,

@@ -83,8 +83,10 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
     out = AdviceReport(kernel=first.kernel, mangled=first.mangled, arch=first.arch, total=total_samples,
                        latency=sum(r.latency for _, r in launches), active=sum(r.active for _, r in launches),
                        kernel_scope=first.kernel_scope, bound=launches[longest][1].bound, launches=len(launches))
+    from warpwise.analysis.advice.advise import explain_bound, merge_launch_notes
+
+    out.notes = merge_launch_notes([(p.launch_index, rep.notes) for p, rep in launches])
     for _, rep in launches:
-        out.notes.extend(n for n in rep.notes if n not in out.notes)
         out.skipped.extend(s for s in rep.skipped if s.optimizer not in by_opt and
                            all(s.optimizer != x.optimizer for x in out.skipped))
     kept = []
@@ -97,7 +99,5 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
     out.candidates = list(kept)
     # intervals are already combined: order() recomputes them from the summed samples only when missing
     out.advice = rk.order(kept, total_samples, keep_intervals=True)
-    from warpwise.analysis.advice.advise import explain_bound
-
     explain_bound(out.advice, out.bound)
     return out

@@ -4,13 +4,19 @@ SASS has. Text only: the estimates are the model's (asserted unchanged where the
 
 from __future__ import annotations
 
+import copy
 import re
 from pathlib import Path
 
 import pytest
-from warpwise.analysis.advice import AdviceReport
+from warpwise.analysis.advice import AdviceReport, evaluate
+from warpwise.analysis.advice.advise import few_samples_note, merge_launch_notes
+from warpwise.analysis.advice.launches import combine
 from warpwise.analysis.advice.report import hint_text, input_value_text, render_text
+from warpwise.analysis.blame.attribute import attribute
 from warpwise.analysis.pipeline import analyze
+
+from tests.advice.conftest import example_inputs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -43,6 +49,38 @@ def test_formula_inputs_carry_their_units(reports: dict[str, AdviceReport]) -> N
     assert input_value_text("C_sm", 1.077) == "C_sm=1.077x"
     assert input_value_text("sm_pct", 92.84) == "sm_pct=92.84% of peak"
     assert input_value_text("V", 124.1) == "V=124.1 waves"
+
+
+def _thinned(factor: int, index: tuple[int, int]):  # type: ignore[no-untyped-def]
+    """The stencil launch with every count divided by ``factor`` (a launch with few samples), as launch
+    ``index`` of its report."""
+    prof, prog = example_inputs("stencil")
+    p = copy.deepcopy(prof)
+    for s in p.pcs.values():
+        s.samples //= factor
+        s.not_issued //= factor
+        s.stalls = {k: v // factor for k, v in s.stalls.items()}
+        s.stalls_not_issued = {k: v // factor for k, v in s.stalls_not_issued.items()}
+    p.launch_index = index
+    return p, evaluate(p, prog, attribute(prog, p), p.arch)
+
+
+def test_few_samples_are_said_once_per_kernel_with_the_launches_named() -> None:
+    launches = [_thinned(f, (0, i)) for i, f in enumerate((200, 250, 1))]
+    n0, n1, n2 = (r.total for _, r in launches)
+    assert n0 < 300 and n1 < 300 <= n2  # ranking.FEW_SAMPLES
+    few = [n for _, r in launches for n in r.notes if n.startswith("only ")]
+    assert few == [few_samples_note(f"only {n} warp samples for this kernel") for n in (n0, n1)]
+    out = combine(launches)
+    notes = [n for n in out.notes if n.startswith("only ")]
+    assert notes == [few_samples_note(f"only {n0} warp samples in launch 0.0, {n1} in 0.1 (2 of 3 launches)")]
+    assert notes[0].endswith("re-profile with a finer PC sampling interval (`warpwise profile --short-kernels -o "
+                             "R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
+    # one launch keeps its own wording; other notes stay, each once, in order
+    one = few_samples_note("only 50 warp samples for this kernel")
+    assert merge_launch_notes([((0, 0), ["a", one, "b"])]) == ["a", one, "b"]
+    assert merge_launch_notes([((0, 0), ["a", one]), ((0, 1), ["a", "c"])]) == [
+        "a", few_samples_note("only 50 warp samples in launch 0.0 (1 of 2 launches)"), "c"]
 
 
 def _fast_math_hint(pair: str) -> str:
