@@ -102,3 +102,20 @@ def test_the_fast_math_hint_names_only_the_slow_paths_the_sass_has() -> None:
     hint = _fast_math_hint("pairs/wave_precise")
     assert "(IEEE division with its FCHK check and slow path, the sin/cos argument reduction): --use_fast_math, " \
            "or __fdividef(x, y) / __sinf / __cosf at those lines" in hint
+
+
+def test_atomics_advice_names_the_users_line_and_the_header_only_as_via() -> None:
+    # confusion_atomics: atomicAdd(&cm[...], 1u) at orig.cu:13, its REDG inlined from CUDA's
+    # device_atomic_functions.hpp:112; the advice's site is the user's line
+    d = ROOT / "bench" / "advice" / "holdout3" / "pairs" / "confusion_atomics"
+    a = analyze(d / "orig.ncu-rep", [d / "orig.sm_90.cubin"], [d / "orig.cu"])
+    rep = a.groups[0].advice_report
+    assert rep is not None
+    adv = next(x for x in rep.candidates if x.optimizer == "atomic_privatization")
+    assert adv.scope.kind == "line" and adv.scope.line == 13 and adv.scope.name == "line 13"
+    assert adv.scope.file is not None and adv.scope.file.endswith("confusion_atomics/orig.cu")
+    hint = hint_text(adv.hint, adv.scope.file)
+    assert hint.startswith("the global atomics at line 13 (via device_atomic_functions.hpp:112, the CUDA header's "
+                           "atomic function inlined there) go to addresses taken from the data"), hint
+    # the stalled instructions themselves are still where the SASS puts them
+    assert any(h.use.file and h.use.file.endswith("device_atomic_functions.hpp") for h in adv.hotspots)
