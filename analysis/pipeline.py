@@ -180,8 +180,8 @@ def group_kernels(kernels: Sequence[KernelAnalysis]) -> list[KernelGroup]:
                         lines=kas[0].lines if len(kas) == 1 else merge_lines(kas),
                         advice_report=combine(reps) if reps else None, notes=notes)
         if len(kas) > 1:
-            g.notes.insert(0, f"{len(kas)} launches of {g.name}: samples and lines are summed over them; advice is "
-                              "ranked once, each launch weighted by its duration (S = sum t_i / sum t_i/S_i)")
+            g.notes.insert(0, f"{len(kas)} launches of {g.name}: warp samples and lines are summed over them; "
+                              "advice is ranked once, each launch weighted by its duration (S = sum t_i / sum t_i/S_i)")
         out.append(g)
     return out
 

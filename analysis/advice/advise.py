@@ -130,10 +130,10 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
         report.notes.append("the binary is a -G debug build: its SASS is unoptimized, so this advice does not "
                             "describe the release build")
     if view.outside > 0:
-        report.notes.append(f"{view.outside:.0f} samples lie in code outside the binary's functions (e.g. the CUDA "
-                            "device runtime) and are not matched by any optimizer")
+        report.notes.append(f"{view.outside:.0f} warp samples lie in code outside the binary's functions (e.g. the "
+                            "CUDA device runtime) and are not matched by any optimizer")
     if view.runtime > 0:
-        report.notes.append(f"{view.runtime:.0f} stall samples lie in CUDA device-runtime functions (__cudaCDP2* "
+        report.notes.append(f"{view.runtime:.0f} warp samples lie in CUDA device-runtime functions (__cudaCDP2* "
                             "and the like), which the program cannot change; no optimizer matches them")
     if (note := filters.cdp_note(view)) is not None:
         report.notes.append(note)

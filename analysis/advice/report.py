@@ -60,8 +60,8 @@ def basis_text(a: Advice) -> str:
     if family == "parallel":
         return "from the launch shape"
     if "roofline after the fix (SpeedOfLight x traffic)" in a.estimate.equation:
-        return f"from the traffic after the fix ({a.share:.1%} of samples matched)"
-    return f"{a.share:.1%} of samples"
+        return f"from the traffic after the fix ({a.share:.1%} of warp samples matched)"
+    return f"{a.share:.1%} of warp samples"
 
 
 def _num(v: float) -> float | int:

@@ -67,3 +67,21 @@ def test_a_file_that_is_not_a_cuda_source_is_named_as_such(tmp_path: Path) -> No
     assert res.returncode == 2
     assert "app: is an ELF binary (cubin, executable or library), not a CUDA source: pass it as --binary app" \
         in res.stderr
+
+
+def test_one_term_for_what_is_counted(tmp_path: Path) -> None:
+    """Nsight Compute's All Samples include `selected` (the warp that issued): the report, like the editor, calls
+    them warp samples, never stall samples."""
+    for ext in (".cu", ".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("stencil", ext), tmp_path / f"stencil{ext}")
+    res = run("advise", "stencil.cu", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    lines = res.stdout.splitlines()
+    assert "   warp samples: 28,464 total, 18,490 latency (65.0%), 9,974 active" in lines
+    assert any(ln.startswith("   1. Strength reduction [strength_reduction]: 54.9% of warp samples, estimated "
+                             "speedup 2.192x") for ln in lines)
+    assert lines[-1].startswith("Terms: warp samples = Nsight Compute's PC samples of the kernel's warps, one per "
+                                "sampled warp and its state ('All Samples': the warp that issued, 'selected', "
+                                "counts too); T = all of the kernel's.")
+    out = res.stdout + run("advise", "stencil.cu", "--format", "json", cwd=tmp_path).stdout
+    assert "stall samples" not in out
