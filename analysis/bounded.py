@@ -391,6 +391,28 @@ def _exited(pid: int) -> bool:
     return res is not None
 
 
+def run_checked(args: Sequence[str], what: str, *, timeout: float | None = None, cwd: str | None = None) -> ToolResult:
+    """:func:`run`, and a tool that did not do its job cleanly is an error: the one guard every NVIDIA tool
+    call goes through (nvdisasm and cuobjdump in analysis/binary, cuobjdump in ``warpwise profile``).
+
+    Raises:
+        ToolRunError: as :func:`run`; or the tool exited leaving processes of its own running
+            (``ToolResult.left_behind``: they were killed, so its output may be unfinished), or exited nonzero
+            or was killed (the last 5 lines of its stderr, else stdout, are quoted). ``what`` starts the message.
+    """
+    proc = run(args, what, cwd=cwd, timeout=timeout)
+    name = Path(args[0]).name
+    if proc.left_behind:  # its output may be what the killed leftovers had not finished: not a file's fault
+        n = proc.left_behind
+        raise ToolRunError(f"{what}: {name} misbehaved: it {describe_status(proc.returncode)} but left {n} "
+                           f"process{'es' if n > 1 else ''} of its own running (killed); its output is not used")
+    if proc.returncode != 0:
+        msg = (proc.stderr or proc.stdout).decode("utf-8", errors="replace").strip().splitlines()
+        tail = " | ".join(msg[-5:]) if msg else "no message"
+        raise ToolRunError(f"{what}: {name} {describe_status(proc.returncode)}: {tail}")
+    return proc
+
+
 def describe_status(returncode: int) -> str:
     """``"exited with status 3"`` or ``"was killed by SIGSEGV"`` for a return code of :func:`run`."""
     if returncode < 0:

@@ -31,7 +31,9 @@ log = logging.getLogger("warpwise")
 
 PROFILE_SUFFIXES = (".ncu-rep", ".csv")  # .csv: ncu CSV exports (analysis/profile/csv_load.py)
 BINARY_SUFFIXES = (".cubin",)
-SOURCE_SUFFIXES = (".cu", ".cuh")
+# what ``advise`` takes as SOURCE: CUDA sources and headers, the C/C++ kinds the rewrite parser reads (CUDA code
+# compiled with ``nvcc -x cu``) and Triton's .py (its cubins' line tables record the Python file, docs/cli.md)
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp", ".hh", ".inl", ".py")
 
 
 class InputError(Exception):
@@ -163,6 +165,7 @@ def merge_lines(kernels: Sequence[KernelAnalysis]) -> list[LineStats]:
 
 def group_kernels(kernels: Sequence[KernelAnalysis]) -> list[KernelGroup]:
     """Group launches by kernel (mangled name), in order of first appearance, with one combined ranking."""
+    from warpwise.analysis.advice.advise import merge_launch_notes
     from warpwise.analysis.advice.launches import combine
 
     order: dict[str, list[KernelAnalysis]] = {}
@@ -171,15 +174,14 @@ def group_kernels(kernels: Sequence[KernelAnalysis]) -> list[KernelGroup]:
     out = []
     for mangled, kas in order.items():
         reps = [(k.profile, k.advice_report) for k in kas if k.advice_report is not None]
-        notes: list[str] = []
-        for k in kas:
-            notes.extend(n for n in k.notes if n not in notes)
+        # each note once; the launches' "only N warp samples" notes as one naming them (advise.merge_launch_notes)
+        notes = merge_launch_notes([(k.profile.launch_index, k.notes) for k in kas])
         g = KernelGroup(mangled=mangled, name=kas[0].profile.name, launches=kas,
                         lines=kas[0].lines if len(kas) == 1 else merge_lines(kas),
                         advice_report=combine(reps) if reps else None, notes=notes)
         if len(kas) > 1:
-            g.notes.insert(0, f"{len(kas)} launches of {g.name}: samples and lines are summed over them; advice is "
-                              "ranked once, each launch weighted by its duration (S = sum t_i / sum t_i/S_i)")
+            g.notes.insert(0, f"{len(kas)} launches of {g.name}: warp samples and lines are summed over them; "
+                              "advice is ranked once, each launch weighted by its duration (S = sum t_i / sum t_i/S_i)")
         out.append(g)
     return out
 

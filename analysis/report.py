@@ -211,7 +211,7 @@ def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Pat
     out = [f"== {p.name}  [{p.mangled}]  {p.arch}  {p.device}".rstrip(),
            f"   report {rel(p.report)}" + (f"   binary {rel(ka.cubin.path)}" if ka.cubin else ""),
            *(_launch_line(k, len(g.launches) > 1) for k in g.launches),
-           f"   samples: {T:,} total, {L:,} latency ({_pct(L, T)}), {T - L:,} active"
+           f"   warp samples: {T:,} total, {L:,} latency ({_pct(L, T)}), {T - L:,} active"
            + (f" over {len(g.launches)} launches" if len(g.launches) > 1 else "")]
     sol = ", ".join(f"{k} {v:.0f}%" for k, v in lc.throughput_pct.items() if k != "memory")
     if sol:
@@ -257,7 +257,7 @@ def _launch_line(ka: KernelAnalysis, numbered: bool) -> str:
     return (f"{head}grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
             f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  {lc.sm_count} SMs  "
             f"occupancy {lc.theoretical_occupancy:.0f}% theoretical, {lc.achieved_occupancy:.0f}% achieved  "
-            f"{lc.duration_ns / 1000:.1f} us" + (f"  {ka.profile.total_samples:,} samples" if numbered else ""))
+            f"{lc.duration_ns / 1000:.1f} us" + (f"  {ka.profile.total_samples:,} warp samples" if numbered else ""))
 
 
 def _blame_lines(g: KernelGroup, ls: LineStats, n: int) -> list[str]:
@@ -305,7 +305,9 @@ def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = Non
     return "\n\n".join(parts) + "\n"
 
 
-LEGEND = ("Terms: share = the line's warp samples / all samples of the kernel (T). latency = not-issued samples "
+LEGEND = ("Terms: warp samples = Nsight Compute's PC samples of the kernel's warps, one per sampled warp and its "
+          "state ('All Samples': the warp that issued, 'selected', counts too); T = all of the kernel's. "
+          "share = the line's warp samples / T. latency = not-issued samples "
           "(Nsight Compute's 'Not-issued Samples'; GPA's latency samples L); active = issued samples (A = T - L). "
           "Stall reasons are Nsight Compute's, over all samples of the line, so 'selected' and 'not_selected' "
           "(warps that were ready) count too.")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from warpwise.analysis.confine import set_roots
-from warpwise.analysis.pipeline import Analysis, InputError, analyze, discover
+from warpwise.analysis.pipeline import SOURCE_SUFFIXES, Analysis, InputError, analyze, discover
 
 
 def _special(p: Path) -> str | None:
@@ -31,19 +31,27 @@ def _special(p: Path) -> str | None:
 
 
 def _not_a_source(p: Path) -> str | None:
-    """Why a regular file given as SOURCE is an input of another kind (a report, a CSV export, a binary)."""
+    """Why a regular file given as SOURCE is an input of another kind (a report, a CSV export, a binary) or
+    not a source at all (a suffix not in ``SOURCE_SUFFIXES``, or bytes that are not text), or None."""
     suffix = p.suffix.lower()
     if suffix == ".ncu-rep":
         return f"is an Nsight Compute report, not a CUDA source: pass it as --profile {p}"
     if suffix == ".csv":
         return f"is a CSV file, not a CUDA source: an ncu export goes in --profile {p}"
+    head: bytes | None
     try:
         with p.open("rb") as f:
             head = f.read(8192)
     except OSError:
-        return None
-    if head[:4] == b"\x7fELF":
+        head = None
+    if head is not None and head[:4] == b"\x7fELF":
         return f"is an ELF binary (cubin, executable or library), not a CUDA source: pass it as --binary {p}"
+    if suffix not in SOURCE_SUFFIXES:  # README.md, a Makefile: say what it is, not "no report next to it"
+        kind = f"a {p.suffix} file" if p.suffix else "a file without an extension"
+        return (f"is not a CUDA source ({kind}): SOURCE is a file the kernels were compiled from, "
+                f"{', '.join(SOURCE_SUFFIXES[:-1])} (or a Triton kernel's .py)")
+    if head is None:
+        return None
     from warpwise.analysis.encoding import not_text
 
     what = not_text(head)  # a report renamed .cu, a sparse or zero-filled file, UTF-16
@@ -78,6 +86,13 @@ def _no_report_reasons(args_sources: list[str], sources: list[Path]) -> list[str
         p = Path(s)
         if p.is_dir() and not any(x.parent == p or p in x.parents for x in sources):
             out.append(f"{s}: is a folder with no .cu or .cuh files")
+    folders = dict.fromkeys([*(Path(s) for s in args_sources if Path(s).is_dir()), *(p.parent for p in sources)])
+    for d in folders:  # a launch-facts page alone is not a profile: say it was seen and what it lacks
+        for page in sorted(x for x in d.iterdir() if x.name.endswith((".details.csv", ".raw.csv")) and x.is_file()):
+            out.append(f"{page}: an ncu Details/Raw page export holds launch facts only, no source counters "
+                       "(per-PC warp samples and stall reasons); export the Source page beside it "
+                       f"(`ncu --import R.ncu-rep --page source --print-source sass --csv > {_page_stem(page)}"
+                       ".source.csv`)")
     for src in sources:
         cand = src.with_suffix(".ncu-rep")
         if cand.is_dir():
@@ -85,6 +100,11 @@ def _no_report_reasons(args_sources: list[str], sources: list[Path]) -> list[str
         elif (why := _special(cand)) is not None:
             out.append(f"{cand}: {why}")
     return out
+
+
+def _page_stem(page: Path) -> Path:
+    """``dir/R`` for ``dir/R.details.csv`` or ``dir/R.raw.csv``."""
+    return page.with_name(page.name.removesuffix(".csv").rsplit(".", 1)[0])
 
 
 def _check_file(flag: str, value: str, suffixes: tuple[str, ...] | None = None) -> str | None:
@@ -165,7 +185,7 @@ def run_advise(args: argparse.Namespace) -> int:
                                 "pass --profile REPORT.ncu-rep "
                                 "(record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
     if getattr(args, "output", None):  # after discovery: a report or cubin found beside the source is an input too
-        from warpwise.server.output import input_clobbered
+        from warpwise.analysis.output import input_clobbered
 
         inputs: list[str | Path] = [*args.sources, *sources, *profiles, *pages, *binaries]
         if (hit := input_clobbered(args.output, inputs)) is not None:
@@ -193,6 +213,8 @@ def run_advise(args: argparse.Namespace) -> int:
                             f"kernels there: {', '.join(names)}"])
     if not found:  # every kernel of every report failed (e.g. the binary does not match any of them)
         return _fail(args, errors or [f"{', '.join(map(str, profiles))}: no kernel could be analysed"])
+    if all(k.profile.origin == "csv-launch" for k in found):  # a Details/Raw page without the Source page
+        return _fail(args, [_launch_facts_only(profiles, pages)])
     if args.binary and all(k.cubin is None for k in found):
         return _fail(args, [_no_profiled_kernel(Path(args.binary), found, analyses)])
     # keep only kernels with samples in the given sources (a kernel without line information — built without
@@ -291,20 +313,20 @@ def _output_problem(output: str | None) -> str | None:
     """Why ``-o OUTPUT`` cannot be written (checked before the analysis), or None."""
     if not output:
         return None
-    from warpwise.server.output import output_problem
+    from warpwise.analysis.output import output_problem
 
     problem = output_problem(output)
     return f"-o {problem}" if problem is not None else None
 
 
 def _emit(args: argparse.Namespace, out: str) -> bool:
-    """``out`` on stdout, or written atomically to ``-o FILE`` (server/output.py); False (after a message
+    """``out`` on stdout, or written atomically to ``-o FILE`` (analysis/output.py); False (after a message
     naming the file) when it cannot be written."""
     output = getattr(args, "output", None)
     if not output:
         sys.stdout.write(out)
         return True
-    from warpwise.server.output import write_atomically
+    from warpwise.analysis.output import write_atomically
 
     try:
         write_atomically(output, out.encode("utf-8"))
@@ -312,6 +334,16 @@ def _emit(args: argparse.Namespace, out: str) -> bool:
         print(f"warpwise advise: -o {output}: cannot write: {e.strerror or e}", file=sys.stderr)
         return False
     return True
+
+
+def _launch_facts_only(profiles: list[Path], pages: list[Path]) -> str:
+    """Why a CSV export of launch facts only (ncu's Details or Raw page, no Source page) gives no advice: the
+    per-line advice needs the Source page's per-PC warp samples and stall reasons (ncu's SourceCounters)."""
+    files = ", ".join(map(str, [*profiles, *pages]))
+    return (f"{files}: an ncu Details/Raw page export holds launch facts only, no source counters (per-PC warp "
+            "samples and stall reasons), so there is nothing to place on source lines and no advice; export the "
+            "Source page too (`ncu --import R.ncu-rep --page source --print-source sass --csv > R.source.csv`) "
+            "and pass both with --profile, or pass the report itself (--profile R.ncu-rep)")
 
 
 def _no_profiled_kernel(binary: Path, found: list[Any], analyses: list[Analysis]) -> str:

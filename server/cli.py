@@ -32,7 +32,7 @@ def _cmd_profile(args: argparse.Namespace) -> int:
                       sampling_interval=interval,
                       nvtx_include=list(args.nvtx_include or []), replay_mode=args.replay_mode,
                       extra=list(getattr(args, "ncu_args", []) or []))
-    from warpwise.server.output import report_output_problem
+    from warpwise.analysis.output import report_output_problem
 
     if (problem := report_output_problem(args.output)) is not None:  # ncu would write into a FIFO/device
         print(f"warpwise profile: -o {problem}", file=sys.stderr)

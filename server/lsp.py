@@ -664,7 +664,7 @@ async def cmd_profile(ls: WarpwiseServer, *args: Any) -> str:
         return msg
     roots = ls.roots()
     out = (roots[0] if roots else Path.cwd()) / s.profile_output
-    from warpwise.server.output import report_output_problem
+    from warpwise.analysis.output import report_output_problem
 
     if (problem := report_output_problem(out)) is not None:  # never a FIFO/device/folder/link as the report
         msg = f"warpwise.profile.output {problem}"

@@ -49,6 +49,13 @@ def _instructions(n: int) -> str:
     return f"{n} instruction" + ("" if n == 1 else "s")
 
 
+def _unit(name: str) -> str:
+    """`` samples`` / `` ns`` / ``x`` after an estimate input's value (analysis/advice/report.input_unit)."""
+    from warpwise.analysis.advice.report import input_unit, unit_suffix
+
+    return unit_suffix(input_unit(name))
+
+
 def _num(v: Any) -> str:
     """Sample counts with thousands separators, ratios with 4 significant digits, never exponents."""
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -330,9 +337,10 @@ def _related(view: View, f: LineFinding, lines: Sequence[str], skip: Any, min_ga
 
 
 def _samples_of(kernel: str) -> str:
-    """What a line's share is a share of: the kernel's PC samples, each with its warp state (Nsight Compute's
-    "Warp Stall Sampling (All Samples)"; "selected" counts too)."""
-    return f"{kernel}'s stall samples"
+    """What a line's share is a share of: the kernel's warp samples, each a sampled warp with its state (Nsight
+    Compute's "Warp Stall Sampling (All Samples)": "selected", the warp that issued, counts too, so they are not
+    all stalls). "warp samples" is the one term the CLI, hover, inlay, lens and docs use for them."""
+    return f"{kernel}'s warp samples"
 
 
 def estimate_words(speedup: float) -> str:
@@ -365,7 +373,7 @@ def diagnostics(ff: FileFindings, lmap: LineMap, text: str, s: Settings, uri: st
     """At most one diagnostic per line per kernel: the line's best finding, in one short line.
 
     The best finding is the line's best live advice at or above ``s.min_gain`` (``code est. 2.19× if fixed —
-    action · line has 94.3% of K's stall samples (top reason)``), else its own samples (code hot_line) or the
+    action · line has 94.3% of K's warp samples (top reason)``), else its own samples (code hot_line) or the
     stalls it causes elsewhere (code stall_cause), whichever share is larger. A line edited since profiling
     keeps one diagnostic with code ``stale`` (a hint by default: what the profile measured there is gone until
     it is re-profiled). Every kind obeys ``s.min_share`` (the line's share, or the share it causes if larger),
@@ -450,7 +458,7 @@ def launch_cost_text(cost: Any, text: str, view: View | None = None) -> str:
     g = cost.kernel
     kids = ", ".join(f"{c} {_pct(v / max(1, cost.total))}" for c, v in
                      sorted(cost.children.items(), key=lambda kv: -kv[1])) or "none sampled"
-    msg = (f"device-side launch: {_pct(cost.share)} of {g.name}'s samples are its children's and the device "
+    msg = (f"device-side launch: {_pct(cost.share)} of {g.name}'s warp samples are its children's and the device "
            f"runtime's (child kernels: {kids}; device runtime {_pct(cost.runtime / max(1, cost.total))})")
     limit, where = pending_limit(text)
     if cost.launches is not None:
@@ -469,7 +477,7 @@ def launch_cost_short(cost: Any, text: str) -> str:
     kids = ", ".join(c for c, _ in sorted(cost.children.items(), key=lambda kv: -kv[1])[:2]) or "none sampled"
     child = sum(cost.children.values()) / max(1, cost.total)
     msg = (f"device-side launch: children {_pct(child)} ({kids}), device runtime "
-           f"{_pct(cost.runtime / max(1, cost.total))} of {g.name}'s samples")
+           f"{_pct(cost.runtime / max(1, cost.total))} of {g.name}'s warp samples")
     if cost.launches is not None:
         limit, where = pending_limit(text)
         msg += f" · {cost.launches:,} launches, pending limit {limit:,}" + (f" (line {where})" if where else "")
@@ -619,7 +627,7 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
             if isinstance(est, dict):
                 formula, inputs = est.get("formula"), est.get("inputs")
             if formula:
-                vals = ", ".join(f"{k} = {_num(v)}" for k, v in (inputs or {}).items())
+                vals = ", ".join(f"{k} = {_num(v)}{_unit(k)}" for k, v in (inputs or {}).items())
                 details.append(f"`{formula}` with {vals}")
             hint = getattr(adv, "hint", "")
             if hint:
@@ -649,8 +657,8 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
 
 
 def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: lsp.Range) -> list[lsp.InlayHint]:
-    """``23.0% of samples · est. 1.14× if fixed`` at the end of each hot line inside ``rng``: the line's
-    share of its kernel's stall samples and its best live estimate (one label per kernel, ``|``-separated and led by
+    """``23.0% of warp samples · est. 1.14× if fixed`` at the end of each hot line inside ``rng``: the line's
+    share of its kernel's warp samples and its best live estimate (one label per kernel, ``|``-separated and led by
     the kernel's name when several kernels run the line); the tooltip says the same with the kernel's name."""
     view = View.of(ff, lmap)
     lines = text_lines(text)
@@ -664,7 +672,7 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
         best = max((a for a in view.live(f.advice + f.touching) if _speedup(a) >= s.min_gain), key=_rank,
                    default=None)
         # within VS Code's editor.inlayHints.maximumLength (43 characters by default; longer labels end in "…")
-        label = f"{_pct(f.share)} of samples" + (
+        label = f"{_pct(f.share)} of warp samples" + (
             f" · {estimate_words(_speedup(best))}" if best is not None else "")
         tip = f"this line has {_pct(f.share)} of {_samples_of(f.kernel.name)}" + (
             f"; its best advice ({_optimizer(best)}) is estimated to make {f.kernel.name} "
@@ -672,7 +680,7 @@ def inlay_hints(ff: FileFindings, lmap: LineMap, text: str, s: Settings, rng: ls
         per_line.setdefault(cur, []).append((f.share, label, f.kernel.name, tip))
     for cur, f in view.stale():
         if f.stats is not None and f.share >= s.min_share and rng.start.line <= cur - 1 <= rng.end.line:
-            per_line.setdefault(cur, []).append((f.share, f"stale (was {_pct(f.share)} of samples)",
+            per_line.setdefault(cur, []).append((f.share, f"stale (was {_pct(f.share)} of warp samples)",
                                                  f.kernel.name, f"edited since profiling: {_stale_was(f)}"))
     for cost in ff.launch_costs:
         cur = lmap.line(cost.line)
@@ -715,7 +723,7 @@ def code_lenses(ff: FileFindings, lmap: LineMap, text: str, uri: str, s: Setting
         arg = {"uri": uri, "kernel": g.mangled}
         edited = view.edited.get(g.mangled, 0)
         top = next((a for a in view.live(g.advice) if _speedup(a) >= s.min_gain), None)
-        title = f"warpwise: {g.name} · {_kernel_line_label(g)} · {g.total_samples:,} samples"
+        title = f"warpwise: {g.name} · {_kernel_line_label(g)} · {g.total_samples:,} warp samples"
         if g.bound is not None:
             title += f" · {g.bound.unit} bound ({g.bound.pct:.0f}% of peak)"
         if top is not None:

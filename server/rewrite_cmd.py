@@ -1,6 +1,7 @@
 """``warpwise rewrite threshold|coarsen|aggregate|plan SOURCE.cu --launch LINE ...`` (DESIGN.md rewrites).
 
-Prints the rewritten file to stdout, or writes it with ``-o``. ``plan`` chooses threshold, coarsening
+Prints the rewritten file to stdout, writes it with ``-o OUT`` (never onto SOURCE itself: refused, exit 2), or
+replaces SOURCE with ``--in-place`` (said on stderr). ``plan`` chooses threshold, coarsening
 factor and aggregation granularity from a profile of the CDP program (``--profile report.ncu-rep``;
 without one, the measured default), prints the choice, why, and the alternatives, and with ``-o``
 writes the file rewritten with the choice (``--alternative K``: the K-th alternative instead). Bad input
@@ -33,7 +34,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--group-blocks", type=int, default=None, metavar="N",
                    help="default of WARPWISE_AGG_GRANULARITY, parent blocks per group "
                    "(aggregate --granularity multiblock)")
-    p.add_argument("-o", "--output", default=None, metavar="OUT.cu", help="write here instead of stdout")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("-o", "--output", default=None, metavar="OUT.cu",
+                     help="write here instead of stdout (another file than SOURCE: see --in-place)")
+    out.add_argument("--in-place", action="store_true",
+                     help="replace SOURCE with the rewritten file (atomically; plan: with the choice)")
     p.add_argument("--profile", action="append", default=[], metavar="REPORT.ncu-rep",
                    help="plan: Nsight Compute report(s) of the CDP program (its parent kernel's launches)")
     p.add_argument("--alternative", type=int, default=0, metavar="K",
@@ -65,16 +70,28 @@ def run_rewrite(args: argparse.Namespace) -> int:
         print(f"warpwise rewrite: --factor applies to coarsen only, not {args.transform}", file=sys.stderr)
         return 2
     if args.output:
-        from warpwise.server.output import input_clobbered, output_problem
+        from warpwise.analysis.output import input_clobbered, output_problem
 
         if (problem := output_problem(args.output)) is not None:  # a FIFO/device/folder/link: never written
             print(f"warpwise rewrite: -o {problem}", file=sys.stderr)
             return 2
-        # writing over the source is the in-place rewrite; over a report it would lose the profile
+        if _same_file(args.output, src):  # -o never replaces the user's source: that takes --in-place
+            print(f"warpwise rewrite: -o {args.output}: is SOURCE itself; -o never overwrites the source: pass "
+                  "--in-place to rewrite it in place (or use the editor's code action), or name another file",
+                  file=sys.stderr)
+            return 2
+        # over a report it would lose the profile
         if (hit := input_clobbered(args.output, list(getattr(args, "profile", None) or []))) is not None:
             print(f"warpwise rewrite: -o {args.output}: is the input {hit}; name another file to write",
                   file=sys.stderr)
             return 2
+    if getattr(args, "in_place", False):
+        from warpwise.analysis.output import output_problem
+
+        if (problem := output_problem(src)) is not None:  # a link is replaced by nothing, as with -o
+            print(f"warpwise rewrite: --in-place {problem}", file=sys.stderr)
+            return 2
+        args.output = str(src)
     if args.transform == "plan":
         return _run_plan(args, src, text, st.encode)
     try:
@@ -86,8 +103,7 @@ def run_rewrite(args: argparse.Namespace) -> int:
         print(f"warpwise rewrite: {e}", file=sys.stderr)
         return 2
     rc = _write_output(args.output, st.encode(result))
-    if rc == 0 and args.output and _same_file(args.output, src):
-        # the in-place rewrite is allowed (advise refuses -o onto its inputs): say that the source changed
+    if rc == 0 and getattr(args, "in_place", False):  # say that the source changed
         print(f"warpwise rewrite: rewrote {src} in place ({len(edits)} edit{'s' if len(edits) != 1 else ''})",
               file=sys.stderr)
     return rc
@@ -106,7 +122,7 @@ def _write_output(output: str | None, data: bytes) -> int:
     no newline translation: the file is byte-identical to the source outside the edited ranges. Returns
     the exit code."""
     if output:
-        from warpwise.server.output import write_atomically
+        from warpwise.analysis.output import write_atomically
 
         try:
             write_atomically(output, data)
@@ -127,7 +143,7 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str, encode: Callable[[
     given = list(getattr(args, "profile", None) or [])
     reports, notes = (given, []) if given else _reports_beside(src)
     if args.output:
-        from warpwise.server.output import input_clobbered
+        from warpwise.analysis.output import input_clobbered
 
         if (hit := input_clobbered(args.output, list(reports))) is not None:
             print(f"warpwise rewrite: -o {args.output}: is the input {hit}; name another file to write",
@@ -164,14 +180,15 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str, encode: Callable[[
     for i, a in enumerate(plan.alternatives, 1):
         print(f"    {i}. {a.label}", file=out)
     if args.output and result is not None:
-        from warpwise.server.output import write_atomically
+        from warpwise.analysis.output import write_atomically
 
         try:  # bytes as they are, like the other transforms' -o
             write_atomically(args.output, encode(result))
         except OSError as e:
             print(f"warpwise rewrite: cannot write {args.output}: {e.strerror or e}", file=sys.stderr)
             return 2
-        print(f"wrote {args.output} ({choice.label})", file=out)
+        print(f"wrote {args.output}{' in place' if getattr(args, 'in_place', False) else ''} ({choice.label})",
+              file=out)
     return 0
 
 

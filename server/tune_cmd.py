@@ -184,7 +184,7 @@ def run_tune(args: argparse.Namespace) -> int:
     except (HarnessError, BinaryError) as e:
         print(f"warpwise tune: {e}", file=sys.stderr)
         return 2
-    from warpwise.server.output import folder_problem
+    from warpwise.analysis.output import folder_problem
 
     # before the search: the manifest and cubin are written into -o, never into a FIFO/device/link there
     if (problem := folder_problem(args.output, list(artifact_paths(kernel, args.output, bool(args.dry_run))))):

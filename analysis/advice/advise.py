@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from warpwise.analysis.advice import filters
@@ -57,6 +58,38 @@ def bound_finding(throughput_pct: dict[str, float], reach_of: dict[str, float] |
     return Bound(unit=c.unit, pct=c.pct, cap=c.cap, text=text)
 
 
+_TRAFFIC = {"dram": "DRAM", "l2": "L2", "l1": "L1"}
+
+
+def explain_bound(advice: list[Advice], bound: Bound | None) -> None:
+    """Add to each ranked advice's ``why`` why its estimate may exceed the kernel's bound line ("a fix that
+    leaves that work unchanged can gain at most C"), where it does: the fix changes the bound unit's work, so
+    ranking.py did not cap it by C (ranking.units_for: stall elimination removes instructions, so it is not
+    capped by the SM roofline; a fix that cuts a memory unit's traffic is capped by the roofline after the
+    fix instead). Text only: no estimate or order changes."""
+    if bound is None:
+        return
+    for a in advice:
+        if a.estimated_speedup <= bound.cap + 1e-9:
+            continue
+        family = REGISTRY[a.optimizer].family if a.optimizer in REGISTRY else "stall_elimination"
+        capped_after = a.cap is not None and a.cap.unit == bound.unit and a.cap.cap > bound.cap + 1e-9
+        if bound.unit in rk.units_for(a.optimizer, family) and not capped_after:
+            continue
+        over = f"above the {bound.unit} bound's {bound.cap:.2f}x"
+        if capped_after:
+            text = (f"{over}: the fix cuts the {_TRAFFIC.get(bound.unit, bound.unit)} traffic itself, so the cap is "
+                    f"the {bound.unit} roofline after the fix")
+        elif bound.unit == "sm" and family == "stall_elimination":
+            text = (f"{over}: the fix removes instructions (SM work) rather than hiding their latency, so that cap, "
+                    "for fixes that leave the work unchanged, does not apply")
+        else:
+            text = (f"{over}: the fix changes the {bound.unit} work itself, so that cap, for fixes that leave the "
+                    "work unchanged, does not apply")
+        head, sep, nxt = a.why.partition("; next: ")  # before the pointer to the next advice
+        a.why = f"{head}; {text}{sep}{nxt}" if a.why else text
+
+
 def _cap(a: Advice, throughput_pct: dict[str, float], reach_of: dict[str, float] | None = None) -> Advice:
     """Apply the roofline cap of the units ``a``'s fix leaves unchanged (estimators that capped themselves,
     with their own work factor, keep theirs)."""
@@ -97,10 +130,10 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
         report.notes.append("the binary is a -G debug build: its SASS is unoptimized, so this advice does not "
                             "describe the release build")
     if view.outside > 0:
-        report.notes.append(f"{view.outside:.0f} samples lie in code outside the binary's functions (e.g. the CUDA "
-                            "device runtime) and are not matched by any optimizer")
+        report.notes.append(f"{view.outside:.0f} warp samples lie in code outside the binary's functions (e.g. the "
+                            "CUDA device runtime) and are not matched by any optimizer")
     if view.runtime > 0:
-        report.notes.append(f"{view.runtime:.0f} stall samples lie in CUDA device-runtime functions (__cudaCDP2* "
+        report.notes.append(f"{view.runtime:.0f} warp samples lie in CUDA device-runtime functions (__cudaCDP2* "
                             "and the like), which the program cannot change; no optimizer matches them")
     if (note := filters.cdp_note(view)) is not None:
         report.notes.append(note)
@@ -136,11 +169,46 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
             kept.append(a)
     report.candidates = list(kept)
     report.advice = rank(kept, view.total)
+    explain_bound(report.advice, report.bound)
     if 0 < view.total < rk.FEW_SAMPLES:
-        report.notes.append(f"only {view.total} samples for this kernel: estimates are uncertain (see each "
-                            "interval); re-profile with a finer PC sampling interval (`warpwise profile "
-                            "--short-kernels -o R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
+        report.notes.append(few_samples_note(f"only {view.total} warp samples for this kernel"))
     return report
+
+
+_FEW_TAIL = (": estimates are uncertain (see each interval); re-profile with a finer PC sampling interval "
+             "(`warpwise profile --short-kernels -o R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
+_FEW_ONE = re.compile(r"^only (\d+) warp samples for this kernel: estimates are uncertain")
+
+
+def few_samples_note(head: str) -> str:
+    """The note for a launch with fewer than ranking.FEW_SAMPLES warp samples: ``head`` (how few, where) and
+    what to do about it."""
+    return head + _FEW_TAIL
+
+
+def merge_launch_notes(launches: list[tuple[tuple[int, int], list[str]]]) -> list[str]:
+    """The notes of several launches of one kernel (``(launch index, notes)`` in report order), each once; the
+    per-launch few-samples notes, which differ only in the count, become one naming the launches
+    (``only 120 warp samples in launch 0.1, 95 in 0.3 (2 of 4 launches): ...``), where the first was."""
+    out: list[str] = []
+    few: list[tuple[str, int]] = []
+    at = 0
+    for idx, notes in launches:
+        for n in notes:
+            if (m := _FEW_ONE.match(n)) is not None:
+                at = len(out) if not few else at
+                few.append((".".join(map(str, idx)), int(m.group(1))))
+            elif n not in out:
+                out.append(n)
+    if not few:
+        return out
+    if len(launches) == 1:
+        head = f"only {few[0][1]} warp samples for this kernel"
+    else:
+        counts = ", ".join(f"{c} in {label}" for label, c in few[1:])
+        head = (f"only {few[0][1]} warp samples in launch {few[0][0]}" + (f", {counts}" if counts else "")
+                + f" ({len(few)} of {len(launches)} launches)")
+    return [*out[:at], few_samples_note(head), *out[at:]]
 
 
 def advise(profile: KernelProfile, program: Program | Cubin | None, blame: BlameGraph, arch: ArchFacts | str | int,

@@ -19,9 +19,13 @@ a data-dependent address (a histogram: as many addresses as bins).
 
 from __future__ import annotations
 
+from dataclasses import replace
+from pathlib import PurePosixPath
+
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.filters import user_loc
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.binary.model import Instruction
@@ -184,8 +188,24 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
     if not isinstance(base, Advice):
         return base
     kinds = sorted(set(sites.values()))
-    lines = cm.lines_text(sorted({(i.loc.file, i.loc.line) for pf in view.program.functions.values()
-                                  for i in pf.instructions if (pf.name, i.offset) in sites and i.loc is not None}))
+    # the user's line that calls the atomic, not the line of CUDA's atomic wrapper it was inlined from
+    # (atomicAdd in device_atomic_functions.hpp): that header is only named as "via"
+    user: set[tuple[str, int]] = set()
+    via: set[tuple[str, int]] = set()
+    for pf in view.program.functions.values():
+        for i in pf.instructions:
+            if (pf.name, i.offset) in sites and i.loc is not None:
+                u = user_loc(i) or i.loc
+                user.add((u.file, u.line))
+                if (u.file, u.line) != (i.loc.file, i.loc.line):
+                    via.add((i.loc.file, i.loc.line))
+    lines = cm.lines_text(sorted(user))
+    if via:
+        headers = ", ".join(f"{PurePosixPath(f.replace(chr(92), '/')).name}:{ln}" for f, ln in sorted(via))
+        lines += f" (via {headers}, the CUDA header's atomic function inlined there)"
+    if base.scope.kind == "line" and (base.scope.file, base.scope.line) in via and len(user) == 1:
+        (f, ln), = user
+        base.scope = replace(base.scope, file=f, line=ln, end_line=ln, name=f"line {ln}")
     how = ("keep a per-block copy of the bins in shared memory (shared atomics), then add it to global memory "
            "once per block" if "data" in kinds else
            "accumulate in a register over a grid-stride loop, reduce the warp with __shfl_down_sync (or the block "

@@ -718,18 +718,23 @@ def fast_math(view: KernelView) -> Advice | Skipped:
         sites = set().union(*(_call_lines(view, n) for n in names)) if names else set()
         what = ", ".join(n.rsplit("$", 1)[-1] for n in names) or "CUDA math header code"
         at = f" called from {cm.lines_text(sites)}" if sites else ""
-        hint = (f"time goes into the precise math routine {what}{at}: --use_fast_math (or __fdividef / "
-                "__frcp_rn and the other fast intrinsics at that line) replaces it by hardware approximations")
+        # name the fast form of the routines the SASS calls only (a division slow path: not __sinf)
+        kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
+        instead = f"{slow_path_text(kinds)[1]} at that line" if kinds else "the fast intrinsic at that line"
+        hint = (f"time goes into the precise math routine {what}{at}: --use_fast_math (or {instead}) replaces "
+                "it by hardware approximations")
     base = cm.stall_elimination_advice(view, "fast_math", evs, hint, nothing="no stalls in CUDA math routines")
-    lines = precise_math_lines(view)
+    by_line = precise_math_kinds(view)
+    lines = set(by_line)
     if not lines:
         return base
     removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view, lines)
                if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
     where = cm.lines_text(lines)
-    inline_hint = (f"precise single-precision math is inlined at {where} (IEEE division with its FCHK check and "
-                   "slow path, sin/cos range reduction): --use_fast_math, or __fdividef / __sinf / __expf / __powf "
-                   "at those lines, replaces it by a few hardware approximations (MUFU)")
+    # only the slow paths these lines' SASS holds (fresh-user: sin/cos was named in a kernel without any)
+    has, fast_forms = slow_path_text(frozenset().union(*by_line.values()))
+    inline_hint = (f"precise single-precision math is inlined at {where} ({has}): --use_fast_math, or "
+                   f"{fast_forms} at those lines, replaces it by a few hardware approximations (MUFU)")
     if isinstance(base, Advice) and base.hint:
         inline_hint = f"{base.hint}; {inline_hint}"
     res = cm.removal_advice(view, "fast_math", removed, inline_hint,
@@ -864,29 +869,65 @@ def precise_math_lines(view: KernelView) -> set[tuple[str, int]]:
     """User lines holding inlined precise single-precision math that --use_fast_math replaces: an FCHK (IEEE
     division check), a call of a ``*_f32_slowpath`` routine, or the 2/pi multiply of the sin/cos reduction, on
     a line without the fast forms (MUFU.SIN/COS). nvcc 13 attributes inlined math to the calling line."""
+    return set(precise_math_kinds(view))
+
+
+def precise_math_kinds(view: KernelView) -> dict[tuple[str, int], frozenset[str]]:
+    """:func:`precise_math_lines` with what each line's SASS holds, as keys of :data:`SLOW_PATHS`: ``div`` (an
+    FCHK, or a call of the division slow path), ``rcp``/``sqrt`` (a call of that slow path), ``trig`` (the
+    2/pi multiply of the sin/cos/tan argument reduction)."""
     prog = view.program
     if prog is None:
-        return set()
-    return set(prog.memo("precise_math_lines", lambda: _precise_math_lines(prog)))
+        return {}
+    return dict(prog.memo("precise_math_kinds", lambda: _precise_math_kinds(prog)))
 
 
-def _precise_math_lines(prog: Program) -> frozenset[tuple[str, int]]:
-    out: set[tuple[str, int]] = set()
+#: The precise single-precision paths the fast-math hint can name: what the SASS shows (the routine-name
+#: fragment of the slow-path call, or the instruction), and the fast form that replaces it (CUDA C++
+#: Programming Guide, "Intrinsic Functions"; nvcc's -prec-div=false / -prec-sqrt=false).
+SLOW_PATHS: dict[str, tuple[str, str]] = {
+    "div": ("IEEE division with its FCHK check and slow path", "__fdividef(x, y)"),
+    "rcp": ("the IEEE reciprocal slow path", "__fdividef(1.0f, x)"),
+    "sqrt": ("the IEEE square-root slow path", "-prec-sqrt=false (or rsqrtf where 1/sqrt is meant)"),
+    "trig": ("the sin/cos argument reduction", "__sinf / __cosf"),
+}
+
+
+def _slow_path_kind(callee: str) -> str | None:
+    """``div``/``rcp``/``sqrt`` for a single-precision slow-path routine's name
+    (``__cuda_sm3x_div_rn_noftz_f32_slowpath``, ``__cuda_sm20_rcp_rn_f32_slowpath``, ...), else None."""
+    name = callee.rsplit("$", 1)[-1]
+    return next((k for k in ("div", "rcp", "sqrt") if f"_{k}_" in name), None)
+
+
+def slow_path_text(kinds: set[str] | frozenset[str]) -> tuple[str, str]:
+    """(what the SASS has, the fast forms that replace it) for ``kinds`` (keys of :data:`SLOW_PATHS`, in its
+    order), e.g. ``("IEEE division with its FCHK check and slow path", "__fdividef(x, y)")``."""
+    ks = [k for k in SLOW_PATHS if k in kinds]
+    return ", ".join(SLOW_PATHS[k][0] for k in ks), " / ".join(SLOW_PATHS[k][1] for k in ks)
+
+
+def _precise_math_kinds(prog: Program) -> dict[tuple[str, int], frozenset[str]]:
+    out: dict[tuple[str, int], set[str]] = {}
     fast: set[tuple[str, int]] = set()
     for pf in prog.functions.values():
         if not is_user_function(pf.name):
             continue
-        calls = {cs.offset for cs in pf.calls if _is_precise_call(cs.callee)}
+        calls = {cs.offset: _slow_path_kind(cs.callee) or "div" for cs in pf.calls
+                 if cs.callee is not None and _is_precise_call(cs.callee)}
         for i in pf.instructions:
             if i.loc is None:
                 continue
             key = (i.loc.file, i.loc.line)
             if i.opcode.startswith(("MUFU.SIN", "MUFU.COS")):
                 fast.add(key)
-            elif i.base_opcode == "FCHK" or i.offset in calls or (
-                    i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands)):
-                out.add(key)
-    return frozenset(out - fast)
+            elif i.base_opcode == "FCHK":
+                out.setdefault(key, set()).add("div")
+            elif i.offset in calls:
+                out.setdefault(key, set()).add(calls[i.offset])
+            elif i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands):
+                out.setdefault(key, set()).add("trig")
+    return {k: frozenset(v) for k, v in out.items() if k not in fast}
 
 
 # ---- warp_balance -----------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def runtime_only(a: Advice) -> bool:
     return all(is_runtime_function(h.use.function) for h in a.hotspots)
 
 
-def _user_loc(ins: Instruction) -> SourceLoc | None:
+def user_loc(ins: Instruction) -> SourceLoc | None:
     """The user's source position of an instruction: its own line unless that lies in a toolkit header, else
     the outermost inlined call site (the user line that used the header code)."""
     if ins.loc is None:
@@ -64,7 +64,7 @@ def call_site_scope(view: KernelView, callee: str, depth: int = 4) -> Scope | No
                     found.add((up.file, up.line, up.function or pf.name))
                 continue
             ins = pf.function.at(cs.offset)
-            loc = None if ins is None else _user_loc(ins)
+            loc = None if ins is None else user_loc(ins)
             if loc is not None:
                 found.add((loc.file, loc.line, pf.name))
     if len({(f, ln) for f, ln, _ in found}) != 1:
@@ -130,7 +130,7 @@ def device_launch_lines(view: KernelView) -> list[SourceLoc]:
     for cs in pf.calls:
         if cs.callee == CDP_LAUNCH:
             ins = pf.function.at(cs.offset)
-            loc = None if ins is None else _user_loc(ins)
+            loc = None if ins is None else user_loc(ins)
             if loc is not None and loc not in out:
                 out.append(loc)
     return out

@@ -47,6 +47,9 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
         for a in rep.candidates:
             by_opt[a.optimizer].append((i, a))
     total_samples = sum(rep.total for _, rep in launches)
+    timed = [p.launch.duration_ns > 0 for p, _ in launches]  # what weight() returned: the unit of t_i
+    t_unit = ("= launch i's duration in ns" if all(timed) else "= launch i's warp samples (no durations)"
+              if not any(timed) else "= launch i's duration in ns, or its warp samples where it has none")
     combined: list[Advice] = []
     for items in by_opt.values():
         s_i = [1.0] * len(launches)
@@ -59,7 +62,7 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
         s = total_t / sum(ti / si for ti, si in zip(t, s_i, strict=True))
         _, best = max(items, key=lambda ia: t[ia[0]] * (1 - 1 / ia[1].estimated_speedup))
         inputs = {f"t{i}": ti for i, ti in enumerate(t)} | {f"S{i}": si for i, si in enumerate(s_i)}
-        est = Estimate(s, "sum_i t_i / sum_i (t_i/S_i) over launches", inputs,
+        est = Estimate(s, f"sum_i t_i / sum_i (t_i/S_i) over launches, t_i {t_unit}", inputs,
                        f"time-weighted over {len(launches)} launches of {best.estimate.equation}")
         matched: dict[tuple[str, int | None, int], float] = defaultdict(float)
         for _, a in items:
@@ -80,8 +83,10 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
     out = AdviceReport(kernel=first.kernel, mangled=first.mangled, arch=first.arch, total=total_samples,
                        latency=sum(r.latency for _, r in launches), active=sum(r.active for _, r in launches),
                        kernel_scope=first.kernel_scope, bound=launches[longest][1].bound, launches=len(launches))
+    from warpwise.analysis.advice.advise import explain_bound, merge_launch_notes
+
+    out.notes = merge_launch_notes([(p.launch_index, rep.notes) for p, rep in launches])
     for _, rep in launches:
-        out.notes.extend(n for n in rep.notes if n not in out.notes)
         out.skipped.extend(s for s in rep.skipped if s.optimizer not in by_opt and
                            all(s.optimizer != x.optimizer for x in out.skipped))
     kept = []
@@ -94,4 +99,5 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
     out.candidates = list(kept)
     # intervals are already combined: order() recomputes them from the summed samples only when missing
     out.advice = rk.order(kept, total_samples, keep_intervals=True)
+    explain_bound(out.advice, out.bound)
     return out

@@ -145,9 +145,9 @@ def apply_launch_floor(e: Estimate, duration_ns: float, floor_ns: float = LAUNCH
     if abs(s - e.speedup) < e.speedup * 0.01:
         return e
     if after == floor_ns:
-        return Estimate(s, f"T/(f+(T-f)/S), S={e.formula}", {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns},
-                        f"{e.equation}, launch floor (Amdahl)")
-    return Estimate(s, f"T/(f'+(T-f)/S), S={e.formula}",
+        return Estimate(s, f"T_ns/(f_ns+(T_ns-f_ns)/S), S={e.formula}",
+                        {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns}, f"{e.equation}, launch floor (Amdahl)")
+    return Estimate(s, f"T_ns/(f_after_ns+(T_ns-f_ns)/S), S={e.formula}",
                     {**e.inputs, "T_ns": duration_ns, "f_ns": floor_ns, "f_after_ns": after},
                     f"{e.equation}, launch floor before and after (Amdahl; CTA dispatch of the new grid)")
 
@@ -224,14 +224,14 @@ def explain(a: Advice, rank: int, next_: Advice | None) -> str:
     ci = f"sampling 95% {lo:.2f}-{hi:.2f}x"
     what = (f"upper bound {a.estimated_speedup:.2f}x ({ci}), ranked at its midpoint {a.rank_value:.2f}x"
             if a.upper_bound else f"estimate {a.estimated_speedup:.2f}x ({ci})")
-    parts = [f"#{rank}: {what} from {a.matched_samples:,.0f} of {a.samples:,} samples"]
+    parts = [f"#{rank}: {what} from {a.matched_samples:,.0f} of {a.samples:,} warp samples"]
     if a.cap is not None and (a.cap.binding or a.cap.cap <= NEAR_CAP * a.estimated_speedup):
         parts.append(f"{'capped' if a.cap.binding else 'near the cap'} by {a.cap.unit} at {a.cap.pct:.0f}% of "
                      f"peak (at most {a.cap.cap:.2f}x)")
     if len(a.launches) > 1:
         parts.append(f"time-weighted over {len(a.launches)} launches")
     if a.samples < FEW_SAMPLES:
-        parts.append(f"only {a.samples} samples: re-profile with a finer sampling interval")
+        parts.append(f"only {a.samples} warp samples: re-profile with a finer sampling interval")
     if next_ is not None:
         parts.append(f"next: {next_.optimizer} {next_.rank_value:.2f}x")
     return "; ".join(parts)

@@ -60,8 +60,8 @@ def basis_text(a: Advice) -> str:
     if family == "parallel":
         return "from the launch shape"
     if "roofline after the fix (SpeedOfLight x traffic)" in a.estimate.equation:
-        return f"from the traffic after the fix ({a.share:.1%} of samples matched)"
-    return f"{a.share:.1%} of samples"
+        return f"from the traffic after the fix ({a.share:.1%} of warp samples matched)"
+    return f"{a.share:.1%} of warp samples"
 
 
 def _num(v: float) -> float | int:
@@ -148,8 +148,45 @@ def _loc_text(loc: Location | None, map_file: FileMap | None) -> str:
     return f"{where} {loc.pc:#x} {loc.opcode}"
 
 
+#: Units of the estimate inputs the formulas name (GPA eqs. 2-10 count warp samples; the launch floor and the
+#: launches' weights are times), shown once beside each value so that T (warp samples) and T_ns (ns) are not
+#: read as one quantity. Names not listed are ratios or counts without a unit.
+_INPUT_UNITS = {"T": "samples", "M": "samples", "A": "samples", "L": "samples", "H": "samples", "M_L": "samples",
+                "M_Ll": "samples", "A_nested": "samples", "V": "waves", "ceil(V)": "waves", "sectors": "sectors",
+                "index_sectors": "sectors", "dram_bytes": "bytes", "SMs": "SMs", "SMs_new": "SMs"}
+
+
+def input_unit(name: str) -> str:
+    """The unit of estimate input ``name`` as the reports print it after the value (``""`` for none):
+    ``samples`` (warp samples), ``ns`` (``*_ns``), ``x`` (speedups and caps: ``S_i``, ``C_unit``), ``% of
+    peak`` (``unit_pct``), ``waves``, ``sectors``..."""
+    if name in _INPUT_UNITS:
+        return _INPUT_UNITS[name]
+    if name.endswith("_ns"):
+        return "ns"
+    if name.endswith("_pct"):
+        return "% of peak"
+    if name.startswith("C_") or (name[:1] == "S" and name[1:].isdigit()):
+        return "x"
+    if name.startswith("wavefronts"):
+        return "wavefronts"
+    return ""
+
+
+def input_value_text(name: str, v: float, sep: str = "=") -> str:
+    """``T=28464 samples``, ``f_ns=2267 ns``, ``C_sm=1.077x``: one estimate input with its unit."""
+    num = f"{v:.4g}" if not float(v).is_integer() else f"{int(v)}"
+    unit = input_unit(name)
+    return f"{name}{sep}{num}{unit_suffix(unit)}"
+
+
+def unit_suffix(unit: str) -> str:
+    """How a unit follows its number: ``1.077x``, ``92.84% of peak``, ``2267 ns``."""
+    return "" if not unit else unit if unit[0] in "x%" else f" {unit}"
+
+
 def _inputs_text(e: Estimate) -> str:
-    return ", ".join(f"{k}={v:.4g}" if not float(v).is_integer() else f"{k}={int(v)}" for k, v in e.inputs.items())
+    return ", ".join(input_value_text(k, v) for k, v in e.inputs.items())
 
 
 def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap | None = None,

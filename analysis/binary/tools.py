@@ -7,9 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 from functools import cache
-from pathlib import Path
 
-from warpwise.analysis.bounded import ToolRunError, describe_status, run
+from warpwise.analysis.bounded import ToolRunError, run_checked
 
 from .errors import ToolError
 
@@ -48,7 +47,7 @@ def _find_installed(name: str) -> str:
 def run_tool(args: list[str], what: str, cwd: str | None = None, timeout: float | None = None) -> str:
     """Run ``args`` (an argument list, never a shell string) and return its stdout as text.
 
-    Runs through :func:`warpwise.analysis.bounded.run`: own process group, killed as a whole after
+    Runs through :func:`warpwise.analysis.bounded.run_checked`: own process group, killed as a whole after
     ``timeout`` seconds (default ``WARPWISE_TOOL_TIMEOUT_S``, 120 s) or as soon as the tool exits.
     ``what`` names the input in error messages (``"nvdisasm on /x/k.cubin"``).
 
@@ -57,17 +56,7 @@ def run_tool(args: list[str], what: str, cwd: str | None = None, timeout: float 
             exited leaving processes of its own running (``ToolResult.left_behind``).
     """
     try:
-        proc = run(args, what, cwd=cwd, timeout=timeout)
+        proc = run_checked(args, what, cwd=cwd, timeout=timeout)
     except ToolRunError as e:
         raise ToolError(str(e)) from e
-    stdout = proc.stdout.decode("utf-8", errors="replace")
-    name = Path(args[0]).name
-    if proc.left_behind:  # its output may be what the killed leftovers had not finished: not a file's fault
-        n = proc.left_behind
-        raise ToolError(f"{what}: {name} misbehaved: it {describe_status(proc.returncode)} but left {n} "
-                        f"process{'es' if n > 1 else ''} of its own running (killed); its output is not used")
-    if proc.returncode != 0:
-        msg = (proc.stderr.decode("utf-8", errors="replace") or stdout).strip().splitlines()
-        tail = " | ".join(msg[-5:]) if msg else "no message"
-        raise ToolError(f"{what}: {name} {describe_status(proc.returncode)}: {tail}")
-    return stdout
+    return proc.stdout.decode("utf-8", errors="replace")

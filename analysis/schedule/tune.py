@@ -524,19 +524,27 @@ def write_artifacts(r: TuneResult, outdir: str | Path) -> tuple[Path | None, Pat
     there by an earlier run is removed, so that a launch rewrite cannot pick it up. A dry run writes
     only its own manifest (``<kernel>.dry-run.tune.json``) and leaves any earlier real result alone.
 
+    Each file is written atomically (analysis/output.py: a temporary file in the same folder renamed over it),
+    so a crash or a full disk never leaves a half-written cubin or manifest; the cubin goes first, so a crash
+    between the two leaves the old manifest, whose sha256 then no longer matches and :func:`check_manifest`
+    refuses the pair.
+
     Raises:
-        OSError: the folder cannot be created or written.
+        OSError: the folder cannot be created or written (OutputPathError: an artifact path exists and is
+            not a regular file).
     """
+    from warpwise.analysis.output import write_atomically
+
     cub, man = artifact_paths(r.kernel, outdir, r.dry_run)
     cub.parent.mkdir(parents=True, exist_ok=True)
     if r.dry_run:
-        man.write_text(json.dumps(manifest(r, None), indent=1) + "\n")
+        write_atomically(man, (json.dumps(manifest(r, None), indent=1) + "\n").encode())
         return None, man
     if r.accepted:
-        cub.write_bytes(r.tuned)
+        write_atomically(cub, r.tuned)
     else:
         cub.unlink(missing_ok=True)
-    man.write_text(json.dumps(manifest(r, cub.name if r.accepted else None), indent=1) + "\n")
+    write_atomically(man, (json.dumps(manifest(r, cub.name if r.accepted else None), indent=1) + "\n").encode())
     return (cub if r.accepted else None), man
 
 

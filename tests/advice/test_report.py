@@ -101,7 +101,7 @@ def test_json_advice_matches_contract(reports: dict[str, AdviceReport]) -> None:
         assert key in first
     assert first["scope"]["kind"] in ("line", "loop", "function", "kernel")
     assert first["scope"]["file"] == "stencil.cu" and first["scope"]["line"] == 18
-    assert first["estimate"]["formula"] == "T/(f+(T-f)/S), S=T/(T-M)"
+    assert first["estimate"]["formula"] == "T_ns/(f_ns+(T_ns-f_ns)/S), S=T/(T-M)"
     assert set(first["estimate"]["inputs"]) == {"T", "M", "T_ns", "f_ns"}
     h = next(h for h in first["hotspots"] if h["def"] is not None)
     assert re.fullmatch(r"0x[0-9a-f]+", h["def"]["pc"]) and h["def"]["line"] == 18
@@ -115,7 +115,7 @@ def test_text_report_like_fig8(reports: dict[str, AdviceReport]) -> None:
     text = render_text(reports["gather"], top=3)
     lines = text.splitlines()
     assert lines[0].startswith("Kernel spmv_ell (sm_90): 66700 samples")
-    assert re.search(r"^1\. Indirect address elimination \[indirect_address_elimination\]: \d+\.\d% of samples, "
+    assert re.search(r"^1\. Indirect address elimination \[indirect_address_elimination\]: \d+\.\d% of warp samples, "
                      r"upper bound \d\.\d{3}x \(sampling 95% \d\.\d{3}-\d\.\d{3}x\)$", text, re.M)
     assert "from /" in text and "gather.cu:16 " in text
     assert "  bound: L2 bandwidth is at 96% of peak" in text
@@ -133,7 +133,7 @@ def test_docs_have_one_section_per_optimizer() -> None:
 
 
 def test_the_report_says_what_an_estimate_rests_on() -> None:
-    # A launch-shape estimate does not scale with a matched share ("2.7% of samples, upper bound 31.9x" read
+    # A launch-shape estimate does not scale with a matched share ("2.7% of warp samples, upper bound 31.9x" read
     # as if 2.7% of the time gave 31.9x); a traffic estimate names the traffic and keeps the share beside it.
     from warpwise.analysis.advice.model import Advice, Estimate, Scope
     from warpwise.analysis.advice.report import basis_text
@@ -146,8 +146,8 @@ def test_the_report_says_what_an_estimate_rests_on() -> None:
         "from the launch shape"
     traffic = Estimate(7.4, "min(...)", {}, "roofline after the fix (SpeedOfLight x traffic), launch floor (Amdahl)")
     assert basis_text(adv("global_memory_coalesce", traffic)) == \
-        "from the traffic after the fix (2.7% of samples matched)"
-    assert basis_text(adv("strength_reduction", Estimate(1.2, "T/(T-M)", {}, "GPA eq. 2"))) == "2.7% of samples"
+        "from the traffic after the fix (2.7% of warp samples matched)"
+    assert basis_text(adv("strength_reduction", Estimate(1.2, "T/(T-M)", {}, "GPA eq. 2"))) == "2.7% of warp samples"
 
 
 def test_lines_text_orders_files_the_same_in_every_process() -> None:

@@ -133,8 +133,8 @@ def test_sarif_help_uri_only_when_absolute(gather: Path) -> None:
 
 def test_output_never_overwrites_an_input(gather: Path, tmp_path: Path) -> None:
     """-o naming the source, the report found beside it or its cubin (or a link to one: every link is) is
-    refused before anything is written; the in-place rewrite of the source stays allowed, over its report it
-    is refused."""
+    refused before anything is written; so is `rewrite -o` over its report (over the source: see
+    test_rewrite_never_overwrites_the_source_through_o)."""
     src, rep, cubin = gather / "gather.cu", gather / "gather.ncu-rep", gather / "gather.sm_90.cubin"
     link = tmp_path / "link.ncu-rep"
     link.symlink_to(rep)
@@ -158,19 +158,28 @@ def test_docs_url_without_a_trailing_slash_is_a_folder(gather: Path) -> None:
     assert uris and all(u.startswith("https://example.com/base/docs/optimizers.md#") for u in uris)
 
 
-def test_in_place_rewrite_says_so(tmp_path: Path) -> None:
-    # fresh-user: `rewrite ... -o SOURCE` replaced the source with exit 0 and no word (advise refuses -o onto
-    # its inputs; the rewrite in place stays allowed, and now says what it did)
+def test_rewrite_never_overwrites_the_source_through_o(tmp_path: Path) -> None:
+    # fresh-user: `rewrite ... -o SOURCE` replaced the source (advise refuses -o onto its inputs). -o SOURCE is
+    # refused now, the source untouched; replacing it takes --in-place, which says what it did
     root = Path(__file__).resolve().parents[2]
     src = tmp_path / "spmv.cu"
     src.write_bytes((root / "examples" / "dp" / "spmv" / "spmv.cu").read_bytes())
     before = src.read_bytes()
-    r = run("rewrite", "threshold", str(src), "--launch", "47", "-o", str(src))
-    assert r.returncode == 0, r.stderr
-    assert f"rewrote {src} in place (3 edits)" in r.stderr and src.read_bytes() != before
+    for transform in ("threshold", "plan"):
+        r = run("rewrite", transform, str(src), "--launch", "47", "-o", str(src))
+        assert r.returncode == 2 and r.stdout == "" and src.read_bytes() == before
+        assert r.stderr == (f"warpwise rewrite: -o {src}: is SOURCE itself; -o never overwrites the source: pass "
+                            "--in-place to rewrite it in place (or use the editor's code action), or name another "
+                            "file\n")
     other = tmp_path / "out.cu"
     r = run("rewrite", "threshold", str(src), "--launch", "47", "-o", str(other))
-    assert "in place" not in r.stderr
+    assert r.returncode == 0 and "in place" not in r.stderr and src.read_bytes() == before
+    r = run("rewrite", "threshold", str(src), "--launch", "47", "--in-place")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == f"warpwise rewrite: rewrote {src} in place (3 edits)\n"
+    assert src.read_bytes() == other.read_bytes() != before
+    r = run("rewrite", "threshold", str(src), "--launch", "47", "--in-place", "-o", str(other))
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
 
 
 def test_profile_ncu_folder_is_named(tmp_path: Path) -> None:

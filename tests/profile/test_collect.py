@@ -99,3 +99,24 @@ def test_only_cubins_with_device_code_are_saved(tmp_path: Path) -> None:
     got = extract_cubins(str(exe), tmp_path, "app")
     assert [p.name for p in got] == ["app.sm_90.cubin"]
     assert kernels_in_cubin(got[0].read_bytes()) == ["_Z5scalePf"]
+
+
+def test_cuobjdump_that_leaves_a_child_behind_is_a_tool_failure(tmp_path: Path) -> None:
+    """`warpwise profile` saves cubins through the same guard as every other tool call (bounded.run_checked):
+    a cuobjdump that exits leaving a process of its own (killed with its group) is named as misbehaving, not
+    read as "no device code"; one that says the binary has no device code gives no cubins."""
+    fake = tmp_path / "cuobjdump"
+    app = tmp_path / "app"
+    app.write_bytes(Path("/bin/true").read_bytes())
+    cases = {"sleep 300 &\nexit 0\n": r"cuobjdump -xelf on .*app: cuobjdump misbehaved: it exited with status 0 but "
+                                       r"left 1 process of its own running \(killed\); its output is not used",
+             "echo 'cuobjdump fatal   : Could not open input file' >&2\nexit 1\n":
+                 r"cuobjdump -xelf on .*app: cuobjdump exited with status 1: cuobjdump fatal   : Could not open"}
+    for body, msg in cases.items():
+        fake.write_text("#!/bin/sh\n" + body)
+        fake.chmod(0o755)
+        with pytest.raises(ProfileError, match=msg):
+            extract_cubins(str(app), tmp_path, "app", cuobjdump=str(fake), timeout=30)
+    fake.write_text("#!/bin/sh\necho 'cuobjdump info    : File does not contain device code' >&2\nexit 255\n")
+    assert extract_cubins(str(app), tmp_path, "app", cuobjdump=str(fake), timeout=30) == []
+    assert not list(tmp_path.glob("*.cubin"))

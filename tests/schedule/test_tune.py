@@ -344,3 +344,39 @@ def test_dry_run_progress_and_result_never_read_as_measurements() -> None:
     assert {"baseline", "verify", "measure"} <= {st for st, _ in seen}
     assert staged and all(m.startswith("dry run, stand-in (nothing measured): ") for m in staged)
     assert seen[-1][0] == "done" and "dry run: nothing measured" in seen[-1][1]
+
+
+def test_artifacts_are_written_atomically(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails part-way (here: the disk fills as the manifest is flushed) leaves the earlier
+    artifacts exactly as they were and no temporary file; a write that succeeds replaces them whole."""
+    import errno
+    import os
+
+    data = TILED.read_bytes()
+    r = tune(data, "sgemm", H, DryRunEvaluator(), TuneOptions(iterations=5, seed=1, verify_samples=5,
+                                                               movable="all"), str(TILED))
+    assert r.accepted
+    cub, man = write_artifacts(r, tmp_path)
+    assert cub is not None
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    calls = {"n": 0}
+    real_fsync = os.fsync
+
+    def full_disk(fd: int) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the cubin is written, the manifest's flush fails
+            raise OSError(errno.ENOSPC, "No space left on device")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", full_disk)
+    r.tuned = r.tuned[:-4] + b"\0\0\0\1"  # a different cubin, so a half-done write would show
+    with pytest.raises(OSError, match="No space left"):
+        write_artifacts(r, tmp_path)
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    assert set(after) == set(before)  # no .tmp left behind
+    assert after[man.name] == before[man.name]  # the manifest is the old one, whole
+    assert check_manifest(json.loads(after[man.name]), after[cub.name], data)  # and refuses the new cubin
+    write_artifacts(r, tmp_path)
+    m = json.loads(man.read_text())
+    assert check_manifest(m, cub.read_bytes()) == [] and cub.read_bytes() == r.tuned

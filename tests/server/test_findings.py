@@ -112,14 +112,14 @@ def test_several_launches_are_one_kernel(stencil: Analysis) -> None:
     text = STENCIL.read_text()
     lmap = LineMap(ff.baseline, text)
     hints = {h.position.line + 1: str(h.label) for h in render.inlay_hints(ff, lmap, text, settings(), ALL)}
-    assert hints[18] == "94.3% of samples · est. 2.19× if fixed"  # never 282.9%
+    assert hints[18] == "94.3% of warp samples · est. 2.19× if fixed"  # never 282.9%
     # VS Code cuts an inlay label after editor.inlayHints.maximumLength (43) characters with "…"
     assert all(len(h) <= 43 for h in hints.values()), hints
     (tip,) = [h.tooltip for h in render.inlay_hints(ff, lmap, text, settings(), ALL) if h.position.line == 17]
-    assert tip == ("warpwise: this line has 94.3% of blur_rows's stall samples; its best advice (strength_reduction) "
+    assert tip == ("warpwise: this line has 94.3% of blur_rows's warp samples; its best advice (strength_reduction) "
                    "is estimated to make blur_rows 2.19× faster if fixed")
     lens = render.code_lenses(ff, lmap, text, STENCIL.as_uri(), settings())
-    assert "3 launches" in lens[0].command.title and "85,392 samples" in lens[0].command.title
+    assert "3 launches" in lens[0].command.title and "85,392 warp samples" in lens[0].command.title
     hover = render.hover(ff, lmap, text, 18)
     assert hover is not None
     value = hover.contents.value  # type: ignore[union-attr]
@@ -172,7 +172,7 @@ def test_quick_fix_retires_its_advice_everywhere(stencil: Analysis) -> None:
     assert "**stale**: this line was edited since profiling" in value and "Re-profile" in value
     assert "strength_reduction" not in value and "write 0.1f" not in value
     hints = {h.position.line + 1: str(h.label) for h in render.inlay_hints(ff, lmap, fixed, settings(), ALL)}
-    assert hints[18] == "stale (was 94.3% of samples)" and "%" in hints[20] and "stale" not in hints[20]
+    assert hints[18] == "stale (was 94.3% of warp samples)" and "%" in hints[20] and "stale" not in hints[20]
 
 
 def test_stale_severity_is_a_hint_unless_configured(stencil: Analysis) -> None:
@@ -209,9 +209,9 @@ def test_inlay_of_a_line_two_kernels_run_names_each_kernel(stencil: Analysis) ->
     text = STENCIL.read_text()
     (h,) = [h for h in render.inlay_hints(ff, LineMap(ff.baseline, text), text, settings(), ALL)
             if h.position.line == 17]
-    assert h.label == ("blur_rows: 94.3% of samples · est. 2.19× if fixed | "
-                       "blur_cols: 94.3% of samples · est. 2.19× if fixed")
-    assert isinstance(h.tooltip, str) and h.tooltip.count("\n") == 1 and "blur_cols's stall samples" in h.tooltip
+    assert h.label == ("blur_rows: 94.3% of warp samples · est. 2.19× if fixed | "
+                       "blur_cols: 94.3% of warp samples · est. 2.19× if fixed")
+    assert isinstance(h.tooltip, str) and h.tooltip.count("\n") == 1 and "blur_cols's warp samples" in h.tooltip
 
 
 def test_hover_summary_first_and_dominant_blame_distance(stencil: Analysis) -> None:
@@ -223,7 +223,7 @@ def test_hover_summary_first_and_dominant_blame_distance(stencil: Analysis) -> N
     summary, details = value.split("\n---\n", 1)
     assert "mio_throttle" in summary and "█" in summary
     # each number says what it is: the line's share of the samples, the estimate of the kernel if fixed
-    assert "this line: **94.3%** of blur_rows's stall samples (26,850 of 28,464)" in summary
+    assert "this line: **94.3%** of blur_rows's warp samples (26,850 of 28,464)" in summary
     assert "**strength_reduction** — estimated **2.19×** for the kernel if fixed" in summary
     assert "| stall reason |" in details and "F2F.F64.F32" in details
     # 6,840 of the 6,845 long_scoreboard samples are on edges 11 instructions long (not the longest, 13)
@@ -247,7 +247,7 @@ def test_device_launch_line_shows_the_childs_cost() -> None:
     assert [d.code for d in ds] == ["dp_launch"]
     msg = ds[0].message
     assert msg == ("device-side launch: children 73.7% (scale_segment), device runtime 26.3% of scale_all's "
-                   "samples · 2,000 launches, pending limit 4,096 (line 49) — try the DP rewrites (code actions)")
+                   "warp samples · 2,000 launches, pending limit 4,096 (line 49) — try the DP rewrites (code actions)")
     h = render.hover(ff, lmap, text, launch)
     assert h is not None and "scale_segment 73.7%" in h.contents.value  # type: ignore[union-attr]
     assert "2,000 child launches against a pending-launch limit of 4,096, set at line 49" in h.contents.value  # type: ignore[union-attr]
@@ -275,7 +275,7 @@ def test_a_real_report_with_three_launches_of_one_kernel() -> None:
     assert hints and all(float(h.split("%")[0]) <= 100.0 for h in hints)
     assert sum(float(h.split("%")[0]) for h in hints) <= 100.0 + 0.1 * len(hints)
     lens = render.code_lenses(ff, lmap, text, cu.as_uri(), settings())
-    assert "price_calls · 3 launches · report orig.ncu-rep · 97,977 samples" in lens[0].command.title
+    assert "price_calls · 3 launches · report orig.ncu-rep · 97,977 warp samples" in lens[0].command.title
     hot = max((f for f in ff.findings if f.stats), key=lambda f: f.stats.samples)  # type: ignore[union-attr]
     h = render.hover(ff, lmap, text, hot.line)
     assert h is not None and "Over 3 launches" in h.contents.value  # type: ignore[union-attr]
@@ -333,11 +333,11 @@ def test_diagnostics_are_one_short_line_with_few_related_rows(stencil: Analysis)
     # with the stalls the line causes rather than its own 0.1% of the samples
     assert by_line[16].code == "indirect_address_elimination"
     assert by_line[16].message == ("indirect_address_elimination est. 1.11× if fixed · line causes 28.7% of "
-                                   "spmv_ell's stall samples (its users' stalls)")
+                                   "spmv_ell's warp samples (its users' stalls)")
     assert [r.message for r in by_line[16].related_information or []] == [
         "line 17 waits on this line: IMAD.WIDE 19,154 samples (long_scoreboard)"]
     (d18,) = [d for d in diags([stencil]) if d.range.start.line == 17]
-    assert d18.message == ("strength_reduction est. 2.19× if fixed — write 0.1f · line has 94.3% of blur_rows's stall "
+    assert d18.message == ("strength_reduction est. 2.19× if fixed — write 0.1f · line has 94.3% of blur_rows's warp "
                            "samples (mio_throttle 45%)")
     rows = [r.message for r in d18.related_information or []]
     assert rows == ["long_scoreboard 6,845 samples blamed on LDG.E.CONSTANT at line 18, 11 instructions earlier "

@@ -149,7 +149,7 @@ async def test_inlay_hint_at_line_end(client: LanguageClient) -> None:
     assert hints
     by_line = {h.position.line: h for h in hints}
     h = by_line[17]  # stencil.cu:18 holds 94.3% of the samples
-    assert str(h.label) == "94.3% of samples · est. 2.19× if fixed"
+    assert str(h.label) == "94.3% of warp samples · est. 2.19× if fixed"
     assert h.position.character == len(text[17].encode("utf-8"))  # end of the line (utf-8 negotiated)
 
 
@@ -163,7 +163,7 @@ async def test_code_lens_on_kernel(client: LanguageClient) -> None:
     src = example("noinline", ".cu").read_text().split("\n")
     assert "__global__ void advance" in src[lens.range.start.line]
     assert lens.command is not None and lens.command.command == "warpwise.showProfileView"
-    assert "advance · 1 launch · report noinline.ncu-rep · 13,879 samples" in lens.command.title
+    assert "advance · 1 launch · report noinline.ncu-rep · 13,879 warp samples" in lens.command.title
     assert [c.command.command for c in lenses if c.command] == ["warpwise.showProfileView", "warpwise.showReport"]
 
 
@@ -206,7 +206,8 @@ async def test_advice_diagnostic_hover_and_quick_fix(client: LanguageClient) -> 
         text_document=lsp.TextDocumentIdentifier(uri=uri), position=lsp.Position(line=17, character=8)))
     assert h is not None
     text = h.contents.value if isinstance(h.contents, lsp.MarkupContent) else str(h.contents)
-    assert "**strength_reduction**" in text and "T/(T-M)" in text and "T = 28,464" in text
+    assert "**strength_reduction**" in text and "T/(T-M)" in text and "T = 28,464 samples" in text
+    assert re.search(r"T_ns = [\d,]+ ns, f_ns = [\d,]+ ns", text), text  # each input with its unit
     actions = await client.text_document_code_action_async(lsp.CodeActionParams(
         text_document=lsp.TextDocumentIdentifier(uri=uri), range=d.range,
         context=lsp.CodeActionContext(diagnostics=[d], only=[lsp.CodeActionKind.QuickFix])))
@@ -246,7 +247,7 @@ async def test_blame_related_information_and_def_line(client: LanguageClient) ->
     # stalls it causes at line 17
     (cause,) = [d for d in diags if d.range.start.line == 15]
     assert cause.code == "indirect_address_elimination"
-    assert "line causes 28.7% of spmv_ell's stall samples" in cause.message
+    assert "line causes 28.7% of spmv_ell's warp samples" in cause.message
     assert any("waits on this line" in r.message and r.location.range.start.line == 16
                for r in cause.related_information or [])
 

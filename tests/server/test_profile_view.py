@@ -34,7 +34,7 @@ def test_model_has_lines_sass_blame_and_ranked_advice(data: dict) -> None:
     ldg = [b for b in k["blame"] if b["reason"] == "long_scoreboard"]
     assert round(sum(b["samples"] for b in ldg)) >= 6_845
     assert [a["optimizer"] for a in k["advice"][:2]] == ["strength_reduction", "code_reordering"]
-    assert k["advice"][0]["line"] == 18 and k["advice"][0]["formula"] == "T/(f+(T-f)/S), S=T/(T-M)"
+    assert k["advice"][0]["line"] == 18 and k["advice"][0]["formula"] == "T_ns/(f_ns+(T_ns-f_ns)/S), S=T/(T-M)"
 
 
 def test_html_is_one_self_contained_file(data: dict) -> None:

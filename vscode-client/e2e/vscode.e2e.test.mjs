@@ -326,7 +326,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   async function scrollHoverTo(hover, box) {
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     for (let i = 0; i < 12; i++) {
-      const head = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
+      const head = await hover.locator('text=/warp samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       if (!head || head.y - box.y < 50) break;
       await page.mouse.wheel(0, Math.min(60, head.y - box.y - 40));
       await page.waitForTimeout(150);
@@ -360,7 +360,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       for (const r of rows) perLine.set(r.line, (perLine.get(r.line) ?? 0) + 1);
       assert.deepEqual([...perLine.values()].filter((n) => n > 1), [], `lines with several warpwise rows: ${JSON.stringify(rows)}`);
       const l18 = rows.find((r) => r.line === 18).text;
-      assert.match(l18, /strength_reduction est\. 2\.19× if fixed — write 0\.1f · line has 94\.3% of blur_rows's stall samples \(mio_throttle \d+%\)/);
+      assert.match(l18, /strength_reduction est\. 2\.19× if fixed — write 0\.1f · line has 94\.3% of blur_rows's warp samples \(mio_throttle \d+%\)/);
       assert.ok(!rows.some((r) => /1\.0[01]×/.test(r.text) && !/also/.test(r.text)), 'advice below 1.02× is no diagnostic');
       await shot('vscode-problems');
     });
@@ -370,7 +370,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const line = viewLine('acc += 0.1 * row');
     const hint = line.locator(INLAY).filter({ hasText: /%/ });
     await waitFor('the inlay hint on stencil.cu:18', async () => (await hint.count()) > 0);
-    assert.equal(norm(await hint.first().innerText()), '94.3% of samples · est. 2.19× if fixed');
+    assert.equal(norm(await hint.first().innerText()), '94.3% of warp samples · est. 2.19× if fixed');
     for (const t of await page.locator('.monaco-editor .view-lines').first().locator(INLAY).filter({ hasText: /%/ }).allInnerTexts()) {
       const pct = Number(/([\d.]+)%/.exec(t)?.[1] ?? 0);
       assert.ok(pct <= 100, `inlay "${t}" is above 100%`);
@@ -385,7 +385,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       return t.some((x) => /blur_rows.*newest of 2/.test(x)) ? t : false;
     }, 30000);
     const main = texts.find((t) => /blur_rows/.test(t));
-    assert.match(main, /^warpwise: blur_rows · 1 launch · report stencil\.ncu-rep \(newest of 2\) · 28,464 samples · .*top: strength_reduction 2\.19×$/);
+    assert.match(main, /^warpwise: blur_rows · 1 launch · report stencil\.ncu-rep \(newest of 2\) · 28,464 warp samples · .*top: strength_reduction 2\.19×$/);
     assert.ok(texts.some((t) => /choose report \(2\)/.test(t)), texts.join(' | '));
     assert.ok(texts.some((t) => /show report/.test(t)));
     const item = page.locator('.statusbar-item').filter({ hasText: /kernel in several reports/ });
@@ -417,14 +417,14 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       // VS Code puts the line's (single) diagnostic first, then warpwise's hover: its summary comes next
       const iHead = text.indexOf('warpwise · blur_rows · 1 launch · report stencil.ncu-rep (newest of 2)');
       const iTable = text.indexOf('stall reason');
-      assert.ok(iHead >= 0 && iTable > iHead && text.indexOf("this line: 94.3% of blur_rows's stall samples", iHead) < iTable, text.slice(0, 600));
+      assert.ok(iHead >= 0 && iTable > iHead && text.indexOf("this line: 94.3% of blur_rows's warp samples", iHead) < iTable, text.slice(0, 600));
       assert.equal(text.split('strength_reduction est. 2.19× if fixed —').length - 1, 1, 'one diagnostic in the hover');
       assert.match(text, /mio_throttle █/);
       assert.match(text, /strength_reduction — estimated 2\.19× for the kernel if fixed \(95% interval [\d.]+–[\d.]+×, 28,464 samples\)/);
       assert.match(text, /LDG\.E\.CONSTANT at line 18, 11 instructions earlier/);
       // the summary is in view without scrolling: it starts near the top of the hover box
       const box = await hover.boundingBox();
-      const pos = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
+      const pos = await hover.locator('text=/warp samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       // VS Code draws the diagnostic (one short line, one related row) above it: 189 px before, bound 120
       const offset = pos && box ? Math.round(pos.y - box.y) : NaN;
       console.log(`hover: warpwise summary ${offset} px below the hover top`);
@@ -591,11 +591,11 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('the stale hint diagnostic drawn', async () => (await page.locator('.monaco-editor .squiggly-hint').count()) > 0, 20000);
     const staleHint = viewLine('acc += 0.1f').locator(INLAY).filter({ hasText: /%/ });
     await waitFor('the stale inlay on the edited line', async () => (await staleHint.count()) > 0, 20000);
-    assert.equal(norm(await staleHint.first().innerText()), 'stale (was 94.3% of samples)');
+    assert.equal(norm(await staleHint.first().innerText()), 'stale (was 94.3% of warp samples)');
     const staleHover = await hoverOver(viewLine('acc += 0.1f').locator('span').filter({ hasText: /acc/ }).first(), /stale/);
     try {
       const t = norm(await staleHover.innerText());
-      assert.match(t, /stale: this line was edited since profiling, so its findings describe the old text \(the profiled text of this line had 94\.3% of blur_rows's stall samples\)/);
+      assert.match(t, /stale: this line was edited since profiling, so its findings describe the old text \(the profiled text of this line had 94\.3% of blur_rows's warp samples\)/);
       assert.ok(!/strength_reduction|write 0\.1f/.test(t), t.slice(0, 400));
     } finally {
       await closeHover();
@@ -641,7 +641,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       const t = (await lensTexts()).map(norm).filter(Boolean);
       return t.some((x) => /price_calls · 3 launches/.test(x)) ? t : false;
     });
-    assert.match(texts.find((t) => /price_calls/.test(t)), /^warpwise: price_calls · 3 launches · report orig\.ncu-rep · 97,977 samples/);
+    assert.match(texts.find((t) => /price_calls/.test(t)), /^warpwise: price_calls · 3 launches · report orig\.ncu-rep · 97,977 warp samples/);
     const hints = (await page.locator('.monaco-editor .view-lines').first().locator(INLAY).filter({ hasText: /%/ }).allInnerTexts()).map(norm);
     assert.ok(hints.length > 0);
     for (const h of hints) assert.ok(Number(/([\d.]+)%/.exec(h)[1]) <= 100, `inlay "${h}" above 100%`);
@@ -660,7 +660,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     try {
       assert.match(norm(await hover.innerText()), /warpwise · price_calls · 3 launches · report orig\.ncu-rep/);
       const box = await hover.boundingBox();
-      const pos = await hover.locator('text=/stall samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
+      const pos = await hover.locator('text=/warp samples \\([\\d,]+ of [\\d,]+\\)/').first().boundingBox();
       if (box && pos) {
         await scrollHoverTo(hover, box);
         await shot('vscode-multi-launch-hover', clipAround(box, 12), 'vscode-multi-launch-hover');

@@ -1,6 +1,6 @@
-"""Writing a command's output file (``advise -o``, ``rewrite -o``): all or nothing, and only ever onto a
-regular file or a new one (a FIFO, device, folder or symbolic link named as the output is refused, never
-written into or replaced)."""
+"""Writing a command's output file (``advise -o``, ``rewrite -o``, ``tune -o``'s artifacts): all or nothing,
+and only ever onto a regular file or a new one (a FIFO, device, folder or symbolic link named as the output is
+refused, never written into or replaced)."""
 
 from __future__ import annotations
 
