@@ -8,6 +8,7 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 import networkx as nx
@@ -15,6 +16,7 @@ from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView, demangle_short, is_math_routine, is_runtime_function
+from warpwise.analysis.advice.filters import MIN_SPEEDUP
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import (
     DEFAULT_UNROLL,
@@ -341,38 +343,70 @@ def _fold_step(ins: Instruction, state: _Fold) -> tuple[frozenset[tuple[str, str
     return frozenset(deps), defs
 
 
-def _foldable(pf: ProgramFunction) -> dict[int, _Fold]:
-    """Forward data flow over ``pf``'s CFG: the state before each instruction (offset -> register -> parameter
-    words), meeting paths by intersection (a register folds only if it folds on every path; loop-carried values
-    such as a counter start optimistic and are dropped when a path makes them vary)."""
+def _fold_out(pf: ProgramFunction) -> dict[int, _Fold]:
+    """Forward data flow over ``pf``'s CFG to its fixed point: the state at the end of each block (block start
+    -> register -> parameter words), meeting paths by intersection (a register folds only if it folds on every
+    path; loop-carried values such as a counter start optimistic and are dropped when a path makes them vary;
+    a predecessor not yet visited is left out of the meet). Passes over the blocks in DFS preorder, each pass
+    re-running only the blocks with a predecessor whose state changed (the same fixed point as re-running all:
+    the transfer is deterministic), at most 50 passes."""
     def make() -> dict[int, _Fold]:
         order = list(nx.dfs_preorder_nodes(pf.cfg, pf.entry)) if pf.entry in pf.cfg else []
         out_state: dict[int, _Fold] = {}
-        before: dict[int, _Fold] = {}
+        dirty = set(order)
         for _ in range(50):
             changed = False
             for b in order:
-                preds = [out_state[q] for q in pf.cfg.predecessors(b) if q in out_state]
-                if b == pf.entry or not preds:
-                    st: _Fold = {}
-                else:
-                    keys = set(preds[0]).intersection(*preds[1:])
-                    st = {r: frozenset().union(*(ps[r] for ps in preds)) for r in keys}
+                if b not in dirty:
+                    continue
+                dirty.discard(b)
+                st = _fold_in(pf, b, out_state)
                 for ins in pf.blocks[b].instructions:
-                    before[ins.offset] = dict(st)
-                    res, defs = _fold_step(ins, st)
-                    for r in defs:
-                        if res is None:
-                            st.pop(r, None)
-                        else:
-                            st[r] = res
+                    _apply(ins, st)
                 if out_state.get(b) != st:
                     out_state[b] = st
                     changed = True
+                    dirty.update(pf.cfg.successors(b))
             if not changed:
                 break
-        return before
-    return pf.memo("unroll_foldable", make)
+        return out_state
+    return pf.memo("unroll_fold_out", make)
+
+
+def _fold_in(pf: ProgramFunction, b: int, out_state: dict[int, _Fold]) -> _Fold:
+    """The state entering block ``b``: the meet of its visited predecessors' out states (empty at the entry)."""
+    preds = [out_state[q] for q in pf.cfg.predecessors(b) if q in out_state]
+    if b == pf.entry or not preds:
+        return {}
+    keys = set(preds[0]).intersection(*preds[1:])
+    return {r: frozenset().union(*(ps[r] for ps in preds)) for r in keys}
+
+
+def _apply(ins: Instruction, st: _Fold) -> None:
+    """Step ``st`` over ``ins`` (:func:`_fold_step`), in place."""
+    res, defs = _fold_step(ins, st)
+    for r in defs:
+        if res is None:
+            st.pop(r, None)
+        else:
+            st[r] = res
+
+
+def _foldable(pf: ProgramFunction, blocks: Iterable[int]) -> dict[int, _Fold]:
+    """The fixed point of :func:`_fold_out` as the state before each instruction of ``blocks`` (offset ->
+    register -> parameter words), each block's states made once per function (a nest asks for its own)."""
+    out_state = _fold_out(pf)
+    before: dict[int, _Fold] = {}
+    for b in blocks:
+        def make(b: int = b) -> dict[int, _Fold]:
+            st = _fold_in(pf, b, out_state)
+            snap: dict[int, _Fold] = {}
+            for ins in pf.blocks[b].instructions:
+                snap[ins.offset] = dict(st)
+                _apply(ins, st)
+            return snap
+        before.update(pf.memo(("unroll_fold_block", b), make))
+    return before
 
 
 def trip_count(view: KernelView, pf: ProgramFunction, loop: Loop) -> float | None:
@@ -449,6 +483,10 @@ def full_unroll_nests(view: KernelView) -> list[FullUnroll]:
             if not _runs(view, pf, lp) or not _small(view, pf, lp, trips) or (
                     lp.parent is not None and _small(view, pf, pf.loops[lp.parent], trips)):
                 continue
+            # eq. 2 over at most the nest's samples cannot pass the report's cut (filters.MIN_SPEEDUP) when they
+            # are a smaller share of T than 1 - 1/MIN_SPEEDUP: skip the data flow for such nests
+            if _nest_samples(view, pf, lp) < view.total * (1.0 - 1.0 / MIN_SPEEDUP):
+                continue
             nest = _nest_removal(view, pf, lp)
             if nest is not None:
                 removed, counts, params = nest
@@ -456,6 +494,16 @@ def full_unroll_nests(view: KernelView) -> list[FullUnroll]:
                                                          if _runs(view, pf, pf.loops[c])]
                 out.append(FullUnroll(pf, lp, ts, removed, *counts, params))
     return out
+
+
+def _nest_samples(view: KernelView, pf: ProgramFunction, lp: Loop) -> float:
+    """Warp samples of the instructions of ``lp`` (its nested loops included)."""
+    total = 0.0
+    for b in lp.blocks:
+        for ins in pf.blocks[b].instructions:
+            smp = view.sample_at(pf.name, ins.offset)
+            total += smp.samples if smp is not None else 0
+    return total
 
 
 def _runs(view: KernelView, pf: ProgramFunction, lp: Loop) -> bool:
@@ -476,7 +524,7 @@ def _nest_removal(view: KernelView, pf: ProgramFunction, lp: Loop) -> tuple[
     """(removed instruction keys -> share removed, (control, index, constant, idle) counts, trip-count parameter
     words) of one nest; None when a conditional branch in it depends on data (the nest's control flow is not
     just loop control)."""
-    fold = _foldable(pf)
+    fold = _foldable(pf, lp.blocks)
     body = [ins for b in sorted(lp.blocks) for ins in pf.blocks[b].instructions]
     params: set[tuple[str, str]] = set()
     for ins in body:
