@@ -70,6 +70,9 @@ def _build(path: str, elf: CudaElf, dis: Disassembly, member: str | None) -> Cub
         if m and int(m.group(1)) != elf.sm:
             raise ToolError(f"{path}: ELF header says {elf.arch} but nvdisasm disassembled it as {dis.target}")
     controls: dict[int, ControlCode] = {}  # control bits repeat a lot: decode each pattern once
+    # texts repeat too (a 200k-instruction cubin holds ~20-40k distinct ones): split each once; instructions
+    # of equal text share the (never mutated) operand list
+    splits: dict[str, tuple[str | None, str, list[str]]] = {}
     by_section: dict[str, list[Instruction]] = {}
     for sec, text in elf.texts.items():
         lines = dis.sections.get(sec)
@@ -90,8 +93,11 @@ def _build(path: str, elf: CudaElf, dis: Disassembly, member: str | None) -> Cub
             cc = controls.get(key)
             if cc is None:
                 cc = controls[key] = ControlCode.from_hi(hi)
-            pred, opcode, operands = split_instruction(ln.text)
-            out.append(Instruction(off, ln.text, opcode, pred, operands, lo, hi, cc, ln.loc, ln.inline_chain))
+            t = ln.text
+            sp = splits.get(t)
+            if sp is None:
+                sp = splits[t] = split_instruction(t)
+            out.append(Instruction(off, t, sp[1], sp[0], sp[2], lo, hi, cc, ln.loc, ln.inline_chain))
         by_section[sec] = out
 
     if elf.line_table and not any(i.loc is not None for ins in by_section.values() for i in ins):

@@ -28,7 +28,7 @@ NVDISASM_ARGS = ("-c", "-gi")
 _LOC = re.compile(r'//## File "(.*?)", line (\d+)(?: inlined at "(.*?)", line (\d+))?')
 
 
-@dataclass
+@dataclass(slots=True)
 class SassLine:
     """One disassembled instruction: section offset (bytes), text without ``;``, location, inline chain."""
 

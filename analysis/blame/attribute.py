@@ -17,6 +17,7 @@ with an empty ``section``; ``stats['unresolved_samples']`` counts them.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.arch.model import ArchFacts
@@ -34,6 +35,7 @@ from warpwise.analysis.program.cfg import CONTROL_TRANSFERS
 from warpwise.analysis.program.model import Program, ProgramFunction
 
 _CUT_KEY = {r: f"cut_{r}" for r in RULES}
+_WHOLE = (1.0,)  # the shares of a single source
 
 
 
@@ -201,11 +203,14 @@ def _attribute(program_or_cubin: Program | Cubin, profile: KernelProfile,
                         path=fx.longest(dep.def_index, j, dep.instructions),
                         efficiency=efficiency_weight(dpc, facts.warp_size))
                 sources.append(src)
-            if sum(x.issued for x in sources) <= 0:  # no def was sampled issuing: executed counts stand in
-                sources = [Source(float(by_section[(section, fx.ins[d.def_index].offset)].inst_executed)
-                                  if (section, fx.ins[d.def_index].offset) in by_section else 0.0, x.path,
-                                  x.efficiency) for d, x in zip(survivors, sources, strict=True)]
-            shares = apportion(sources)
+            if len(sources) == 1 and sources[0].issued > 0:
+                shares: Sequence[float] = _WHOLE  # apportion's w / w for one source of finite weight w > 0
+            else:
+                if sum(x.issued for x in sources) <= 0:  # no def was sampled issuing: executed counts stand in
+                    sources = [Source(float(by_section[(section, fx.ins[d.def_index].offset)].inst_executed)
+                                      if (section, fx.ins[d.def_index].offset) in by_section else 0.0, x.path,
+                                      x.efficiency) for d, x in zip(survivors, sources, strict=True)]
+                shares = apportion(sources)
             for dep, src, share in zip(survivors, sources, shares, strict=True):
                 k = dep.def_index
                 di = fx.ins[k]

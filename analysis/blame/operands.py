@@ -143,7 +143,10 @@ def _size_width(mods: list[str]) -> int:
     return 1
 
 
-_CACHE: dict[tuple[str, ControlCode], DefUse] = {}
+#: def/use with barriers, keyed by (text, write barrier, read barrier, wait mask): the only control-code fields
+#: that change a def/use (small ints and None hash in C, where the ControlCode dataclass's hash is Python code)
+_CACHE: dict[tuple[str, int | None, int | None, int], DefUse] = {}
+_CACHE_MAX = 200_000
 
 
 def def_use(ins: Instruction, conservative: bool = False) -> DefUse:
@@ -151,26 +154,58 @@ def def_use(ins: Instruction, conservative: bool = False) -> DefUse:
 
     ``conservative``: the schedule-legality sets (module doc): register defs/uses only, widened wherever a
     width or role is in doubt; ``uses`` then includes the guard predicate and ``reg_reads`` equals ``uses``.
-    Results are cached by (SASS text, control code): both fully determine them.
+    Results are cached by SASS text and the control code's barrier fields: both fully determine them.
     """
     if conservative:
         c = _CONSERVATIVE.get(ins.text)
         if c is None:
             c = _CONSERVATIVE[ins.text] = _conservative(ins)
-            if len(_CONSERVATIVE) > 200_000:
+            if len(_CONSERVATIVE) > _CACHE_MAX:
                 _CONSERVATIVE.clear()
         return c
-    key = (ins.text, ins.control)
+    # the operand parsing depends on the text alone: done once per text, barriers added per control code
+    d = _TEXT_CACHE.get(ins.text)
+    if d is None:
+        d = _text_part(ins)
+    cc = ins.control
+    wb, rb, wm = cc.write_barrier, cc.read_barrier, cc.wait_mask
+    if wb is None and rb is None and not wm:
+        return d  # no barrier: the text's sets as they are (what _with_control returns for it)
+    key = (ins.text, wb, rb, wm)
     hit = _CACHE.get(key)
     if hit is None:
-        # the operand parsing depends on the text alone: done once per text, barriers added per control code
-        hit = _with_control(_text_part(ins), ins.control)
-        if len(_CACHE) > 200_000:
-            _CACHE.clear()
-            _TEXT_CACHE.clear()
-            _CONSERVATIVE.clear()
+        hit = _with_control(d, cc)
+        if len(_CACHE) > _CACHE_MAX:
+            _clear_caches()
         _CACHE[key] = hit
     return hit
+
+
+def def_use_all(instructions: list[Instruction]) -> list[DefUse]:
+    """``[def_use(i) for i in instructions]`` (precise sets), with the per-text cache lookup inlined: the
+    blame index asks this for every instruction of every function (10^5..10^6 calls on large cubins)."""
+    text_cache, cache = _TEXT_CACHE, _CACHE
+    out: list[DefUse] = []
+    append = out.append
+    for ins in instructions:
+        t = ins.text
+        d = text_cache.get(t)
+        if d is None:
+            d = _text_part(ins)
+        cc = ins.control
+        wb, rb, wm = cc.write_barrier, cc.read_barrier, cc.wait_mask
+        if wb is None and rb is None and not wm:
+            append(d)
+            continue
+        hit = cache.get((t, wb, rb, wm))
+        append(hit if hit is not None else def_use(ins))
+    return out
+
+
+def _clear_caches() -> None:
+    _CACHE.clear()
+    _TEXT_CACHE.clear()
+    _CONSERVATIVE.clear()
 
 
 _TEXT_CACHE: dict[str, DefUse] = {}
@@ -180,6 +215,8 @@ _CONSERVATIVE: dict[str, DefUse] = {}
 def _text_part(ins: Instruction) -> DefUse:
     d = _TEXT_CACHE.get(ins.text)
     if d is None:
+        if len(_TEXT_CACHE) > _CACHE_MAX:
+            _clear_caches()
         d = _TEXT_CACHE[ins.text] = _def_use(ins, _NO_CONTROL)
     return d
 

@@ -109,12 +109,27 @@ def latency_rule(fx: FunctionIndex, dep: Dep, reason: str, arch: str) -> bool:
 
 
 def structural_cut(fx: FunctionIndex, dep: Dep, arch: str) -> str | None:
-    """The first of the reason-independent rules (barrier, dominator, latency) that cuts the edge."""
-    if barrier_rule(fx, dep, ""):
-        return "barrier"
-    if dominator_rule(fx, dep, ""):
+    """The first of the reason-independent rules (barrier, dominator, latency) that cuts the edge.
+
+    The three rules inlined (this runs once per candidate edge): the same tests as :func:`barrier_rule`,
+    :func:`dominator_rule` and :func:`latency_rule`, in that order."""
+    k = dep.def_index
+    d = fx.du[k]
+    if d.clobbers_all:  # a CALL passes the barrier and latency rules
+        return "dominator" if fx.on_every_path(k, dep.use_index, dep.operands) else None
+    wb = d.write_barrier
+    if wb is not None:
+        waits = fx.ins[dep.use_index].control.waits_on
+        if int(wb[2:]) not in waits:
+            rb = d.read_barrier
+            if not (rb is not None and int(rb[2:]) in waits):
+                return "barrier"
+    if fx.on_every_path(k, dep.use_index, dep.operands):
         return "dominator"
-    if latency_rule(fx, dep, "", arch):
+    if arch == fx.arch:
+        if dep.cycles > fx._bounds()[k]:
+            return "latency"
+    elif dep.cycles > latency_of(fx.ins[k].opcode, arch).upper:
         return "latency"
     return None
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
-from warpwise.analysis.blame.operands import DefUse, def_use
+from warpwise.analysis.blame.operands import DefUse, def_use_all
 from warpwise.analysis.program.model import ProgramFunction
 
 UNPREDICATED = "_"
@@ -82,34 +82,42 @@ class FunctionIndex:
         self.arch = arch
         self.ins = pf.instructions
         self.index = {i.offset: k for k, i in enumerate(self.ins)}
-        self.du: list[DefUse] = [def_use(i) for i in self.ins]
+        self.du: list[DefUse] = def_use_all(self.ins)
         block: list[int] = [0] * len(self.ins)
         self.block = block
         self.first: dict[int, int] = {}
         self.end: dict[int, int] = {}
+        index = self.index
+        spans: list[tuple[int, int, int]] = []
         for start, b in pf.blocks.items():
-            a = self.index[b.instructions[0].offset]
+            a = index[b.instructions[0].offset]
             e = a + len(b.instructions)
             self.first[start], self.end[start] = a, e
             block[a:e] = [start] * (e - a)
+            spans.append((start, a, e))
         cum = [0]
         t = 0
         for i in self.ins:
-            t += max(1, i.control.stall)
+            st = i.control.stall
+            t += st if st > 1 else 1
             cum.append(t)
         self.cum = cum
         defs: defaultdict[tuple[int, str], list[int]] = defaultdict(list)
         calls: defaultdict[int, list[int]] = defaultdict(list)
         users: defaultdict[tuple[int, str], list[int]] = defaultdict(list)
-        for k, d in enumerate(self.du):
-            b = block[k]
-            if d.clobbers_all:
-                calls[b].append(k)
-            for r in d.defs:
-                defs[(b, r)].append(k)
-            if d.guard is None:
-                for r in d.uses:
-                    users[(b, r)].append(k)
+        du = self.du
+        if sum(e - a for _, a, e in spans) != len(du):  # blocks that do not cover every instruction
+            spans = [(block[k], k, k + 1) for k in range(len(du))]
+        for b, a, e in sorted(spans, key=lambda s: s[1]):  # instruction order: every list stays ascending
+            for k in range(a, e):
+                d = du[k]
+                if d.clobbers_all:
+                    calls[b].append(k)
+                for r in d.defs:
+                    defs[(b, r)].append(k)
+                if d.guard is None:
+                    for r in d.uses:
+                        users[(b, r)].append(k)
         # plain dicts: lookups below must never insert
         self._defs: dict[tuple[int, str], list[int]] = dict(defs)
         self._calls: dict[int, list[int]] = dict(calls)
@@ -163,9 +171,27 @@ class FunctionIndex:
         guard = d.guard
         du = self.du
         reached: list[str] = []  # registers whose sources came from the block-entry summary
-        for reg in self._sorted_uses(d.uses):
+        b = self.block[j]
+        defs = None if b in self._calls else self._defs  # the in-block fast path below: blocks without CALL
+        cum = self.cum
+        cj = cum[j]
+        regs = self._uses_order.get(d.uses)  # _sorted_uses, inlined
+        if regs is None:
+            regs = self._sorted_uses(d.uses)
+        for reg in regs:
             sb = reg.startswith("SB")
-            for k, cyc, n in self._sources(j, reg, guard, reached):
+            srcs: Sequence[tuple[int, int, int]] | None = None
+            if defs is not None:
+                # the commonest answer of _sources, inlined: the nearest def above j in its block is
+                # unpredicated, so it is the only source (it covers every guard)
+                a = defs.get((b, reg))
+                if a and a[0] < j:
+                    k = a[bisect.bisect_left(a, j) - 1]
+                    if du[k].guard is None:
+                        srcs = ((k, cj - cum[k], j - k),)
+            if srcs is None:
+                srcs = self._sources(j, reg, guard, reached)
+            for k, cyc, n in srcs:
                 dep = out.get(k)
                 if dep is None:
                     dep = out[k] = Dep(k, j, {reg}, cyc, n)
@@ -178,7 +204,6 @@ class FunctionIndex:
         if len(out) >= 2 or not reached:
             return out, min(2, len(out))
         # at most one candidate so far: the defs dropped past their bound decide between 1 and 2
-        b = self.block[j]
         far: set[int] = set(out)
         for reg in reached:
             fb = self._reach_far[reg].get(b)
@@ -265,7 +290,10 @@ class FunctionIndex:
             for (b, r) in self._defs:
                 by.setdefault(r, set()).add(b)
             self._blocks_of = by
-        return self._blocks_of.get(reg, set()) | self._calls.keys()
+        own = self._blocks_of.get(reg)
+        if not self._calls:
+            return own if own is not None else set()  # read-only for the caller
+        return (own or set()) | self._calls.keys()
 
     def _path_limit(self, reg: str) -> float:
         """Issue cycles after which the per-path walk for ``reg`` stops: SEARCH_LIMIT_CYCLES, or less when
@@ -278,8 +306,13 @@ class FunctionIndex:
             else:
                 if not self._limits:
                     top: dict[str, float] = {}
+                    bnd = self._bounds()
                     for (_b, r), ks in self._defs.items():
-                        top[r] = max(top.get(r, 0.0), max(self.bound(k) for k in ks))
+                        m = max([bnd[k] for k in ks])
+                        if m > top.get(r, 0.0):
+                            top[r] = m
+                        elif r not in top:
+                            top[r] = 0.0
                     self._limits.update({r: min(float(SEARCH_LIMIT_CYCLES), v) for r, v in top.items()})
                 lim = self._limits.get(reg, 0.0)
             self._limits[reg] = lim
@@ -331,12 +364,17 @@ class FunctionIndex:
         gen: dict[int, tuple[dict[int, tuple[int, int]], dict[int, int], bool]] = {}
         limit = SEARCH_LIMIT_CYCLES
         # sparse: only blocks defining reg (or holding a CALL) generate; others only pass sets along
+        defs_of, calls = self._defs, self._calls
         for b in self._def_blocks(reg):
             e = end[b]
             found: dict[int, tuple[int, int]] = {}
             gfar: dict[int, int] = {}
             covered = False
-            ks = self.defs_before(b, e, reg)
+            if b in calls:
+                ks = self.defs_before(b, e, reg)
+            else:  # defs_before(b, end, reg) of a block without CALL: all its defs, nearest first
+                a = defs_of.get((b, reg))
+                ks = a[::-1] if a else []
             if ks:
                 preds: frozenset[str] = frozenset()
                 for k in ks:
@@ -353,7 +391,7 @@ class FunctionIndex:
                     if covers(preds, None):
                         covered = True
                         break
-            gen[b] = (found, _two_nearest(gfar), covered)
+            gen[b] = (found, gfar if len(gfar) <= 2 else _two_nearest(gfar), covered)
         inn: dict[int, dict[int, tuple[int, int]]] = {}
         # the two nearest defs (within SEARCH_LIMIT_CYCLES) per block entry that reach it but were dropped
         # past their bound: enough to tell whether a use has exactly one candidate (slice_candidates)
@@ -533,17 +571,20 @@ class FunctionIndex:
         """GPA's dominator rule test: an unpredicated instruction k ≠ i, j using one of ``regs`` lies on
         every CFG path from ``i`` to ``j``."""
         bi, bj = self.block[i], self.block[j]
+        if bi == bj and i < j:  # straight line: unpredicated_users(bi, r, i, j), inlined
+            users = self._users
+            for r in regs:
+                u = users.get((bi, r))
+                if u:
+                    k = bisect.bisect_right(u, i)
+                    if k < len(u) and u[k] < j:
+                        return True
+            return False
         for r in regs:
-            if bi == bj and i < j:
-                if self.unpredicated_users(bi, r, i, j):
-                    return True
-                continue
             if self.unpredicated_users(bi, r, i, self.end[bi]):
                 return True
             if self.unpredicated_users(bj, r, self.first[bj] - 1, j):
                 return True
-        if bi == bj and i < j:
-            return False
         # blocks strictly between: dominate bj, post-dominate bi, and cut every bi->bj path. Walk bj's
         # dominators up to the first one that also dominates bi (their nearest common dominator): a block
         # above it cannot lie on every bi->bj path without that path repeating it.

@@ -76,51 +76,111 @@ def build_function(fn: Function, cubin: Cubin | None = None) -> ProgramFunction:
     g: nx.DiGraph = nx.DiGraph()
     g.add_nodes_from(blocks)
     exits: list[int] = []
+    edges: list[tuple[int, int, dict[str, str]]] = []
     for start, b in blocks.items():
         last = b.last
         if cf.is_branch(last):
             t = targets.get(last.offset)
             if t is not None:
-                g.add_edge(start, t, kind="branch")
+                edges.append((start, t, {"kind": "branch"}))
             if cf.is_indirect(last) or t is None:
                 exits.append(start)  # unknown destination: leaves the analysed region
         elif cf.is_end(last):
             exits.append(start)
         if cf.falls_through(last) and b.end < hi:
-            g.add_edge(start, b.end, kind="fall")
+            edges.append((start, b.end, {"kind": "fall"}))
         elif cf.falls_through(last):
             exits.append(start)
+    g.add_edges_from(edges)  # as add_edge per edge, in this order (a repeated edge keeps the last kind)
     pf = ProgramFunction(function=fn, blocks=blocks, cfg=g, entry=lo, exits=sorted(set(exits)))
-    pf.idom = dict(nx.immediate_dominators(g, lo))
-    pf.idom[lo] = lo  # networkx >= 3.6 leaves the start node out
-    rev: nx.DiGraph = nx.DiGraph()  # the reversed CFG without edge attributes (reverse(copy=True) deep-copies them)
-    rev.add_nodes_from(g)
-    rev.add_edges_from((v, u) for u, v in g.edges)
-    rev.add_node(VIRTUAL_EXIT)
+    succ: dict[int, list[int]] = {n: list(ss) for n, ss in g._succ.items()}
+    pred: dict[int, list[int]] = {n: list(ps) for n, ps in g._pred.items()}
+    pf.idom = _immediate_dominators(succ, pred, lo)
+    pf.idom[lo] = lo
+    # post-dominators: dominators of the reversed CFG from a virtual exit node that precedes every exit
+    # (successor lists in the order networkx's reversed copy would hold them: g.edges order)
+    rsucc: dict[int, list[int]] = {n: [] for n in g}
+    for u, ss in succ.items():
+        for v in ss:
+            rsucc[v].append(u)
+    rsucc[VIRTUAL_EXIT] = list(pf.exits)
+    rpred: dict[int, list[int]] = {n: list(ss) for n, ss in succ.items()}
     for e in pf.exits:
-        rev.add_edge(VIRTUAL_EXIT, e)
-    pf.ipdom = {n: (d if d != VIRTUAL_EXIT else n) for n, d in nx.immediate_dominators(rev, VIRTUAL_EXIT).items()
-                if n != VIRTUAL_EXIT}
-    _find_loops(pf)
+        rpred[e].append(VIRTUAL_EXIT)
+    rpred[VIRTUAL_EXIT] = []
+    pf.ipdom = {n: (d if d != VIRTUAL_EXIT else n)
+                for n, d in _immediate_dominators(rsucc, rpred, VIRTUAL_EXIT).items()}
+    _find_loops(pf, succ, pred)
     pf.calls = _call_sites(fn, cubin)
     return pf
 
 
-def _find_loops(pf: ProgramFunction) -> None:
-    g, idom = pf.cfg, pf.idom
+def _immediate_dominators(succ: dict[int, list[int]], pred: dict[int, list[int]], start: int) -> dict[int, int]:
+    """Immediate dominator of every node reachable from ``start`` except ``start`` (graph as successor and
+    predecessor lists of block starts): Cooper, Harvey and Kennedy, "A simple, fast dominance algorithm"
+    (2006), fig. 3 — the algorithm and the dict order (reverse postorder of a depth-first search taking
+    successors in list order) of ``networkx.immediate_dominators`` (3.x), on plain lists instead of graph
+    views (it was a third of ``build_program`` on 200k-instruction cubins, docs/benchmarks.md issue 15)."""
+    post: list[int] = []
+    seen = {start}
+    stack = [(start, iter(succ[start]))]
+    while stack:
+        n, it = stack[-1]
+        for s in it:
+            if s not in seen:
+                seen.add(s)
+                stack.append((s, iter(succ[s])))
+                break
+        else:
+            stack.pop()
+            post.append(n)
+    dfn = {u: i for i, u in enumerate(post)}
+    order = post[-2::-1]  # reverse postorder without start
+    idom: dict[int, int] = {start: start}
+    changed = True
+    while changed:
+        changed = False
+        for u in order:
+            new = -2
+            for v in pred[u]:
+                if v not in idom:
+                    continue
+                if new == -2:
+                    new = v
+                    continue
+                a, b = new, v  # intersect: walk both up the current tree to their common ancestor
+                while a != b:
+                    while dfn[a] < dfn[b]:
+                        a = idom[a]
+                    while dfn[a] > dfn[b]:
+                        b = idom[b]
+                new = a
+            if idom.get(u) != new:
+                idom[u] = new
+                changed = True
+    del idom[start]
+    return idom
+
+
+def _find_loops(pf: ProgramFunction, succ: dict[int, list[int]], pred: dict[int, list[int]]) -> None:
+    """Natural loops of ``pf`` (module doc); ``succ``/``pred``: its CFG's successor and predecessor lists."""
+    idom = pf.idom
     bodies: dict[int, set[int]] = {}
     backs: dict[int, list[tuple[int, int]]] = {}
-    for u, h in g.edges:
-        if u in idom and h in idom and pf.dominates(h, u):
-            body = bodies.setdefault(h, {h})
-            backs.setdefault(h, []).append((u, h))
-            stack = [u]
-            while stack:
-                n = stack.pop()
-                if n in body:
-                    continue
-                body.add(n)
-                stack.extend(p for p in g.predecessors(n) if p in idom)
+    for u, hs in succ.items():  # the CFG's edges in networkx's g.edges order
+        if u not in idom:
+            continue
+        for h in hs:
+            if h in idom and pf.dominates(h, u):
+                body = bodies.setdefault(h, {h})
+                backs.setdefault(h, []).append((u, h))
+                stack = [u]
+                while stack:
+                    n = stack.pop()
+                    if n in body:
+                        continue
+                    body.add(n)
+                    stack.extend(p for p in pred[n] if p in idom)
     # parent = smallest other loop whose body holds this header
     order = sorted(bodies, key=lambda h: len(bodies[h]))
     # loops holding each header block, in `order` (only those can enclose the loop of that header)
