@@ -310,7 +310,9 @@ LEGEND = ("Terms: warp samples = Nsight Compute's PC samples of the kernel's war
           "share = the line's warp samples / T. latency = not-issued samples "
           "(Nsight Compute's 'Not-issued Samples'; GPA's latency samples L); active = issued samples (A = T - L). "
           "Stall reasons are Nsight Compute's, over all samples of the line, so 'selected' and 'not_selected' "
-          "(warps that were ready) count too.")
+          "(warps that were ready) count too. In the estimates, T_ns = the launch's duration and f_ns = its "
+          "launch floor (an empty kernel's duration for the launch's first wave of CTAs, measured on the H200: "
+          "what no change to the code removes); S = the speedup of the rest.")
 
 
 def to_sarif(analyses: list[Analysis], docs_base: str = "") -> dict[str, Any]:

@@ -713,6 +713,8 @@ def fast_math(view: KernelView) -> Advice | Skipped:
                                     "--use_fast_math changes only single-precision division, sqrt and "
                                     "transcendentals")
     hint = ""
+    names: list[str] = []
+    sites: set[tuple[str, int]] = set()
     if evs:
         names = sorted({e.use_fn.name for e in evs if e.use_fn is not None and not e.use_fn.is_kernel})
         sites = set().union(*(_call_lines(view, n) for n in names)) if names else set()
@@ -733,9 +735,14 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     where = cm.lines_text(lines)
     # only the slow paths these lines' SASS holds (fresh-user: sin/cos was named in a kernel without any)
     has, fast_forms = slow_path_text(frozenset().union(*by_line.values()))
-    inline_hint = (f"precise single-precision math is inlined at {where} ({has}): --use_fast_math, or "
-                   f"{fast_forms} at those lines, replaces it by a few hardware approximations (MUFU)")
-    if isinstance(base, Advice) and base.hint:
+    slow = ""
+    if names and sites and sites <= lines:
+        # the out-of-line slow path is called from these very lines: one sentence, the routine named in it
+        slow = f"; its slow path {', '.join(n.rsplit('$', 1)[-1] for n in names)} is called out of line"
+    inline_hint = (f"precise single-precision math is inlined at {where} ({has}{slow}): --use_fast_math, or "
+                   f"{fast_forms} at {'that line' if len(lines) == 1 else 'those lines'}, replaces it by a few "
+                   "hardware approximations (MUFU)")
+    if isinstance(base, Advice) and base.hint and not slow:
         inline_hint = f"{base.hint}; {inline_hint}"
     res = cm.removal_advice(view, "fast_math", removed, inline_hint,
                             "the arithmetic of the lines holding precise math (upper bound: part of it remains)")
@@ -811,10 +818,10 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     s = roof if issue_bound else min(res.estimated_speedup, roof)
     inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
               "I_removed": removed, "I_added": added, "N_mufu": kept_mufu, "C_issue": c_issue, "C_sfu": c_sfu}
-    pipes = "S = C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16)"
+    pipes = "C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16)"
     if issue_bound:
-        res.estimate = Estimate(s, f"{pipes} (issue-bound kernel: the time follows issue and SFU work)", inputs,
-                                "issue/SFU roofline after the fix")
+        res.estimate = Estimate(s, f"{pipes} (the SM is the busiest unit, at >= 60% of peak: the time follows "
+                                "issue and SFU work)", inputs, "issue/SFU roofline after the fix")
         res.upper_bound = False
     else:
         res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,

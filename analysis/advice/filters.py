@@ -147,5 +147,6 @@ def cdp_note(view: KernelView) -> str | None:
     name = PurePosixPath(first.file.replace("\\", "/")).name
     return (f"{view.profile.name} launches kernels from the device ({CDP_LAUNCH} at {where}): launch overhead "
             "of many small child grids is not modelled by these optimizers; try the dynamic-parallelism rewrites "
-            "(thresholding, coarsening, aggregation): the code actions on the launch line, or "
-            f"`warpwise rewrite threshold|coarsen|aggregate {name} --launch {first.line}` (docs/rewrites.md)")
+            "(thresholding, coarsening, aggregation): the code actions on the launch line, or, in the source's "
+            f"folder, `warpwise rewrite plan {name} --launch {first.line} --profile REPORT.ncu-rep` (the "
+            "profile-guided combination; threshold|coarsen|aggregate one at a time; docs/rewrites.md)")

@@ -153,7 +153,11 @@ def _loc_text(loc: Location | None, map_file: FileMap | None) -> str:
 #: read as one quantity. Names not listed are ratios or counts without a unit.
 _INPUT_UNITS = {"T": "samples", "M": "samples", "A": "samples", "L": "samples", "H": "samples", "M_L": "samples",
                 "M_Ll": "samples", "A_nested": "samples", "V": "waves", "ceil(V)": "waves", "sectors": "sectors",
-                "index_sectors": "sectors", "dram_bytes": "bytes", "SMs": "SMs", "SMs_new": "SMs"}
+                "index_sectors": "sectors", "dram_bytes": "bytes", "SMs": "SMs", "SMs_new": "SMs",
+                # fast math's issue/SFU roofline (code._sfu_roofline): SM cycles and warp-level instructions
+                "C": "cycles", "C_issue": "cycles", "C_sfu": "cycles", "I": "instructions",
+                "I_removed": "instructions", "I_added": "instructions", "N_mufu": "instructions",
+                "inst_removed": "instructions", "inst_executed": "instructions"}
 
 
 def input_unit(name: str) -> str:
@@ -311,8 +315,9 @@ def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
 
 def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap | None = None,
              top: int | None = None, tool_version: str = "0.1.0", docs_base: str = "") -> dict[str, Any]:
-    """A SARIF 2.1.0 log: one run, one rule per optimizer id, one result per hotspot (ruleId = optimizer)
-    located at the stalled use's line, with the blamed def as a related location. Advice without hotspots
+    """A SARIF 2.1.0 log: one run, one rule per optimizer id, one result per source line of an advice's
+    hotspots (ruleId = optimizer; the line's hotspots summed) located at the stalled uses' line, with the
+    blamed defs as related locations. Advice without hotspots
     (parallel optimizers) gives one result at its scope. A result without a line of its own is placed at the
     advice's scope, else at the kernel's first line (``AdviceReport.kernel_scope``), else left out: PR
     annotations need a location (JSON and text keep such advice). ``docs_base`` prefixes the docs links
@@ -332,27 +337,43 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                    f"{'upper bound' if a.upper_bound else 'estimated speedup'} " \
                    f"{a.estimated_speedup:.3f}x ({basis_text(a)})."
             if a.hotspots:
+                # one result per source line of the advice (PR annotations: a line's hotspots are one finding),
+                # the line's hotspots summed, their blamed defs as related locations
+                by_line: dict[tuple[str | None, int | None], list[Hotspot]] = {}
                 for h in a.hotspots:
+                    by_line.setdefault((h.use.file, h.use.line) if h.use.file and h.use.line else
+                                       (a.scope.file, a.scope.line), []).append(h)
+                for (file, line), hs in by_line.items():
                     # the result sits at the hotspot's line: references are resolved against that file
-                    at = h.use.file if h.use.file and h.use.line else a.scope.file
+                    at = file or a.scope.file
+                    n = sum(h.samples for h in hs)
+                    reasons = ", ".join(dict.fromkeys(h.reason for h in hs))
+                    h0 = hs[0]
                     res: dict[str, Any] = {
                         "ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
-                        "message": {"text": f"{head} {h.samples:.0f} samples ({h.reason}) at distance {h.distance}. "
+                        "message": {"text": f"{head} {n:.0f} samples ({reasons}) on this line"
+                                            f"{f' in {len(hs)} instructions' if len(hs) > 1 else ''}. "
                                             f"{hint_text(a.hint, at, map_file)}".strip()},
-                        "properties": {**base_props, "samples": _num(h.samples), "distance": h.distance,
-                                       "reason": h.reason, "pc": f"{h.use.pc:#x}"},
+                        "properties": {**base_props, "samples": _num(n), "distance": h0.distance,
+                                       "reason": h0.reason, "pc": f"{h0.use.pc:#x}",
+                                       "pcs": [f"{h.use.pc:#x}" for h in hs]},
                     }
-                    loc = _sarif_location(map_file, (h.use.file, h.use.line), (a.scope.file, a.scope.line),
-                                          _kernel_line(rep))
+                    loc = _sarif_location(map_file, (file, line), (a.scope.file, a.scope.line), _kernel_line(rep))
                     if loc is None:
                         continue
                     res["locations"] = [loc]
-                    if h.def_ is not None:
+                    related: list[dict[str, Any]] = []
+                    seen: set[tuple[str, int]] = set()
+                    for h in hs:
+                        if h.def_ is None:
+                            continue
                         df = _file(h.def_.file, map_file)
-                        if df and h.def_.line:
-                            res["relatedLocations"] = [{
-                                "id": 1, "physicalLocation": _physical(df, h.def_.line),
-                                "message": {"text": f"blamed def {h.def_.opcode} at {h.def_.pc:#x}"}}]
+                        if df and h.def_.line and (df, h.def_.line) not in seen:
+                            seen.add((df, h.def_.line))
+                            related.append({"id": len(related) + 1, "physicalLocation": _physical(df, h.def_.line),
+                                            "message": {"text": f"blamed def {h.def_.opcode} at {h.def_.pc:#x}"}})
+                    if related:
+                        res["relatedLocations"] = related
                     results.append(res)
             else:
                 res = {"ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",

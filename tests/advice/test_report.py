@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+import pytest
 from warpwise.analysis.advice import OPTIMIZER_IDS, AdviceReport, render_text, report_json, to_json, to_sarif
 from warpwise.analysis.advice.report import docs_anchor
 
@@ -63,18 +64,26 @@ def check_sarif(log: dict[str, Any]) -> None:
     json.dumps(log)  # serializable
 
 
-def test_sarif_structure_one_result_per_hotspot(reports: dict[str, AdviceReport]) -> None:
+def test_sarif_structure_one_result_per_advice_line(reports: dict[str, AdviceReport]) -> None:
     reps = [reports[n] for n in ("stencil", "gather", "noinline")]
     log = to_sarif(reps, map_file=lambda p: str(Path(p).relative_to(Path(p).parents[2])))
     check_sarif(log)
     run = log["runs"][0]
     assert [r["id"] for r in run["tool"]["driver"]["rules"]] == list(OPTIMIZER_IDS)
-    expected = sum(max(1, len(a.hotspots)) for r in reps for a in r.advice)
+    # one result per (advice, source line of its hotspots): a line's hotspots are one PR annotation
+    expected = sum(max(1, len({(h.use.file, h.use.line) for h in a.hotspots})) for r in reps for a in r.advice)
     assert len(run["results"]) == expected
+    keys = [(r["properties"]["kernel"], r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"])
+            for r in run["results"]]
+    assert len(keys) == len(set(keys))
     sr = [r for r in run["results"] if r["ruleId"] == "strength_reduction" and r["properties"]["kernel"] == "blur_rows"]
     assert sr[0]["locations"][0]["physicalLocation"] == {
         "artifactLocation": {"uri": "examples/stencil/stencil.cu"}, "region": {"startLine": 18}}
     assert "write 0.1f" in sr[0]["message"]["text"]
+    # line 18's samples are the sum of its hotspots
+    adv = next(a for a in reports["stencil"].advice if a.optimizer == "strength_reduction")
+    assert sr[0]["properties"]["samples"] == pytest.approx(sum(h.samples for h in adv.hotspots if h.use.line == 18),
+                                                           abs=1e-3)
     with_def = [r for r in sr if "relatedLocations" in r]
     assert with_def and with_def[0]["relatedLocations"][0]["physicalLocation"]["region"]["startLine"] == 18
     rule = run["tool"]["driver"]["rules"][OPTIMIZER_IDS.index("strength_reduction")]
