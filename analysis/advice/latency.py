@@ -313,28 +313,56 @@ _NOT_FOLDABLE_OPS = frozenset({"S2R", "CS2R", "S2UR", "SHFL", "VOTE", "VOTEU", "
 _Fold = dict[str, frozenset[tuple[str, str]]]
 
 
+#: Per SASS text, what the fold step needs of an instruction (:func:`_fold_static`): the SASS text fixes the
+#: opcode, operands, register reads/writes and guard. Bounded like the def/use cache it reads.
+_FOLD_STATIC: dict[str, tuple[set[str], frozenset[tuple[str, str]] | None, tuple[str, ...], str | None]] = {}
+_FOLD_STATIC_MAX = 1 << 18
+
+
+def _fold_static(ins: Instruction) -> tuple[set[str], frozenset[tuple[str, str]] | None, tuple[str, ...], str | None]:
+    """(register defs, the bank-0 words its operands read — None when an operand makes the result vary —, its
+    register reads, its guard) of ``ins``, cached by SASS text."""
+    hit = _FOLD_STATIC.get(ins.text)
+    if hit is not None:
+        return hit
+    d = def_use(ins)
+    defs = {r for r in d.defs if not r.startswith("SB")}
+    consts: frozenset[tuple[str, str]] | None
+    if ins.base_opcode in _NOT_FOLDABLE_OPS or d.clobbers_all:
+        consts = None
+    else:
+        deps: set[tuple[str, str]] = set()
+        for op in ins.operands:
+            if "[" not in op:
+                continue
+            m = _CONST.fullmatch(op.lstrip("-|~!").rstrip("|"))
+            if m is None or m.group(1) not in ("0x0", "0x00") or not m.group(2).startswith("0x"):
+                deps = set()
+                consts = None
+                break
+            deps.add((m.group(1), m.group(2)))
+        else:
+            consts = frozenset(deps)
+    out = (defs, consts, tuple(d.reg_reads), d.guard)
+    if len(_FOLD_STATIC) < _FOLD_STATIC_MAX:
+        _FOLD_STATIC[ins.text] = out
+    return out
+
+
 def _fold_step(ins: Instruction, state: _Fold) -> tuple[frozenset[tuple[str, str]] | None, set[str]]:
     """(parameter words the instruction's result is computed from, or None when it varies; its register defs).
     A result folds when every register it reads folds and every constant-bank operand is a bank-0 (launch)
     word at an immediate offset: no thread index, no loaded value."""
-    d = def_use(ins)
-    defs = {r for r in d.defs if not r.startswith("SB")}
-    if ins.base_opcode in _NOT_FOLDABLE_OPS or d.clobbers_all:
+    defs, consts, reads, guard = _fold_static(ins)
+    if consts is None:
         return None, defs
-    deps: set[tuple[str, str]] = set()
-    for op in ins.operands:
-        if "[" not in op:
-            continue
-        m = _CONST.fullmatch(op.lstrip("-|~!").rstrip("|"))
-        if m is None or m.group(1) not in ("0x0", "0x00") or not m.group(2).startswith("0x"):
-            return None, defs  # memory, a user __constant__ word (data), or a register-indexed constant
-        deps.add((m.group(1), m.group(2)))
-    for r in d.reg_reads:
+    deps = set(consts)
+    for r in reads:
         got = state.get(r)
         if got is None:
             return None, defs
         deps |= got
-    if d.guard is not None:  # a predicated write keeps the old value on the other lanes
+    if guard is not None:  # a predicated write keeps the old value on the other lanes
         for r in defs:
             got = state.get(r)
             if got is None:
@@ -622,6 +650,22 @@ def _barrier_offsets(fn: ProgramFunction) -> tuple[int, ...]:
     return tuple(i.offset for i in fn.instructions if i.base_opcode == "BAR")
 
 
+def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int, int, float]]:
+    """(barrier interval, block start, issued samples) of each of ``fn``'s instructions with issued samples, in
+    address order, once per view and function (:func:`_barrier_intervals` asks per region)."""
+    def make() -> list[tuple[int, int, float]]:
+        bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
+        out: list[tuple[int, int, float]] = []
+        for i in fn.instructions:
+            b = fn.block_of(i.offset)
+            smp = view.sample_at(fn.name, i.offset)
+            if b is not None and smp is not None and smp.issued:
+                out.append((bisect.bisect_right(bars, i.offset), b.start, float(smp.issued)))
+        return out
+    found: list[tuple[int, int, float]] = view.memo(("issued_by_interval", fn.name), make)
+    return found
+
+
 def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, float]]:
     """``r`` split by the block-wide barriers of its function, each part with the active samples it can draw
     on: neither the compiler nor the programmer may move a memory access across __syncthreads() (it orders the
@@ -637,14 +681,7 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     def iv(off: int) -> int:
         return bisect.bisect_right(bars, off)
 
-    issued: list[tuple[int, float]] = []  # (interval, issued samples) of the region's instructions
-    for i in fn.instructions:
-        b = fn.block_of(i.offset)
-        if blocks is not None and (b is None or b.start not in blocks):
-            continue
-        smp = view.sample_at(fn.name, i.offset)
-        if smp is not None and smp.issued:
-            issued.append((iv(i.offset), float(smp.issued)))
+    issued = [(k, n) for k, b, n in _issued_by_interval(view, fn) if blocks is None or b in blocks]
     spans: dict[tuple[int, int], list[EdgeView]] = {}
     for e in r.edges:
         use = e.use_ins.offset if e.use_ins is not None else None
