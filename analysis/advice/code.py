@@ -738,7 +738,7 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     slow = ""
     if names and sites and sites <= lines:
         # the out-of-line slow path is called from these very lines: one sentence, the routine named in it
-        slow = f"; its slow path {', '.join(n.rsplit('$', 1)[-1] for n in names)} is called out of line"
+        slow = f", {', '.join(n.rsplit('$', 1)[-1] for n in names)} called out of line"
     inline_hint = (f"precise single-precision math is inlined at {where} ({has}{slow}): --use_fast_math, or "
                    f"{fast_forms} at {'that line' if len(lines) == 1 else 'those lines'}, replaces it by a few "
                    "hardware approximations (MUFU)")
