@@ -187,9 +187,16 @@ def _pct(a: float, b: float) -> str:
     return f"{100.0 * a / b:.1f}%" if b else "-"
 
 
-def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Path | None = None) -> str:
+def _group_ns(g: KernelGroup) -> float:
+    """GPU time of a kernel's launches (ns, gpu__time_duration.sum summed; 0 when unknown)."""
+    return float(sum(k.profile.launch.duration_ns for k in g.launches))
+
+
+def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Path | None = None,
+                       share: float | None = None) -> str:
     """Plain-text report of one kernel over its launches: launch facts, sample totals, hot lines, blame,
-    the roofline finding, advice."""
+    the roofline finding, advice. ``share``: the kernel's part of the report's kernel time (0-1), stated in its
+    header when given."""
     if isinstance(g, KernelAnalysis):
         g = KernelGroup(mangled=g.profile.mangled, name=g.profile.name, launches=[g], lines=g.lines,
                         advice_report=g.advice_report, notes=g.notes)
@@ -213,6 +220,9 @@ def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Pat
            *(_launch_line(k, len(g.launches) > 1) for k in g.launches),
            f"   warp samples: {T:,} total, {L:,} latency ({_pct(L, T)}), {T - L:,} active"
            + (f" over {len(g.launches)} launches" if len(g.launches) > 1 else "")]
+    if share is not None:
+        out.append(f"   GPU time: {_group_ns(g) / 1e3:,.1f} us, {share:.1%} of the profiled kernels' time "
+                   "(kernels are listed longest first)")
     sol = ", ".join(f"{k} {v:.0f}%" for k, v in lc.throughput_pct.items() if k != "memory")
     if sol:
         out.append(f"   speed of light: {sol} of peak")
@@ -299,7 +309,13 @@ def _blame_lines(g: KernelGroup, ls: LineStats, n: int) -> list[str]:
 
 def render_text(analyses: list[Analysis], top: int = 10, root: Path | None = None) -> str:
     """The ``advise --format text`` report for all analyses (kernels in report order) plus errors."""
-    parts = [render_kernel_text(g, top, root) for a in analyses for g in a.groups]
+    # kernels by the GPU time their launches took, longest first (stable: report order among equals): a
+    # one-thread setup kernel's large upper bounds must not come before the kernel that takes the time
+    groups = [g for a in analyses for g in a.groups]
+    total = sum(_group_ns(g) for g in groups)
+    order = sorted(groups, key=lambda g: -_group_ns(g)) if total > 0 else groups
+    parts = [render_kernel_text(g, top, root, share=_group_ns(g) / total if total > 0 and len(groups) > 1 else None)
+             for g in order]
     if parts:  # the terms explain the kernel tables; with none shown they explain nothing
         parts.append(LEGEND)
     return "\n\n".join(parts) + "\n"
