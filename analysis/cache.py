@@ -6,8 +6,8 @@ Directory default). ``WARPWISE_NO_CACHE=1`` turns it off; ``WARPWISE_CACHE_MAX_M
 (default 512 MiB; least recently used entries are removed first).
 
 Keys are SHA-256 digests of everything a result depends on: the content hashes of the report, binaries and
-sources, the warpwise version *and a digest of warpwise's own analysis code* (so a changed checkout never
-reads an older analysis), the versions of nvdisasm and ncu-report, and the call's options.
+sources, *a digest of warpwise's own analysis code* (so a changed checkout never reads an older analysis),
+the installed files of nvdisasm and ncu-report (path, size, mtime), and the call's options.
 
 Entries are pickles. Pickle runs code when loaded, so an entry is only ever read from the private cache
 directory warpwise created itself: it must be owned by this user and not writable by group or others
@@ -78,16 +78,13 @@ def _private_dir(create: bool) -> Path | None:
 
 
 def code_digest() -> str:
-    """Digest of warpwise's version and the bytes of its analysis package's Python files (computed once)."""
+    """Digest of the bytes of warpwise's analysis package's Python files (computed once): the code that makes a
+    cached analysis. (Not the installed version string: reading it imports ``importlib.metadata``, ~1.5 MiB
+    of RSS in the ``advise`` process while the report reader runs, and a version with the same analysis
+    code makes the same analyses.)"""
     global _code_digest
     if _code_digest is None:
-        from importlib import metadata
-
         h = hashlib.sha256(f"format {FORMAT}\n".encode())
-        try:
-            h.update(metadata.version("warpwise").encode())
-        except metadata.PackageNotFoundError:
-            h.update(b"unknown")
         root = Path(__file__).resolve().parent
         for p in sorted(root.rglob("*.py")):
             h.update(str(p.relative_to(root)).encode())
@@ -96,24 +93,37 @@ def code_digest() -> str:
     return _code_digest
 
 
+def _file_identity(path: Path) -> str:
+    """``path size mtime_ns`` of a file (``path missing`` when it cannot be stat'ed): identifies an installed
+    file without reading or running it."""
+    try:
+        st = path.stat()
+    except OSError:
+        return f"{path} missing"
+    return f"{path} {st.st_size} {st.st_mtime_ns}"
+
+
 def tool_versions() -> str:
-    """Identity of the external tools an analysis depends on: the nvdisasm binary (path, size, mtime: no
-    run needed) and the ncu-report package version."""
+    """Identity of the external tools an analysis depends on, by their files (path, size, mtime: no run or
+    import needed): the nvdisasm binary, and the files of the installed ncu-report package (its Python module
+    and native libraries, the folder of ``libnvperf_host.so``), so a reinstall or upgrade of either gives new
+    keys."""
     parts = []
     try:
         from warpwise.analysis.binary.tools import find_tool
 
-        exe = Path(find_tool("nvdisasm"))
-        st = exe.stat()
-        parts.append(f"nvdisasm {exe} {st.st_size} {st.st_mtime_ns}")
+        parts.append(f"nvdisasm {_file_identity(Path(find_tool('nvdisasm')))}")
     except Exception:
         parts.append("nvdisasm none")
-    try:
-        from importlib import metadata
+    from warpwise.analysis.profile.nvperf_boot import library_path
 
-        parts.append(f"ncu-report {metadata.version('ncu-report')}")
-    except Exception:
+    lib = library_path()
+    if lib is None:
         parts.append("ncu-report none")
+    else:
+        folder = Path(lib).parent
+        files = sorted(p for p in folder.iterdir() if p.is_file())
+        parts.append("ncu-report " + ", ".join(_file_identity(p) for p in files))
     return "; ".join(parts)
 
 

@@ -175,7 +175,9 @@ def group_kernels(kernels: Sequence[KernelAnalysis]) -> list[KernelGroup]:
     for mangled, kas in order.items():
         reps = [(k.profile, k.advice_report) for k in kas if k.advice_report is not None]
         # each note once; the launches' "only N warp samples" notes as one naming them (advise.merge_launch_notes)
-        notes = merge_launch_notes([(k.profile.launch_index, k.notes) for k in kas])
+        notes = merge_launch_notes([(k.profile.launch_index, k.notes,
+                                     k.advice_report.few_samples if k.advice_report is not None else None)
+                                    for k in kas])
         g = KernelGroup(mangled=mangled, name=kas[0].profile.name, launches=kas,
                         lines=kas[0].lines if len(kas) == 1 else merge_lines(kas),
                         advice_report=combine(reps) if reps else None, notes=notes)

@@ -6,7 +6,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from warpwise.analysis.advice import filters
@@ -171,13 +170,13 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
     report.advice = rank(kept, view.total)
     explain_bound(report.advice, report.bound)
     if 0 < view.total < rk.FEW_SAMPLES:
-        report.notes.append(few_samples_note(f"only {view.total} warp samples for this kernel"))
+        report.few_samples = view.total
+        report.notes.append(launch_few_samples_note(view.total))
     return report
 
 
 _FEW_TAIL = (": estimates are uncertain (see each interval); re-profile with a finer PC sampling interval "
              "(`warpwise profile --short-kernels -o R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
-_FEW_ONE = re.compile(r"^only (\d+) warp samples for this kernel: estimates are uncertain")
 
 
 def few_samples_note(head: str) -> str:
@@ -186,28 +185,36 @@ def few_samples_note(head: str) -> str:
     return head + _FEW_TAIL
 
 
-def merge_launch_notes(launches: list[tuple[tuple[int, int], list[str]]]) -> list[str]:
-    """The notes of several launches of one kernel (``(launch index, notes)`` in report order), each once; the
-    per-launch few-samples notes, which differ only in the count, become one naming the launches
-    (``only 120 warp samples in launch 0.1, 95 in 0.3 (2 of 4 launches): ...``), where the first was."""
+def launch_few_samples_note(samples: int) -> str:
+    """The note :func:`evaluate` adds to one launch's report when its ``samples`` warp samples are fewer than
+    ranking.FEW_SAMPLES (``AdviceReport.few_samples`` holds the count)."""
+    return few_samples_note(f"only {samples} warp samples for this kernel")
+
+
+def merge_launch_notes(launches: list[tuple[tuple[int, int], list[str], int | None]]) -> list[str]:
+    """The notes of several launches of one kernel (``(launch index, notes, few samples)`` in report order),
+    each once. ``few samples`` is the launch's ``AdviceReport.few_samples`` (None when it has enough samples or
+    no advice report): its :func:`launch_few_samples_note`, which differs between launches only in that count,
+    is replaced by one note naming the launches (``only 120 warp samples in launch 0.1, 95 in 0.3 (2 of 4
+    launches): ...``), where the first was. The counts come from the reports, never from the note text."""
     out: list[str] = []
     few: list[tuple[str, int]] = []
     at = 0
-    for idx, notes in launches:
+    for idx, notes, samples in launches:
+        own = launch_few_samples_note(samples) if samples is not None else None
         for n in notes:
-            if (m := _FEW_ONE.match(n)) is not None:
+            if samples is not None and n == own:
                 at = len(out) if not few else at
-                few.append((".".join(map(str, idx)), int(m.group(1))))
+                few.append((".".join(map(str, idx)), samples))
             elif n not in out:
                 out.append(n)
     if not few:
         return out
     if len(launches) == 1:
-        head = f"only {few[0][1]} warp samples for this kernel"
-    else:
-        counts = ", ".join(f"{c} in {label}" for label, c in few[1:])
-        head = (f"only {few[0][1]} warp samples in launch {few[0][0]}" + (f", {counts}" if counts else "")
-                + f" ({len(few)} of {len(launches)} launches)")
+        return [*out[:at], launch_few_samples_note(few[0][1]), *out[at:]]
+    counts = ", ".join(f"{c} in {label}" for label, c in few[1:])
+    head = (f"only {few[0][1]} warp samples in launch {few[0][0]}" + (f", {counts}" if counts else "")
+            + f" ({len(few)} of {len(launches)} launches)")
     return [*out[:at], few_samples_note(head), *out[at:]]
 
 

@@ -20,6 +20,7 @@ from warpwise.analysis.advice.model import Advice, Hotspot, RegionEstimate, Scop
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.latency import MEMORY_CLASSES, latency_class, latency_of, latency_table
 from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.blame.operands import def_use
 from warpwise.analysis.program import cfg as cf
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
@@ -658,7 +659,6 @@ def same_loop(a: Scope, b: Scope) -> bool:
 #: the constant-bank entry the slot indexes (``LD.E.64 R12, [R12]``; ``LD.E R3, [R12+0x10]``;
 #: ``LDC.64 R2, c[0x2][R3]``; ``CALL.REL.NOINC R2``: nvcc 13 sm_90, bench/advice/holdout4 raytrace_virtual).
 _TARGET_LOADS = frozenset({"LD", "LDG", "LDC", "ULDC", "LDS", "LDL"})
-_REG_NUM = re.compile(r"\bR(\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -701,36 +701,29 @@ def _indirect_calls(prog: Program) -> IndirectCalls:
     return IndirectCalls(tuple(sites), callees, frozenset(loads))
 
 
-def _regs(operand: str, wide: bool) -> set[int]:
-    """Register numbers named in an operand (a 64-bit ``.64`` access names the pair)."""
-    out = set()
-    for m in _REG_NUM.finditer(operand):
-        r = int(m.group(1))
-        out |= {r, r + 1} if wide else {r}
-    return out
-
-
 def _target_loads(pf: ProgramFunction, off: int) -> set[tuple[str, int]]:
     """The chain of loads in the CALL's basic block that computes its target register, walking back: a load
     defining a register of the chain joins it and its address registers are followed; any other definition
-    ends that register's chain (a register move or address arithmetic is not a vtable access)."""
+    ends that register's chain (a register move or address arithmetic is not a vtable access), and so does an
+    earlier CALL (it may write any register). Registers as the def/use engine reads them
+    (:func:`warpwise.analysis.blame.operands.def_use`, :func:`address_registers`): a 64-bit result names its
+    pair (``IMAD.WIDE R10, R23, 0x8, R10`` writes R10 and R11), a constant-bank offset is one 32-bit
+    register (``c[0x2][R12]``: R12), an address ``[R14.64+0x10]`` the pair it spells."""
     ins = pf.function.at(off)
     b = pf.block_of(off)
     reg = cf.call_target_register(ins) if ins is not None else None
     if b is None or reg is None:
         return set()
-    want = {int(reg[1:]), int(reg[1:]) + 1}  # the call target is a 64-bit pair
+    want = {reg, f"R{int(reg[1:]) + 1}"}  # the call target is a 64-bit pair
     out: set[tuple[str, int]] = set()
     for i in reversed([i for i in b.instructions if i.offset < off]):
-        if not i.operands or not want:
+        du = def_use(i)
+        if du.clobbers_all or not want:
+            break
+        if not du.defs & want:
             continue
-        dst = _regs(i.operands[0], ".64" in i.opcode)
-        if not dst & want:
-            continue
-        want -= dst
+        want -= du.defs
         if i.base_opcode in _TARGET_LOADS:
             out.add((pf.name, i.offset))
-            for o in i.operands[1:]:
-                if "[" in o:
-                    want |= _regs(o[o.index("["):], True)
+            want |= address_registers(i)
     return out

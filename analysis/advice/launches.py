@@ -85,7 +85,7 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
                        kernel_scope=first.kernel_scope, bound=launches[longest][1].bound, launches=len(launches))
     from warpwise.analysis.advice.advise import explain_bound, merge_launch_notes
 
-    out.notes = merge_launch_notes([(p.launch_index, rep.notes) for p, rep in launches])
+    out.notes = merge_launch_notes([(p.launch_index, rep.notes, rep.few_samples) for p, rep in launches])
     for _, rep in launches:
         out.skipped.extend(s for s in rep.skipped if s.optimizer not in by_opt and
                            all(s.optimizer != x.optimizer for x in out.skipped))

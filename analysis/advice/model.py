@@ -197,7 +197,9 @@ class AdviceReport:
     launches); ``kernel_scope``: the kernel function's source range when the binary has line info for it
     (SARIF places advice without a line of its own there); ``bound``: the roofline the kernel is at, when
     it is at one (shown first); ``launches``: launches of the kernel the ranking covers; ``candidates``: the
-    capped advice before overlapping findings were grouped (what :mod:`.launches` combines)."""
+    capped advice before overlapping findings were grouped (what :mod:`.launches` combines); ``few_samples``:
+    the launch's warp samples T when fewer than ranking.FEW_SAMPLES (``notes`` then says so, advise.
+    launch_few_samples_note), None otherwise and on a report combined over launches (its one note names them)."""
 
     kernel: str
     mangled: str
@@ -212,6 +214,7 @@ class AdviceReport:
     bound: Bound | None = None
     launches: int = 1
     candidates: list[Advice] = field(default_factory=list, repr=False)
+    few_samples: int | None = None
 
 
 @dataclass(frozen=True)

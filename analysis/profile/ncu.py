@@ -230,8 +230,8 @@ def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = T
 
     The file must be a regular file within the report size limit (:mod:`warpwise.analysis.bounded`).
     The ncu-report library (C++) reads the whole file and can loop or crash on a corrupt one, so it runs
-    in a worker process (``python -m warpwise.analysis.profile.nvperf_boot``, which loads the library before
-    anything else and gives back the zero pages its constructors touch) with a time limit of ``timeout``
+    in a worker process (:func:`warpwise.analysis.profile.nvperf_boot.worker_command`, which loads the library
+    before anything else and gives back the zero pages its constructors touch) with a time limit of ``timeout``
     seconds (default ``WARPWISE_REPORT_TIMEOUT_S``, 300 s) and an address-space limit
     (``WARPWISE_REPORT_MEMORY_BYTES``, default 16 GiB); the worker's process group is killed on expiry.
     It costs one interpreter start per load (docs/benchmarks.md "Hostile inputs"), and gives the ~125 MiB
@@ -243,10 +243,10 @@ def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = T
     timed out or crashed (the message names the file).
     """
     import pickle
-    import sys
 
     from warpwise.analysis.bounded import InputFileError, ToolRunError, check_regular, describe_status, report_timeout
     from warpwise.analysis.bounded import run as run_bounded
+    from warpwise.analysis.profile.nvperf_boot import worker_command
 
     p = Path(path)
     if os.environ.get("WARPWISE_NCU_INPROCESS", "") not in ("", "0"):  # no worker: debugging, profiling
@@ -259,9 +259,8 @@ def load_profiles(path: str | Path, timeout: float | None = None, sass: bool = T
         raise ProfileLoadError(f"{p}: empty file, not an Nsight Compute report")
     limit_s = report_timeout() if timeout is None else timeout
     try:
-        res = run_bounded([sys.executable, "-m", "warpwise.analysis.profile.nvperf_boot", str(p),
-                           *([] if sass else [_NO_SASS])],
-                          f"loading report {p}", timeout=limit_s)
+        res = run_bounded(worker_command(str(p), *([] if sass else [_NO_SASS])), f"loading report {p}",
+                          timeout=limit_s)
     except ToolRunError as e:
         if e.timed_out:
             raise ProfileLoadError(f"{p}: the Nsight Compute report library did not finish reading it within "

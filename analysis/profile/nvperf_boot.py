@@ -95,32 +95,66 @@ def release_zero_pages(ranges: list[tuple[int, int]]) -> int:
     return freed
 
 
-def preload() -> int:
-    """Load ncu-report's ``libnvperf_host.so`` (found beside the ``ncu_report`` package without importing it)
-    and give back the zero pages its constructors made resident; returns the bytes given back (0 when the
-    library is not there or cannot be loaded: ncu-report then loads it itself, as before)."""
+def library_path() -> str | None:
+    """Path of ncu-report's ``libnvperf_host.so`` beside the ``ncu_report`` package (found with
+    ``importlib.util.find_spec``, which does not import the package), or None when it is not there."""
     import importlib.util
 
     try:
         spec = importlib.util.find_spec("ncu_report")
     except (ImportError, ValueError):
-        return 0
-    dirs = list(spec.submodule_search_locations or []) if spec else []
-    for d in dirs:
+        return None
+    for d in list(spec.submodule_search_locations or []) if spec else []:
         lib = os.path.join(d, LIBRARY)
         if os.path.isfile(lib):
-            try:
-                ctypes.CDLL(lib)
-            except OSError:
-                return 0
-            return release_zero_pages(bss_ranges())
-    return 0
+            return lib
+    return None
+
+
+def preload(lib: str | None = None) -> int:
+    """Load ncu-report's ``libnvperf_host.so`` (``lib``, default :func:`library_path`) and give back the zero
+    pages its constructors made resident; returns the bytes given back (0 when the library is not there or
+    cannot be loaded: ncu-report then loads it itself, as before)."""
+    lib = lib if lib is not None else library_path()
+    if lib is None:
+        return 0
+    try:
+        ctypes.CDLL(lib)
+    except OSError:
+        return 0
+    return release_zero_pages(bss_ranges())
+
+
+_LIBRARY_FLAG = "--library"
+
+
+def worker_command(report: str, *args: str) -> list[str]:
+    """Argument list that starts the report-reader worker on ``report`` (``args`` go on to
+    :func:`warpwise.analysis.profile.ncu._worker_main`): ``python -S -P`` this file, with the library's path.
+
+    ``-S`` (no ``site`` at start-up) keeps the interpreter at ~9 instead of ~11.5 MiB while the library's
+    constructors write their ~110 MiB, the process tree's peak (docs/benchmarks.md, issue 15 "Sixth pass,
+    memory"); :func:`main` runs ``site.main()`` after the preload, so the rest of the worker sees the usual
+    ``sys.path`` (virtual environment, editable install). ``-P``: the file's folder is not put on ``sys.path``.
+    The library path is found here, where ``site`` has run (without it the worker could not find the package).
+    """
+    lib = library_path()
+    return [sys.executable, "-S", "-P", os.path.abspath(__file__), *([_LIBRARY_FLAG, lib] if lib else []), report,
+            *args]
 
 
 def main(argv: list[str]) -> int:
-    """Worker entry (``python -m warpwise.analysis.profile.nvperf_boot REPORT [--no-sass]``): :func:`preload`,
-    then :func:`warpwise.analysis.profile.ncu._worker_main` on ``argv``."""
-    preload()
+    """Worker entry (:func:`worker_command`, or ``python -m warpwise.analysis.profile.nvperf_boot REPORT
+    [--no-sass]``): :func:`preload`, ``site.main()`` when the interpreter started without ``site`` (``-S``),
+    then :func:`warpwise.analysis.profile.ncu._worker_main` on the remaining arguments."""
+    lib = None
+    if argv[:1] == [_LIBRARY_FLAG] and len(argv) > 1:
+        lib, argv = argv[1], argv[2:]
+    preload(lib)
+    if sys.flags.no_site:
+        import site
+
+        site.main()  # documented for -S: the sys.path set-up skipped at start-up, done now
     from warpwise.analysis.profile.ncu import _worker_main
 
     return _worker_main(argv)

@@ -79,7 +79,7 @@ def _is_reader(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as fh:
             cmd = fh.read()
-            return b"warpwise.analysis.profile.ncu" in cmd or b"warpwise.analysis.profile.nvperf_boot" in cmd
+            return b"warpwise.analysis.profile.ncu" in cmd or b"nvperf_boot" in cmd  # -m, or the -S file path
     except OSError:
         return False
 

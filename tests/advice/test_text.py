@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from warpwise.analysis.advice import AdviceReport, evaluate
-from warpwise.analysis.advice.advise import few_samples_note, merge_launch_notes
+from warpwise.analysis.advice.advise import few_samples_note, launch_few_samples_note, merge_launch_notes
 from warpwise.analysis.advice.launches import combine
 from warpwise.analysis.advice.report import hint_text, input_value_text, render_text
 from warpwise.analysis.blame.attribute import attribute
@@ -70,18 +70,25 @@ def test_few_samples_are_said_once_per_kernel_with_the_launches_named() -> None:
     launches = [_thinned(f, (0, i)) for i, f in enumerate((200, 250, 1))]
     n0, n1, n2 = (r.total for _, r in launches)
     assert n0 < 300 and n1 < 300 <= n2  # ranking.FEW_SAMPLES
+    assert [r.few_samples for _, r in launches] == [n0, n1, None]  # the count, as data on each report
     few = [n for _, r in launches for n in r.notes if n.startswith("only ")]
     assert few == [few_samples_note(f"only {n} warp samples for this kernel") for n in (n0, n1)]
+    assert few == [launch_few_samples_note(n) for n in (n0, n1)]
     out = combine(launches)
+    assert out.few_samples is None  # its one note names the launches
     notes = [n for n in out.notes if n.startswith("only ")]
     assert notes == [few_samples_note(f"only {n0} warp samples in launch 0.0, {n1} in 0.1 (2 of 3 launches)")]
     assert notes[0].endswith("re-profile with a finer PC sampling interval (`warpwise profile --short-kernels -o "
                              "R.ncu-rep -- ./app`, i.e. ncu --warp-sampling-interval 0)")
     # one launch keeps its own wording; other notes stay, each once, in order
     one = few_samples_note("only 50 warp samples for this kernel")
-    assert merge_launch_notes([((0, 0), ["a", one, "b"])]) == ["a", one, "b"]
-    assert merge_launch_notes([((0, 0), ["a", one]), ((0, 1), ["a", "c"])]) == [
+    assert merge_launch_notes([((0, 0), ["a", one, "b"], 50)]) == ["a", one, "b"]
+    assert merge_launch_notes([((0, 0), ["a", one], 50), ((0, 1), ["a", "c"], None)]) == [
         "a", few_samples_note("only 50 warp samples in launch 0.0 (1 of 2 launches)"), "c"]
+    # the count is the report's, not read back from the text: a note that only reads like one is a plain note
+    assert merge_launch_notes([((0, 0), [one], None), ((0, 1), [one], None)]) == [one]
+    assert merge_launch_notes([((0, 0), [one], 50), ((0, 1), [launch_few_samples_note(7)], 8)]) == [
+        few_samples_note("only 50 warp samples in launch 0.0 (1 of 2 launches)"), launch_few_samples_note(7)]
 
 
 def _fast_math_hint(pair: str) -> str:

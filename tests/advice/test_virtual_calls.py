@@ -74,3 +74,39 @@ def test_virtual_dispatch_is_advised_first_with_the_call_sites() -> None:
     assert top.estimated_speedup > 2.0
     rr = [a for a in rep.advice if a.optimizer == "register_reuse"]
     assert not rr or rr[0].estimated_speedup < 1.05
+
+
+def test_vtable_chain_reads_registers_as_the_def_use_engine() -> None:
+    """The chain's registers are def/use's (blame.operands): a 64-bit result names its pair and a constant-bank
+    offset is one 32-bit register. A register-number reading of the operand text (used before) took
+    ``IMAD.WIDE R10, R23, 0x8, R10`` for a write of R10 alone and ``c[0x4][R2]`` for R2 and R3, and so pulled in
+    loads that do not fetch the target."""
+    prog = _program()
+    ind = cm.indirect_calls(prog)
+    by_fn: dict[str, list[int]] = {}
+    for n, off in ind.target_loads:
+        by_fn.setdefault(n, []).append(off)
+    # HittableList::hit's call of objects[i]->hit (three copies of the function: its own and two inlined ones):
+    #   LD.E.64 R10, [R30.64+0x8]  (objects, the array)   IMAD.WIDE R10, R23, 0x8, R10  (&objects[i]: R10, R11)
+    #   LD.E.64 R4, [R10.64]  (objects[i])   LD.E.64 R14, [R4.64]  (its vtable)   LD.E R12, [R14.64+0x10]  (slot)
+    #   LDC.64 R12, c[0x2][R12]  (target)    CALL.REL.NOINC R12
+    # address arithmetic ends the chain: the array's load is not part of the virtual dispatch
+    sites = [(pf, off) for pf, off in ind.sites if qualified_name(pf.name) == "HittableList::hit"]
+    assert len(sites) == 3
+    for pf, off in sites:
+        b = pf.block_of(off)
+        assert b is not None
+        chain = sorted(o for o in by_fn[pf.name] if b.instructions[0].offset <= o < off)
+        texts = [pf.function.at(o).text for o in chain]  # type: ignore[union-attr]
+        assert [t.split()[0] for t in texts] == ["LD.E.64", "LD.E.64", "LD.E", "LDC.64"], texts
+        wide = [i for i in b.instructions if i.opcode == "IMAD.WIDE" and i.offset < chain[0]]
+        assert len(wide) == 1 and wide[0].operands[0] == "R10"
+        base = [i for i in b.instructions if i.offset < wide[0].offset and i.opcode == "LD.E.64"]
+        assert [i.operands[0] for i in base] == ["R10"]  # the array's load, left out
+        assert (pf.name, base[0].offset) not in ind.target_loads
+    # build_world's calls of malloc through c[0x4][R2]: the target load alone; the LDG.E R3 of a sphere
+    # parameter before it (R3 is not part of a 32-bit bank offset in R2) is not a target load
+    bw = prog.functions["_Z11build_worldPP8HittableS1_PK12SphereParamsi"]
+    at = [o for o in by_fn[bw.name] if 0x2f0 <= o < 0x3c0]
+    assert [bw.function.at(o).text for o in at] == ["LDC.64 R14, c[0x4][R2]"]  # type: ignore[union-attr]
+    assert bw.function.at(0x2f0).text == "LDG.E R3, desc[UR36][R16.64+0x18]"  # type: ignore[union-attr]

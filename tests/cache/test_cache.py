@@ -111,3 +111,37 @@ def test_second_analyze_is_a_load(cdir: Path, monkeypatch: pytest.MonkeyPatch) -
     assert [k.profile.name for k in warm.kernels] == [k.profile.name for k in cold.kernels]
     assert warm.kernels[0].advice == cold.kernels[0].advice and cold.kernels[0].advice
     assert warm.kernels[0].blame.edges == cold.kernels[0].blame.edges
+
+
+def test_tool_versions_name_the_installed_files(tmp_path: Path) -> None:
+    from warpwise.analysis.binary.tools import find_tool
+    from warpwise.analysis.profile.nvperf_boot import library_path
+
+    got = cache.tool_versions()
+    nvdisasm = Path(find_tool("nvdisasm"))
+    assert f"nvdisasm {nvdisasm} {nvdisasm.stat().st_size} " in got
+    lib = library_path()
+    assert lib is not None  # ncu-report is a dependency
+    assert f"{lib} {Path(lib).stat().st_size} " in got
+    assert f"{Path(lib).parent / '__init__.py'} " in got  # the package's Python module too
+    f = tmp_path / "tool"
+    f.write_bytes(b"one")
+    one = cache._file_identity(f)
+    f.write_bytes(b"three")  # another size: another identity (as a reinstalled tool would have)
+    assert cache._file_identity(f) != one and cache._file_identity(tmp_path / "gone") == f"{tmp_path / 'gone'} missing"
+
+
+def test_key_imports_neither_importlib_metadata_nor_pyelftools() -> None:
+    """What the advise process holds while the report reader runs beside it (the process tree's RSS peak,
+    docs/benchmarks.md issue 15 "Sixth pass, memory"): the CLI, advise's imports and the cache key, without
+    importlib.metadata (~1.5 MiB) and pyelftools (~3 MiB), which come later or never."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from pathlib import Path; from warpwise.server.cli import build_parser; build_parser(); "
+            "import warpwise.server.advise_cmd; from warpwise.analysis import cache; "
+            f"ex = Path({str(ROOT / 'examples' / 'stencil')!r}); "
+            "k = cache.make_key('analysis', [ex / 'stencil.ncu-rep', ex / 'stencil.sm_90.cubin']); "
+            "print(len(k), 'importlib.metadata' in sys.modules, any(m.startswith('elftools') for m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["64", "False", "False"]

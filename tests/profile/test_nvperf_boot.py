@@ -115,3 +115,24 @@ def test_preload_in_a_fresh_process_gives_back_most_of_the_library_bss() -> None
     assert n == 1  # libnvperf_host.so's .bss
     assert size > 64 << 20
     assert freed > 32 << 20  # measured: ~67 MiB of its ~124 MiB .bss are zero-filled by its constructors
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ncu_report") is None, reason="ncu-report not installed")
+def test_worker_starts_without_site_and_sets_it_up_after_the_library() -> None:
+    """The worker's interpreter starts with -S (no site-packages set-up: ~2.5 MiB less under the library's
+    constructors) and runs site.main() after the preload, so warpwise and ncu_report import as usual."""
+    from tests.conftest import example
+
+    cmd = nvperf_boot.worker_command(str(example("stencil", ".ncu-rep")), "--no-sass")
+    assert cmd[1:3] == ["-S", "-P"] and cmd[4:6] == ["--library", nvperf_boot.library_path()]
+    # without site.main() the same interpreter cannot import warpwise (nor ncu_report): the worker's own call is
+    # what makes the read below work
+    out = subprocess.run([sys.executable, "-S", "-P", "-c", "import warpwise.analysis.profile.ncu"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode != 0 and "ModuleNotFoundError" in out.stderr
+    res = subprocess.run(cmd, capture_output=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-500:]
+    import pickle
+
+    got = pickle.loads(res.stdout)
+    assert len(got) == 1 and got[0].name == "blur_rows" and len(got[0].pcs) > 50
