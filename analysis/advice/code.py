@@ -331,7 +331,8 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
     sample on those instructions of the matched lines plus the stalls waiting on them; other long-latency
     arithmetic (MUFU, conversions) counts its dependency stalls as GPA does. Where the deleted instructions'
     stalls lead the matched ones (:func:`_deletion_leads`: the hint's first fix is the deletion), the estimate
-    is the deletion's alone; otherwise the larger of the two."""
+    is the deletion's alone; otherwise the larger of the two. Where the deleted instructions' samples are mostly
+    a saturated pipe's queue (THROTTLED_SHARE), the smaller of the two."""
     if (miss := _needs_binary(view, "strength_reduction")) is not None:
         return miss
     matched = strength_edges(view)
@@ -346,18 +347,19 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
         return pw
     if not removed or not isinstance(base, Advice):
         return base
+    res = cm.removal_advice(view, "strength_reduction", removed, hint,
+                            "the FP64/conversion and division instructions of the matched lines")
+    if not isinstance(res, Advice):
+        return base
     # Samples on a saturated pipe's instructions are mostly its queue (throttle stalls): removing the work
-    # lets the next bottleneck take over, so eq. 2 over the dependents' stalls (GPA) stands there.
+    # lets the next bottleneck take over, so the deletion's eq. 2 over-counts there and eq. 2 over the
+    # dependents' stalls (GPA) stands -- unless it is the larger, when the deletion's count bounds it.
     evs_r, _ = cm.removal_edges(view, removed)
     on = [e for e in evs_r if cm.ins_key(e.use_fn, e.use_ins) in removed]
     total_on = sum(e.stall for e in on)
     throttled = sum(e.stall for e in on if e.gpa_class in (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY))
     if total_on <= 0 or throttled / total_on > THROTTLED_SHARE:
-        return base
-    res = cm.removal_advice(view, "strength_reduction", removed, hint,
-                            "the FP64/conversion and division instructions of the matched lines")
-    if not isinstance(res, Advice):
-        return base
+        return res if res.estimated_speedup < base.estimated_speedup else base
     if res.estimated_speedup <= base.estimated_speedup and not _deletion_leads(matched, removed):
         return base
     return res

@@ -66,16 +66,16 @@ def test_a_double_division_seed_is_fp64_work_of_the_float_statement() -> None:
 
 def test_the_literal_fix_is_not_credited_with_the_special_functions_it_leaves() -> None:
     # bs_batches, three launches: the double literals lead the hint; sqrtf/expf/logf's MUFU.RSQ/EX2 stalls stay
-    # after the fix. Eq. 2 over every matched stall said 2.26x per launch for 1.973x measured on the H200. Where
-    # the deleted instructions' samples are not a pipe's queue (throttle share <= 0.4: the first launch) the
-    # estimate is the deleted FP64 work, its conversions and the stalls waiting on them
+    # after the fix. Eq. 2 over every matched stall said 2.26x per launch for 1.973x measured on the H200; the
+    # deleted FP64 work, its conversions and the stalls waiting on them say 1.90-1.96x. In two launches 40.9% and
+    # 40.4% of the deleted instructions' samples are throttle stalls (over THROTTLED_SHARE): there the deletion's
+    # count is an over-count, and bounds the other form rather than yielding to a larger one
     d = PAIRS / "bs_batches"
     srcs = [d / "orig.cu", PAIRS / "bench.cuh"]
     an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), srcs, kernel="price_calls")
     advs = [next(a for a in k.advice_report.advice if a.optimizer == "strength_reduction")
             for k in an.kernels if k.advice_report is not None]
     assert len(advs) == 3
-    deleted = [a for a in advs if "FP64/conversion" in a.estimate.formula]
-    assert deleted and all(a.hint.startswith("the double literals") for a in advs)
-    assert all(_achieved("bs_batches") * 0.95 < a.estimated_speedup < 2.0 for a in deleted)
-    assert all(a.estimated_speedup < 2.3 for a in advs)
+    assert all(a.hint.startswith("the double literals") for a in advs)
+    assert all("FP64/conversion" in a.estimate.formula for a in advs)
+    assert all(abs(a.estimated_speedup - _achieved("bs_batches")) < 0.05 * _achieved("bs_batches") for a in advs)
