@@ -204,6 +204,8 @@ def _strength_kind(ins: Instruction | None, div_lines: set[tuple[str, int]], arc
         return None
     if cm.is_fp64_conversion(ins):
         return "fp64_conversion"
+    if is_fp64_seed(ins):
+        return "fp64"
     return {"fp64": "fp64", "sfu": "special_function", "conversion": "conversion"}[cm.mem_class(ins)]
 
 
@@ -327,7 +329,10 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 strength reduction, eq. 2. FP64 work in float code and integer division sequences are
     deleted by the fix (float literals / float math; shifts or a precomputed reciprocal), so M counts every
     sample on those instructions of the matched lines plus the stalls waiting on them; other long-latency
-    arithmetic (MUFU, conversions) counts its dependency stalls as GPA does."""
+    arithmetic (MUFU, conversions) counts its dependency stalls as GPA does. Where the deleted instructions'
+    stalls lead the matched ones (:func:`_deletion_leads`: the hint's first fix is the deletion), the estimate
+    is the deletion's alone; otherwise the larger of the two. Where the deleted instructions' samples are mostly
+    a saturated pipe's queue (THROTTLED_SHARE), the smaller of the two."""
     if (miss := _needs_binary(view, "strength_reduction")) is not None:
         return miss
     matched = strength_edges(view)
@@ -342,19 +347,37 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
         return pw
     if not removed or not isinstance(base, Advice):
         return base
+    res = cm.removal_advice(view, "strength_reduction", removed, hint,
+                            "the FP64/conversion and division instructions of the matched lines")
+    if not isinstance(res, Advice):
+        return base
     # Samples on a saturated pipe's instructions are mostly its queue (throttle stalls): removing the work
-    # lets the next bottleneck take over, so eq. 2 over the dependents' stalls (GPA) stands there.
+    # lets the next bottleneck take over, so the deletion's eq. 2 over-counts there and eq. 2 over the
+    # dependents' stalls (GPA) stands -- unless it is the larger, when the deletion's count bounds it.
     evs_r, _ = cm.removal_edges(view, removed)
     on = [e for e in evs_r if cm.ins_key(e.use_fn, e.use_ins) in removed]
     total_on = sum(e.stall for e in on)
     throttled = sum(e.stall for e in on if e.gpa_class in (stalls.MEMORY_THROTTLE, stalls.PIPE_BUSY))
     if total_on <= 0 or throttled / total_on > THROTTLED_SHARE:
-        return base
-    res = cm.removal_advice(view, "strength_reduction", removed, hint,
-                            "the FP64/conversion and division instructions of the matched lines")
-    if not isinstance(res, Advice) or res.estimated_speedup <= base.estimated_speedup:
+        return res if res.estimated_speedup < base.estimated_speedup else base
+    if res.estimated_speedup <= base.estimated_speedup and not _deletion_leads(matched, removed):
         return base
     return res
+
+
+def _deletion_leads(matched: list[tuple[EdgeView, str]], removed: dict[cm.InsKey, float]) -> bool:
+    """Whether the matched stalls on instructions the fix deletes (``removed``: FP64 work and conversions of the
+    float statements, division sequences) outweigh those on the other long-latency arithmetic (float special
+    functions: MUFU of sqrtf/expf/logf, other conversions). Then the hint leads with that fix (its parts are
+    ordered by weight) and the estimate is what that fix removes (eq. 2 over the deleted instructions): GPA's
+    eq. 2 over every matched stall would also count the MUFU latency of float math the literal fix leaves."""
+    deleted = other = 0.0
+    for e, _ in matched:
+        if cm.ins_key(e.use_fn, e.use_ins) in removed or cm.ins_key(e.def_fn, e.def_ins) in removed:
+            deleted += e.stall
+        else:
+            other += e.stall
+    return deleted >= other
 
 
 #: ``pow(x, n)`` / ``powf(x, n.0f)`` / ``std::pow`` with a small integral literal exponent: the general routine
@@ -437,15 +460,51 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
     for name, i in _instructions_on(view, fp64_lines | div_lines):
         assert i.loc is not None
         where = (i.loc.file, i.loc.line)
-        fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode
+        fp64 = i.base_opcode in FP64_OPS or ".F64" in i.opcode or is_fp64_seed(i)
         if where in fp64_lines and fp64:
             out[(name, i.offset)] = 1.0
         if where in div_lines:
             on_div[name].append(i)
     for name, ins in on_div.items():
-        for i in division_sequence(ins):
-            out[(name, i.offset)] = 1.0
+        seq = division_sequence(ins)
+        kept_hi = reused_reciprocal_share(seq)
+        for i in seq:
+            out[(name, i.offset)] = 1.0 - kept_hi if is_multiply_high(i) else 1.0
     return out
+
+
+def is_multiply_high(i: Instruction) -> bool:
+    """``IMAD.HI`` (the high 32 bits of a 32x32-bit product)."""
+    return i.base_opcode == "IMAD" and ".HI" in i.opcode
+
+
+def reused_reciprocal_share(seq: list[Instruction]) -> float:
+    """The share of the multiply-highs of a function's division sequences (``seq``, :func:`division_sequence`)
+    that a precomputed fixed-point reciprocal keeps, 0..1.
+
+    nvcc's 32-bit unsigned division by a run-time divisor computes the divisor's reciprocal once (seed
+    I2F.U32.RP, MUFU.RCP, F2I, and one IMAD.HI refining it), then per quotient one IMAD.HI by the dividend
+    and its corrections (SASS of nvcc 13, sm_90). With more quotient multiply-highs than seeds (I2F.U32.RP),
+    the compiler already reuses each reciprocal for several operations: the hint's fix for a reused divisor is
+    a host-precomputed reciprocal, q = __umulhi(n, m) >> s (Granlund & Montgomery, "Division by invariant
+    integers using multiplication", PLDI 1994), which keeps one multiply-high per quotient and drops the
+    set-up and the corrections — so (multiply-highs − seeds) / multiply-highs of them stay. With at most one
+    quotient per seed (a divisor used once) the division goes altogether (a power-of-two shift, or index math
+    without it): 0. 64-bit sequences (I2F.U64.RP, a called routine) are left out: 0."""
+    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
+    highs = sum(1 for i in seq if is_multiply_high(i))
+    quotients = highs - seeds
+    if seeds <= 0 or quotients <= seeds:
+        return 0.0
+    return quotients / highs
+
+
+def is_fp64_seed(i: Instruction) -> bool:
+    """``MUFU.RCP64H`` / ``MUFU.RSQ64H``: the seed of a double-precision division, reciprocal or square root (an
+    approximation of the high word that DFMA Newton steps refine): FP64 work, which a float statement's fix
+    replaces with the FP32 form along with the DFMAs (NVIDIA CUDA Binary Utilities, "Instruction Set Reference":
+    MUFU.RCP64H "reciprocal approximation, high 32 bits of a double")."""
+    return i.base_opcode == "MUFU" and "64H" in i.opcode
 
 
 _REGISTER = re.compile(r"(?<![\w.])(U?R\d+)\b")
