@@ -302,7 +302,9 @@ def group_findings(g: EditorKernel, path: Path) -> tuple[list[LineFinding], dict
     by_line: dict[int, LineFinding] = {}
     first = g.first
     for ls in g.lines:
-        if ls.file in recorded:
+        # the signature line's samples are the kernel's entry (its prologue), not a hot source line: no hot-line
+        # diagnostic or inlay there (the text report states them under "kernel entry", JSON marks kernel_entry)
+        if ls.file in recorded and not ls.entry:
             f = LineFinding(ls.line, g, ls, ls.samples / total)
             f.blamed_on = _blame_links(g, set(ls.pcs), as_use=True)
             f.sass = [_instruction_text(first, fn, off)[0] for fn, off in ls.pcs]
