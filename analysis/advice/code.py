@@ -1591,15 +1591,17 @@ def loop_control(fn: ProgramFunction | None, ins: Instruction | None) -> Loop | 
     return _loop_test_lines(fn).get((ins.loc.file, ins.loc.line))
 
 
-def division_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
-    """Whether a branch is nvcc's 32/64-bit dispatch of a 64-bit division/modulo: one of its successor blocks
-    calls the 64-bit routine (common.division_routine_64), the other runs the I2F.U32.RP path when both
-    operands fit in 32 bits. Compiler-made, not a condition of the user's to hoist: strength reduction owns it."""
+def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
+    """Whether a branch is nvcc's dispatch to one of its internal arithmetic routines: one of its successor blocks
+    calls it (common.nvcc_routine_call) — a 64-bit division's ``__cuda_sm20_rem_u64`` (the other side runs the
+    I2F.U32.RP path when both operands fit in 32 bits), an IEEE float division's FCHK slow path
+    ``__cuda_sm3x_div_rn_noftz_f32_slowpath``. Compiler-made, not a condition of the user's to hoist: strength
+    reduction and fast_math own that arithmetic."""
     if fn is None or ins is None or (b := fn.block_of(ins.offset)) is None:
         return False
     for s in fn.cfg.successors(b.start):
         blk = fn.blocks.get(s)
-        if blk is not None and any(i.base_opcode == "CALL" and cm.division_routine_64(i) for i in blk.instructions):
+        if blk is not None and any(cm.nvcc_routine_call(i) for i in blk.instructions):
             return True
     return False
 
@@ -1610,7 +1612,7 @@ def division_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> bo
 def branch_elimination(view: KernelView) -> Advice | Skipped:
     """GPA released branch elimination: stalls at branches with a taken ratio ≥ 0.999 or ≤ 0.001, eq. 2 — except
     a loop's own control branches (:func:`loop_control`: a long loop's back edge is taken ≥ 99.9% of the time, yet
-    its compare cannot be hoisted) and nvcc's dispatch of a 64-bit division (:func:`division_dispatch`)."""
+    its compare cannot be hoisted) and nvcc's dispatch to its arithmetic routines (:func:`routine_dispatch`)."""
     if (miss := _needs_binary(view, "branch_elimination")) is not None:
         return miss
     def decided(ins: Instruction, s: PCSample | None) -> bool:
@@ -1621,7 +1623,7 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
 
     evs = [e for e in _branch_edges(view, decided)
            if loop_control(fn := e.use_fn if e.is_self else e.def_fn, ins := e.use_ins if e.is_self else e.def_ins)
-           is None and not division_dispatch(fn, ins)]
+           is None and not routine_dispatch(fn, ins)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

@@ -124,12 +124,26 @@ def is_integer_division_seed(ins: Instruction) -> bool:
 DIV64_ROUTINE = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
 
 
+#: nvcc's internal arithmetic routines a kernel calls on a slow path (``$__internal_0_$__cuda_sm20_rem_u64``,
+#: ``__cuda_sm3x_div_rn_noftz_f32_slowpath``: IEEE division's FCHK slow path, 64-bit division, sqrt/rcp fix-ups).
+NVCC_ROUTINE = re.compile(r"__cuda_sm\d+x?_\w+")
+
+
+def nvcc_routine_call(ins: Instruction) -> str | None:
+    """The name of the nvcc-internal arithmetic routine a ``CALL`` instruction calls (:data:`NVCC_ROUTINE`), else
+    None."""
+    if ins.base_opcode != "CALL":
+        return None
+    m = next((m for op in ins.operands if (m := NVCC_ROUTINE.search(op)) is not None), None)
+    return m.group(0) if m else None
+
+
 def division_routine_64(ins: Instruction) -> str | None:
     """The 64-bit division routine an instruction belongs to or calls: the name (``__cuda_sm20_rem_u64``) for a
     ``CALL`` of one, ``"64-bit"`` for the routine's own reciprocal seed (``I2F.U64.RP`` / ``I2F.S64.RP``), else None
     (a 32-bit division's seed is ``I2F.U32.RP``)."""
     if ins.base_opcode == "CALL":
-        m = next((DIV64_ROUTINE.search(op) for op in ins.operands if DIV64_ROUTINE.search(op)), None)
+        m = next((m for op in ins.operands if (m := DIV64_ROUTINE.search(op)) is not None), None)
         return m.group(0) if m else None
     if is_integer_division_seed(ins) and "64" in ins.opcode:
         return "64-bit"
