@@ -289,17 +289,20 @@ def _unread_sources(found: list[Any]) -> list[str]:
 
 
 def _defined_kernels(sources: list[Path]) -> set[str]:
-    """Names of the ``__global__`` functions the given sources define (their text: ``__global__ ... name(``)."""
+    """Names of the ``__global__`` functions the given sources define: every identifier followed by ``(`` in the
+    declaration head after ``__global__`` (up to its ``{`` or ``;``), so ``__launch_bounds__(256) name(`` gives
+    both ``__launch_bounds__`` and ``name``: a superset, enough to tell the sources' kernels from others."""
     import re
 
     from warpwise.analysis.confine import read_source
 
     names: set[str] = set()
-    pat = re.compile(r"__global__\b[^;{}()]*?\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
+    head = re.compile(r"__global__\b([^;{}]*)")
+    call = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
     for src in sources:
         text = read_source(src, errors="replace")
-        if text:
-            names.update(pat.findall(text))
+        for h in head.findall(text or ""):
+            names.update(call.findall(h))
     return names
 
 
