@@ -37,6 +37,18 @@ def test_signature_line_gets_no_hot_line_finding() -> None:
     assert not [d for d in diags if d.range.start.line == 14 and "warp samples" in d.message
                 and "line has" in d.message]
     assert not [h for h in hints if h.position.line == 14]
+    # the hover says what the samples are
+    h = render.hover(ff, lmap, text, 15)
+    assert h is not None
+    assert ("**warpwise** · `advance` · kernel entry: 751 of advance's warp samples (5.4%) are on this signature line "
+            "— the prologue (parameter set-up) and warps waiting there at launch, not a line to change "
+            "(not_selected 86.4%, dispatch_stall 11.9%, no_instructions 1.7%)") in h.contents.value  # type: ignore[union-attr]
+    # two lines added above: it follows the line
+    moved = "// a\n// b\n" + text
+    h2 = render.hover(ff, LineMap(ff.baseline, moved), moved, 17)
+    assert h2 is not None and "kernel entry: 751" in h2.contents.value  # type: ignore[union-attr]
+    old_place = render.hover(ff, LineMap(ff.baseline, moved), moved, 15)
+    assert old_place is None or "kernel entry" not in old_place.contents.value  # type: ignore[union-attr]
 
 
 def test_webview_says_warp_samples() -> None:
