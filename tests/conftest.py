@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -16,6 +18,28 @@ os.environ.setdefault("WARPWISE_CACHE_DIR", tempfile.mkdtemp(prefix="warpwise-te
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 NAMES = ("stencil", "gather", "intdiv", "noinline", "cdp")
+
+
+def _bench_reports() -> ModuleType:
+    """bench/advice/reports.py, loaded by path (bench/ is no package)."""
+    spec = importlib.util.spec_from_file_location("advbench_reports", ROOT / "bench" / "advice" / "reports.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+bench_reports = _bench_reports()
+
+
+def pair_report(pair_dir: Path) -> Path:
+    """The plain ``orig.ncu-rep`` of a bench/advice pair folder (committed as ``orig.ncu-rep.xz``, unpacked once
+    into ~/.cache/warpwise-bench/reports/<sha256>/orig.ncu-rep by bench/advice/reports.py, the file name kept).
+    Raises FileNotFoundError when the folder has no report."""
+    got = bench_reports.pair_report(pair_dir)
+    if got is None:
+        raise FileNotFoundError(f"{pair_dir}: no orig.ncu-rep(.xz)")
+    return got
 
 
 def example(name: str, suffix: str) -> Path:

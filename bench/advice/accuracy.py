@@ -1,6 +1,7 @@
 """Advice accuracy on the committed H200 benchmark (bench/advice/README.md); no GPU needed.
 
-For every pair folder with a committed ``orig.ncu-rep`` + ``orig.<arch>.cubin`` and an entry in
+For every pair folder with a committed report (``orig.ncu-rep.xz``, read through bench/advice/reports.py, or a
+plain ``orig.ncu-rep``) + ``orig.<arch>.cubin`` and an entry in
 ``timings_h200.json``, re-runs the current analysis (the CLI's ``analyze``), ranks the optimizers over all
 launches of the pair's kernel, and compares the applied optimizer's rank and estimate with the speedup the
 fix achieved on the H200. Last line, exactly::
@@ -13,15 +14,29 @@ usage: python bench/advice/accuracy.py [--json] [PAIR ...]
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+
+
+def _load_reports() -> ModuleType:
+    """bench/advice/reports.py loaded by path (this file is run as a script and loaded by path by the tests)."""
+    spec = importlib.util.spec_from_file_location("advbench_reports", HERE / "reports.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+reports = _load_reports()
 NOTHING_TO_GAIN_LIMIT = 1.05  # the issue's bar: no advice above 1.05x on a kernel at its roofline
 ERR_FLOOR = 1e-4  # geomean of errors needs positive values: an exact estimate counts as 0.01 %
 
@@ -152,7 +167,7 @@ def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -
     kernel = str(meta["kernel"])
     kind = str(meta["kind"])
     opt = meta.get("optimizer")
-    report = pair_dir / "orig.ncu-rep"
+    report = reports.pair_report(pair_dir)
     cubins = sorted(pair_dir.glob("orig.*.cubin"))
     sources = [*sorted(p for p in pair_dir.iterdir() if p.suffix in (".cu", ".cuh")), pair_dir.parent / "bench.cuh"]
     analysis = analyze(report, cubins, [s for s in sources if s.is_file()], kernel=kernel)
@@ -211,7 +226,7 @@ def compute_rows(pairs_dir: Path, timings_path: Path, names: Sequence[str] | Non
         if names is not None and d.name not in names:
             continue
         meta = json.loads((d / "pair.json").read_text())
-        lacks = [what for what, ok in (("orig.ncu-rep", (d / "orig.ncu-rep").is_file()),
+        lacks = [what for what, ok in (("orig.ncu-rep(.xz)", reports.has_report(d)),
                                        ("orig.<arch>.cubin", any(d.glob("orig.*.cubin"))),
                                        (f"an entry in {timings_path.name}", d.name in timings)) if not ok]
         if not lacks and "error" in timings[d.name]:

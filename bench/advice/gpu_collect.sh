@@ -3,7 +3,9 @@
 #  1. builds every pair's orig.cu (and fix.cu) with -lineinfo -O3 -arch=$ARCH plus its pair.json flags, in
 #     parallel, into a temporary folder;
 #  2. profiles orig with `warpwise profile` (Nsight Compute with warpwise's sections, clocks not locked),
-#     which writes bench/advice/pairs/<name>/orig.ncu-rep and orig.<arch>.cubin beside it;
+#     which writes bench/advice/pairs/<name>/orig.ncu-rep and orig.<arch>.cubin beside it; the report is then
+#     xz-compressed to orig.ncu-rep.xz (bench/advice/reports.py: the committed form, a tenth of the size;
+#     accuracy.py and the tests read either form);
 #  3. times orig and fix side by side: ROUNDS rounds, each running every program (orig then fix) under one
 #     `ncu --clock-control none --metrics gpu__time_duration.sum --csv -k regex:^(<kernels>)` session; every
 #     run must print PASS (the programs check their own results, so each round is also a correctness run);
@@ -82,7 +84,7 @@ echo "== built: ${#ok[@]} of ${#names[@]}"
 
 if [ "$DRY" = 1 ]; then
   for n in "${ok[@]}"; do
-    echo "DRY $n: ${WW[*]} profile -o $set/pairs/$n/orig.ncu-rep -- $build/$n/orig"
+    echo "DRY $n: ${WW[*]} profile -o $set/pairs/$n/orig.ncu-rep -- $build/$n/orig; python3 $here/reports.py compress $set/pairs/$n/orig.ncu-rep"
     echo "DRY $n: $NCU --clock-control none --metrics gpu__time_duration.sum --csv -k regex:^${kernel[$n]} <bin> x $ROUNDS rounds"
   done
   [ ${#ok[@]} -eq ${#names[@]} ] && echo "DRY run: every program built" || { echo "DRY run: build failures" >&2; exit 1; }
@@ -94,10 +96,12 @@ echo "== profile (warpwise profile)"
 for n in "${ok[@]}"; do
   if [ "${PROFILE:-1}" = 0 ]; then echo "kept the committed profile of $n (PROFILE=0)"; continue; fi
   if [ "$(elapsed)" -gt $((BUDGET_S / 2)) ]; then echo "SKIPPED profile of $n: half of BUDGET_S=$BUDGET_S s spent"; continue; fi
-  rm -f "$set/pairs/$n"/orig.ncu-rep "$set/pairs/$n"/orig.*.cubin
+  rm -f "$set/pairs/$n"/orig.ncu-rep "$set/pairs/$n"/orig.ncu-rep.xz "$set/pairs/$n"/orig.*.cubin
   s=$SECONDS
   if timeout 180 "${WW[@]}" profile -o "$set/pairs/$n/orig.ncu-rep" -- "$build/$n/orig" > "$logs/$n.profile.txt" 2>&1; then
     printf 'profiled %-22s %4d s\n' "$n" $((SECONDS - s))
+    python3 "$here/reports.py" compress "$set/pairs/$n/orig.ncu-rep" >> "$logs/$n.profile.txt" 2>&1 \
+      || echo "COMPRESS FAILED $n: the plain orig.ncu-rep is packed instead"
   else
     echo "PROFILE FAILED $n (see $logs/$n.profile.txt)"; tail -5 "$logs/$n.profile.txt"
   fi
@@ -160,7 +164,9 @@ python3 "$here/ncu_times.py" summarize "$logs" "$set/timings_h200.json" "$done_r
 
 files=("$set/timings_h200.json" "$set/VERSIONS.txt" "$logs")
 for n in "${ok[@]}"; do
-  for f in "$set/pairs/$n"/orig.ncu-rep "$set/pairs/$n"/orig.*.cubin; do [ -f "$f" ] && files+=("$f"); done
+  for f in "$set/pairs/$n"/orig.ncu-rep.xz "$set/pairs/$n"/orig.ncu-rep "$set/pairs/$n"/orig.*.cubin; do
+    [ -f "$f" ] && files+=("$f")
+  done
 done
 tarball=$OUT/$([ "$set" = "$here" ] && echo advbench || basename "$set").tar.gz
 tar czf "$tarball" "${files[@]}"

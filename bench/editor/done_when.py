@@ -11,6 +11,7 @@ is missed.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -29,10 +30,23 @@ ROOT = Path(__file__).resolve().parents[2]
 ALL = lsp.Range(lsp.Position(0, 0), lsp.Position(1_000_000, 0))
 
 
-def one(d: Path, name: str) -> tuple[Path, Analysis]:
-    """The analysis of ``d``'s report with its cubins and ``name``.cu."""
+def pair_report(d: Path) -> Path:
+    """The plain report of a bench/advice pair folder (committed as orig.ncu-rep.xz; bench/advice/reports.py)."""
+    spec = importlib.util.spec_from_file_location("advbench_reports", ROOT / "bench" / "advice" / "reports.py")
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    got = mod.pair_report(d)
+    if got is None:
+        raise FileNotFoundError(f"{d}: no orig.ncu-rep(.xz)")
+    return Path(got)
+
+
+def one(d: Path, name: str, report: Path | None = None) -> tuple[Path, Analysis]:
+    """The analysis of ``d``'s report (or ``report``) with its cubins and ``name``.cu."""
     cu = (d / f"{name}.cu").resolve()
-    return cu, analyze(next(iter(sorted(d.glob("*.ncu-rep")))), sorted(d.glob("*.cubin")), [cu])
+    rep = report or next(iter(sorted(d.glob("*.ncu-rep"))))
+    return cu, analyze(rep, sorted(d.glob("*.cubin")), [cu])
 
 
 def check(label: str, cu: Path, analyses: list[Analysis]) -> bool:
@@ -59,7 +73,8 @@ def main() -> int:
         if (d / f"{name}.cu").is_file() and any(d.glob("*.ncu-rep")):
             cu, a = one(d, name)
             ok &= check(f"examples/{name}", cu, [a])
-    cu, a = one(ROOT / "bench" / "advice" / "pairs" / "bs_batches", "orig")
+    bs = ROOT / "bench" / "advice" / "pairs" / "bs_batches"
+    cu, a = one(bs, "orig", pair_report(bs))
     ok &= check(f"bs_batches ({len(a.kernels)} launches)", cu, [a])
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)

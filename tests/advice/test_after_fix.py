@@ -13,6 +13,8 @@ from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.profile.model import LaunchConfig
 from warpwise.analysis.profile.ncu import launch_from_metrics
 
+from tests.conftest import pair_report
+
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "advice" / "pairs"
 
 
@@ -57,7 +59,7 @@ def _top(pair: str, optimizer: str):  # type: ignore[no-untyped-def]
     d = PAIRS / pair
     meta = json.loads((d / "pair.json").read_text())
     srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [PAIRS / "bench.cuh"]
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
     rep = an.kernels[0].advice_report
     assert rep is not None
     adv = next(a for a in rep.advice if a.optimizer == optimizer)
@@ -113,7 +115,7 @@ def test_a_copy_at_its_mixed_traffic_roofline_has_nothing_to_gain() -> None:
     # float4 copy at 81% of DRAM peak: half its bytes are writes, whose reachable share (80.8% measured) it has
     # reached — its top advice applied (#pragma unroll 2) ran 1.001x on the H200, so no advice is given.
     d = PAIRS / "copy_float4"
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu", PAIRS / "bench.cuh"],
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [d / "orig.cu", PAIRS / "bench.cuh"],
                  kernel="copy_vec4")
     rep = an.kernels[0].advice_report
     assert rep is not None and rep.bound is not None and rep.bound.unit == "dram"
@@ -137,7 +139,7 @@ def test_divergent_issue_bound_kernel_is_charged_its_idle_lanes() -> None:
     # Hold-out pair (bench/advice/holdout): particles of two species interleaved, so every warp runs both
     # pushes with half its lanes; the SM is ~98% busy. The fix (one species per warp) ran 1.894x on the H200.
     d = PAIRS.parent / "holdout" / "pairs" / "plasma_species"
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu", PAIRS / "bench.cuh"],
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [d / "orig.cu", PAIRS / "bench.cuh"],
                  kernel="push")
     rep = an.kernels[0].advice_report
     assert rep is not None and rep.advice[0].optimizer == "divergence_reduction"
@@ -163,7 +165,7 @@ def test_no_transaction_reduction_for_accesses_already_16_bytes_wide() -> None:
     # only the narrow load is matched: eq. 2 over it is ~1.01x, below the 1.05x of a "nothing to gain" verdict
     # (1.889x was advised before).
     d = PAIRS.parent / "holdout3" / "dropped" / "dequant_int8"
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu"], kernel="dequant_rows")
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [d / "orig.cu"], kernel="dequant_rows")
     rep = an.kernels[0].advice_report
     assert rep is not None and rep.bound is not None and rep.bound.unit == "l2"
     adv = next(a for a in rep.advice if a.optimizer == "memory_transaction_reduction")
@@ -177,7 +179,7 @@ def test_pow_with_a_small_integer_exponent_is_strength_reduced() -> None:
     # holdout3's lj_powf: powf(sr, 12.0f) - powf(sr, 6.0f) on the line holding 53% of the samples; multiplications
     # (sr2 = ..., sr6 = sr2^3, sr12 = sr6^2) measured 2.85x on the H200 (with the sqrtf and a division gone too)
     d = PAIRS.parent / "holdout3" / "pairs" / "lj_powf"
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu"], kernel="lj_energy")
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [d / "orig.cu"], kernel="lj_energy")
     rep = an.kernels[0].advice_report
     assert rep is not None
     top = rep.advice[0]

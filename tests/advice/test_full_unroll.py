@@ -15,13 +15,15 @@ from warpwise.analysis.advice.quickfix import fixes_for_advice
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.pipeline import analyze
 
+from tests.conftest import pair_report
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "advice"
 
 
 def _analyzed(d: Path) -> tuple[Any, KernelView]:
     meta = json.loads((d / "pair.json").read_text())
     srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [BENCH / "pairs" / "bench.cuh"]
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
     k = an.kernels[0]
     view = build_view(k.profile, k.program, k.blame, arch_facts(k.profile.arch),
                       sources={str(p): p.read_text() for p in srcs})

@@ -14,6 +14,8 @@ from warpwise.analysis.binary.load import load_cubin
 from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.program.build import build_program
 
+from tests.conftest import pair_report
+
 ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
 
 
@@ -23,7 +25,7 @@ def _report(where: str, pair: str) -> Any:
     d = ADVICE / where / "pairs" / pair
     meta = json.loads((d / "pair.json").read_text())
     srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [ADVICE / "pairs" / "bench.cuh"]
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
     ks = [k for k in an.kernels if k.advice_report is not None]
     return max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
 
@@ -102,7 +104,7 @@ def test_idle_lanes_of_an_issue_bound_kernel_count_in_issued_instructions() -> N
     rep = _report("holdout", "plasma_species")
     adv = next(a for a in rep.advice if a.optimizer == "divergence_reduction")
     d = ADVICE / "holdout" / "pairs" / "plasma_species"
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu", ADVICE / "pairs" / "bench.cuh"],
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [d / "orig.cu", ADVICE / "pairs" / "bench.cuh"],
                  kernel="push")
     prof = max((k.profile for k in an.kernels), key=lambda p: p.launch.duration_ns)
     issued = sum(s.inst_executed for s in prof.pcs.values())
@@ -134,7 +136,7 @@ def test_a_divergent_branch_inside_a_loop_every_lane_runs_as_long_is_not_imbalan
     # instructions run with idle lanes, which would have read as 1.62x over register_reuse's 1.23x)
     d = ADVICE / "pairs" / "knn_local"
     meta = json.loads((d / "pair.json").read_text())
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [d / "orig.cu", ADVICE / "pairs" / "bench.cuh"],
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [d / "orig.cu", ADVICE / "pairs" / "bench.cuh"],
                  kernel=meta["kernel"])
     rep = max((k for k in an.kernels if k.advice_report is not None and k.profile.name.startswith(meta["kernel"])),
               key=lambda k: k.profile.launch.duration_ns).advice_report

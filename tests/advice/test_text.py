@@ -17,6 +17,7 @@ from warpwise.analysis.blame.attribute import attribute
 from warpwise.analysis.pipeline import analyze
 
 from tests.advice.conftest import example_inputs
+from tests.conftest import pair_report
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -85,7 +86,7 @@ def test_few_samples_are_said_once_per_kernel_with_the_launches_named() -> None:
 
 def _fast_math_hint(pair: str) -> str:
     d = ROOT / "bench" / "advice" / pair
-    a = analyze(d / "orig.ncu-rep", [d / "orig.sm_90.cubin"], [d / "orig.cu"])
+    a = analyze(pair_report(d), [d / "orig.sm_90.cubin"], [d / "orig.cu"])
     rep = a.groups[0].advice_report
     assert rep is not None
     fm = next(x for x in rep.candidates if x.optimizer == "fast_math")
@@ -112,7 +113,7 @@ def test_atomics_advice_names_the_users_line_and_the_header_only_as_via() -> Non
     # confusion_atomics: atomicAdd(&cm[...], 1u) at orig.cu:13, its REDG inlined from CUDA's
     # device_atomic_functions.hpp:112; the advice's site is the user's line
     d = ROOT / "bench" / "advice" / "holdout3" / "pairs" / "confusion_atomics"
-    a = analyze(d / "orig.ncu-rep", [d / "orig.sm_90.cubin"], [d / "orig.cu"])
+    a = analyze(pair_report(d), [d / "orig.sm_90.cubin"], [d / "orig.cu"])
     rep = a.groups[0].advice_report
     assert rep is not None
     adv = next(x for x in rep.candidates if x.optimizer == "atomic_privatization")

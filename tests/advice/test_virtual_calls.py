@@ -15,6 +15,8 @@ from warpwise.analysis.program import cfg as cf
 from warpwise.analysis.program.build import build_program
 from warpwise.analysis.program.model import Program
 
+from tests.conftest import pair_report
+
 ROOT = Path(__file__).resolve().parents[2] / "bench" / "advice"
 RAY = ROOT / "holdout4" / "pairs" / "raytrace_virtual"
 RENDER = "_Z6renderP4vec3iiPP8Hittable6Camera"
@@ -27,7 +29,7 @@ def _program() -> Program:
 
 @functools.cache
 def _report() -> AdviceReport:
-    an = analyze(RAY / "orig.ncu-rep", [RAY / "orig.sm_90.cubin"],
+    an = analyze(pair_report(RAY), [RAY / "orig.sm_90.cubin"],
                  [RAY / "orig.cu", RAY / "scene.cuh", ROOT / "pairs" / "bench.cuh"], kernel="render")
     rep = an.kernels[0].advice_report
     assert rep is not None

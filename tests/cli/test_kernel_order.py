@@ -9,12 +9,14 @@ from pathlib import Path
 from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.report import render_text
 
+from tests.conftest import pair_report
+
 PAIR = Path(__file__).resolve().parents[2] / "bench" / "advice" / "holdout4" / "pairs" / "raytrace_virtual"
 
 
 def test_kernels_are_listed_longest_first_with_their_share_of_the_time() -> None:
     srcs = [*sorted(p for p in PAIR.iterdir() if p.suffix in (".cu", ".cuh")), PAIR.parents[2] / "pairs" / "bench.cuh"]
-    an = analyze(PAIR / "orig.ncu-rep", sorted(PAIR.glob("orig.*.cubin")), [s for s in srcs if s.is_file()])
+    an = analyze(pair_report(PAIR), sorted(PAIR.glob("orig.*.cubin")), [s for s in srcs if s.is_file()])
     times = {g.name.split("(")[0]: sum(k.profile.launch.duration_ns for k in g.launches) for g in an.groups}
     assert set(times) == {"render", "build_world", "free_world"}
     text = render_text([an])

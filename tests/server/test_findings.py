@@ -19,7 +19,7 @@ from warpwise.server.config import parse_settings
 from warpwise.server.findings import file_findings, group_kernels
 from warpwise.server.linemap import LineMap
 
-from tests.conftest import example
+from tests.conftest import example, pair_report
 
 STENCIL = example("stencil", ".cu").resolve()
 ALL = lsp.Range(lsp.Position(0, 0), lsp.Position(10_000, 0))
@@ -262,7 +262,7 @@ def test_a_real_report_with_three_launches_of_one_kernel() -> None:
     """bench/advice/pairs/bs_batches: price_calls launched on 8192, 16384 and 4096 blocks (H200 report)."""
     d = example("stencil", ".cu").parents[2] / "bench" / "advice" / "pairs" / "bs_batches"
     cu = (d / "orig.cu").resolve()
-    a = analyze(d / "orig.ncu-rep", [d / "orig.sm_90.cubin"], [cu])
+    a = analyze(pair_report(d), [d / "orig.sm_90.cubin"], [cu])
     assert len(a.kernels) == 3
     ff = file_findings([a], cu)
     (g,) = ff.groups
