@@ -11,12 +11,14 @@ from warpwise.analysis.advice import code
 from warpwise.analysis.advice.report import advice_json, to_sarif
 from warpwise.analysis.pipeline import Analysis, analyze, entry_line
 
+from tests.conftest import pair_report
+
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "advice"
 
 
 def _pair(rel: str) -> Analysis:
     d = BENCH / rel
-    return analyze(d / "orig.ncu-rep", [d / "orig.sm_90.cubin"], [d / "orig.cu"])
+    return analyze(pair_report(d), [d / "orig.sm_90.cubin"], [d / "orig.cu"])
 
 
 @pytest.fixture(scope="module")

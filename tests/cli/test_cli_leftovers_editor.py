@@ -11,7 +11,7 @@ from pathlib import Path
 from warpwise.server.cli import DEFAULT_REPORT, build_parser
 
 from tests.cli.test_input_errors import run
-from tests.conftest import ROOT, example
+from tests.conftest import ROOT, example, pair_report
 
 BENCH = ROOT / "bench" / "advice"
 
@@ -31,7 +31,9 @@ def test_profile_help_states_the_output_default() -> None:
 
 def test_text_and_json_report_the_signature_line_as_the_kernel_entry(tmp_path: Path) -> None:
     d = tmp_path / "fourblock"
-    shutil.copytree(BENCH / "pairs" / "fourblock_poly", d)
+    src = BENCH / "pairs" / "fourblock_poly"
+    shutil.copytree(src, d, ignore=shutil.ignore_patterns("*.xz"))
+    shutil.copy(pair_report(src), d / "orig.ncu-rep")  # committed xz-compressed
     shutil.copy(BENCH / "pairs" / "bench.cuh", tmp_path / "bench.cuh")
     res = run("advise", "fourblock/orig.cu", cwd=tmp_path)
     assert res.returncode == 0, res.stderr
