@@ -146,6 +146,36 @@ class KernelGroup:
         return sum(k.profile.launch.duration_ns for k in self.launches)
 
 
+def entry_line(profile: KernelProfile, cubin: Cubin | None) -> tuple[str, int] | None:
+    """The kernel's signature line (recorded file, 1-based line): where its first instruction (the prologue at
+    offset 0: stack pointer and parameter set-up) maps, when that is the lowest line of the kernel's own code in
+    that file and the body has later lines; None when the kernel is written on one line or nothing maps. From the
+    cubin's line table, else from the profile's per-PC lines."""
+    placed: list[tuple[int, str, int]] = []
+    fn = None if cubin is None else next(
+        (f for f in cubin.functions.values() if f.section.removeprefix(".text.") == profile.mangled
+         and f.name == profile.mangled), None)
+    if fn is not None:
+        placed = [(i.offset, i.loc.file, i.loc.line) for i in fn.instructions if i.loc is not None]
+    else:
+        placed = [(s.offset, s.file, s.line) for s in profile.pcs.values()
+                  if s.function == profile.mangled and s.file and s.line is not None]
+    if not placed:
+        return None
+    _, file, line = min(placed)
+    same = [ln for _, f, ln in placed if f == file]
+    if min(same) != line or max(same) == line:
+        return None
+    return file, line
+
+
+def mark_entry_line(lines: Sequence[LineStats], profile: KernelProfile, cubin: Cubin | None) -> None:
+    """Set ``entry`` on the kernel's signature line (:func:`entry_line`) among ``lines``, in place."""
+    at = entry_line(profile, cubin)
+    for ls in lines:
+        ls.entry = at is not None and (ls.file, ls.line) == at
+
+
 def merge_lines(kernels: Sequence[KernelAnalysis]) -> list[LineStats]:
     """Line stats of several launches summed per (file, line), hottest first (the one place launches'
     lines are merged)."""
@@ -160,6 +190,7 @@ def merge_lines(kernels: Sequence[KernelAnalysis]) -> list[LineStats]:
             for r, v in ls.stalls.items():
                 cur.stalls[r] = cur.stalls.get(r, 0) + v
             cur.pcs.extend(pc for pc in ls.pcs if pc not in cur.pcs)
+            cur.entry = cur.entry or ls.entry
     return sorted(by.values(), key=lambda st: (-st.samples, st.file, st.line))
 
 
@@ -453,6 +484,7 @@ def analyze_kernel(profile: KernelProfile, cubins: Sequence[Cubin], sources: Seq
                          "lines and line-level advice cannot be placed on the source; kernel-level advice is shown. "
                          "Rebuild with `nvcc -lineinfo` and profile again")
     lines = line_stats(profile)
+    mark_entry_line(lines, profile, cubin)
     local, ambiguous = map_sources(profile, cubin, sources, path_map)
     ka = KernelAnalysis(profile=profile, cubin=cubin, lines=lines, local=local, notes=notes + ambiguous,
                         ambiguous_paths=ambiguous)

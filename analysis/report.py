@@ -33,8 +33,11 @@ def _loc(ka: KernelAnalysis, function: str, offset: int | None, section: str = "
 
 def line_json(ka: KernelAnalysis, ls: LineStats) -> dict[str, Any]:
     """One entry of a kernel's ``lines`` array. A line of an inlined helper has ``inlined_into`` (the call
-    sites: function, file, line, samples); a call line has ``inclusive_samples`` (its own + inlined code)."""
-    out: dict[str, Any] = {"file": ka.local_path(ls.file), "line": ls.line, "samples": ls.samples,
+    sites: function, file, line, samples); a call line has ``inclusive_samples`` (its own + inlined code).
+    ``kernel_entry`` is true for the kernel's signature line (its prologue's samples: the kernel's entry, which the
+    text report and the editor do not list as a hot line; LineStats.entry)."""
+    out: dict[str, Any] = {"file": ka.local_path(ls.file), "line": ls.line, "kernel_entry": ls.entry,
+                           "samples": ls.samples,
                            "latency_samples": ls.latency_samples,
                            "stall_reasons": dict(sorted(ls.stalls.items(), key=lambda kv: (-kv[1], kv[0])))}
     sites = ka.inlined.get((ls.file, ls.line))
@@ -228,10 +231,16 @@ def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Pat
         out.append(f"   speed of light: {sol} of peak")
     for n in g.notes:
         out.append(f"   note: {n}")
+    hot = [ls for ls in g.lines if not ls.entry]
+    for ls in (x for x in g.lines if x.entry):  # the signature line: the kernel's entry, not a line to change
+        reasons = ", ".join(f"{r} {_pct(v, ls.samples)}" for r, v in ls.top_reasons(3))
+        out.append(f"   kernel entry: {ls.samples:,} warp samples ({_pct(ls.samples, T)}) on the signature line "
+                   f"{rel(ka.local_path(ls.file))}:{ls.line} (the prologue: parameter set-up, warps waiting at launch; "
+                   f"not listed as a hot line): {reasons}")
     out.append("")
-    out.append(f"   Hot lines (top {min(top, len(g.lines))} of {len(g.lines)})")
+    out.append(f"   Hot lines (top {min(top, len(hot))} of {len(hot)})")
     out.append(f"   {'share':>6} {'samples':>8} {'latency':>8}  location / stall reasons")
-    for ls in g.lines[:top]:
+    for ls in hot[:top]:
         reasons = ", ".join(f"{r} {_pct(v, ls.samples)}" for r, v in ls.top_reasons(3))
         src = _source_line(ka, ls.file, ls.line)
         funcs = sorted({f for f, _ in ls.pcs if f != p.mangled})

@@ -223,11 +223,18 @@ def run_advise(args: argparse.Namespace) -> int:
     for a in analyses:
         a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values()) or not k.local]
         a._groups = None
+    unmatched: list[str] = []
+    if not given:  # a report found beside (or one folder below) the sources must be theirs
+        unmatched = _drop_foreign_kernels(analyses, sources)
+        if not any(a.kernels for a in analyses):
+            return _fail(args, [*unmatched, f"no report found next to {', '.join(map(str, args.sources))} profiles "
+                                             "a kernel of these sources; pass --profile REPORT.ncu-rep (record one "
+                                             "with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
     if not any(a.kernels for a in analyses):
         covered = ", ".join(sorted({Path(f).name for k in found for f in k.local})) or "no source lines"
         return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
                             f"{', '.join(map(str, args.sources))}; it covers {covered}"])
-    notes = _uncovered_sources(args.sources, found, given) + _unread_sources(found)
+    notes = unmatched + _uncovered_sources(args.sources, found, given) + _unread_sources(found)
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
@@ -279,6 +286,49 @@ def _unread_sources(found: list[Any]) -> list[str]:
                                                     "profiled version)" if embedded else
                                                     "its lines are shown without their text"))
     return notes
+
+
+def _defined_kernels(sources: list[Path]) -> set[str]:
+    """Names of the ``__global__`` functions the given sources define: every identifier followed by ``(`` in the
+    declaration head after ``__global__`` (up to its ``{`` or ``;``), so ``__launch_bounds__(256) name(`` gives
+    both ``__launch_bounds__`` and ``name``: a superset, enough to tell the sources' kernels from others."""
+    import re
+
+    from warpwise.analysis.confine import read_source
+
+    names: set[str] = set()
+    head = re.compile(r"__global__\b([^;{}]*)")
+    call = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
+    for src in sources:
+        text = read_source(src, errors="replace")
+        for h in head.findall(text or ""):
+            names.update(call.findall(h))
+    return names
+
+
+def _drop_foreign_kernels(analyses: list[Analysis], sources: list[Path]) -> list[str]:
+    """Keep, of the kernels of discovered reports, those that belong to ``sources``: a kernel whose samples map
+    to their lines, or — without line information (a CSV export's SASS view, a build without -lineinfo) — whose
+    name is a ``__global__`` function the sources define. Drops the others in place and returns one message per
+    report that lost kernels, naming the file and why (a report one folder down may belong to another program)."""
+    defined = _defined_kernels(sources)
+    out: list[str] = []
+    for a in analyses:
+        keep: list[Any] = []
+        drop: list[Any] = []
+        for k in a.kernels:
+            base = k.profile.name.split("<", 1)[0].split("(", 1)[0].rsplit("::", 1)[-1]
+            placed = any(p is not None for p in k.local.values())
+            (keep if placed or base in defined else drop).append(k)
+        if drop:
+            names = ", ".join(sorted({k.profile.name for k in drop}))
+            srcs = ", ".join(sorted({p.name for p in sources})) or "the sources"
+            out.append(f"{a.report}: not used for {names}: no sample maps to a line of {srcs} (the report has no "
+                       "line information for it) and no kernel of that name is defined there; pass the report "
+                       "with --profile to use it anyway")
+        a.kernels = keep
+        a._groups = None
+    return out
 
 
 def _uncovered_sources(named: list[str], found: list[Any], given: list[str]) -> list[str]:

@@ -11,6 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+#: Where `warpwise profile` writes its report when -o is not given (relative to the current folder).
+DEFAULT_REPORT = "warpwise.ncu-rep"
+
 
 def _cmd_profile(args: argparse.Namespace) -> int:
     from warpwise.analysis.profile.collect import (
@@ -117,7 +120,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Runs COMMAND under ncu with the sections warpwise reads, writes REPORT.ncu-rep and saves "
                     "the cubins (with device code) of the program beside it. Options after --ncu-args, up to "
                     "--, go to ncu verbatim (see docs/cli.md).")
-    prof.add_argument("-o", "--output", default="warpwise.ncu-rep")
+    prof.add_argument("-o", "--output", default=DEFAULT_REPORT, metavar="REPORT.ncu-rep",
+                      help=f"report to write (default: {DEFAULT_REPORT} in the current folder; .ncu-rep is "
+                           "appended when the name lacks it); the program's cubins are saved beside it")
     prof.add_argument("--ncu", help="path of ncu")
     prof.add_argument("-k", "--kernel", help="ncu --kernel-name: profile only kernels with this name "
                                              "(or regex:PATTERN)")

@@ -201,6 +201,9 @@ class FileFindings:
     advice_lines: dict[int, set[int]] = field(default_factory=dict)
     launch_costs: list[Any] = field(default_factory=list)  # cdp.LaunchCost of device-side launch lines
     stale: bool = False  # the profiled source differs from the file on disk
+    #: (kernel, its signature line's stats) of the kernels whose entry line is in this file (LineStats.entry): the
+    #: hover states them as the kernel's entry; no hot-line diagnostic or inlay hint is made for them
+    entries: list[tuple[EditorKernel, LineStats]] = field(default_factory=list)
 
 
 def _same(a: Path | None, b: Path) -> bool:
@@ -302,7 +305,9 @@ def group_findings(g: EditorKernel, path: Path) -> tuple[list[LineFinding], dict
     by_line: dict[int, LineFinding] = {}
     first = g.first
     for ls in g.lines:
-        if ls.file in recorded:
+        # the signature line's samples are the kernel's entry (its prologue), not a hot source line: no hot-line
+        # diagnostic or inlay there (the text report states them under "kernel entry", JSON marks kernel_entry)
+        if ls.file in recorded and not ls.entry:
             f = LineFinding(ls.line, g, ls, ls.samples / total)
             f.blamed_on = _blame_links(g, set(ls.pcs), as_use=True)
             f.sass = [_instruction_text(first, fn, off)[0] for fn, off in ls.pcs]
@@ -364,6 +369,7 @@ def file_findings(analyses: list[Analysis], path: Path, disk_text: str | None = 
     costs = [c for g in groups for c in launch_costs(g, path, baseline or disk_text or "")]
     stale = baseline is not None and disk_text is not None and not same_code(baseline, disk_text)
     findings.sort(key=lambda f: (-(f.stats.samples if f.stats else 0), f.line))
+    entries = [(g, ls) for g in groups for ls in g.lines if ls.entry and ls.file in _covers(g, path)]
     return FileFindings(path=path, baseline=baseline if baseline is not None else (disk_text or ""),
                         findings=findings, groups=groups, advice_lines=advice_lines, launch_costs=costs,
-                        stale=stale)
+                        stale=stale, entries=entries)

@@ -558,9 +558,15 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
     here = view.mapped_at(line)
     costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
     edited = view.stale_at(line)
-    if not here and not costs and not edited:
+    entries = [(g, ls) for g, ls in ff.entries if view.cur(ls.line) == line]
+    if not here and not costs and not edited and not entries:
         return None
     summary: list[str] = [f"**warpwise** · `{c.kernel.name}` · {launch_cost_text(c, text, view)}" for c in costs]
+    for g, ls in entries:  # the signature line: the kernel's entry, not a hot line (LineStats.entry)
+        reasons = ", ".join(f"{r} {_pct(v / max(1, ls.samples))}" for r, v in ls.top_reasons(3))
+        summary.append(f"**warpwise** · `{g.name}` · kernel entry: {ls.samples:,} of {_samples_of(g.name)} "
+                       f"({_pct(ls.samples / max(1, g.total_samples))}) are on this signature line — the prologue "
+                       f"(parameter set-up) and warps waiting there at launch, not a line to change ({reasons})")
     for f in edited:
         summary.append(f"**warpwise** · `{f.kernel.name}` · **stale**: this line was edited since profiling, so "
                        f"its findings describe the old text ({_stale_was(f)}). "

@@ -256,6 +256,36 @@ def strength_edges(view: KernelView) -> list[tuple[EdgeView, str]]:
     return out
 
 
+def _division_hint(view: KernelView, locs: set[tuple[str, int]]) -> str:
+    """The integer-division part of the strength-reduction hint, by operand width: a 32-bit ``/``/``%`` is the
+    I2F.U32.RP / MUFU.RCP / IMAD.HI.U32 sequence, whose multiply-high form is ``__umulhi``; a 64-bit one calls
+    nvcc's 64-bit routine (common.division_lines_64), whose multiply-high form is ``__umul64hi`` (64 x 64 -> the
+    high 64 bits of the product): a 32-bit reciprocal cannot divide a 64-bit value."""
+    wide = cm.division_lines_64(view)
+    lines64 = {loc for loc in locs if loc in wide}
+    lines32 = locs - lines64
+    if any(wide[loc] != "64-bit" for loc in lines64):
+        # a line holding only the routine's body (nvcc places it at the kernel's last line) is not a division
+        # the user wrote: name the lines that call it
+        lines64 = {loc for loc in lines64 if wide[loc] != "64-bit"}
+    fix32 = ("if the divisor is a power of two use shifts and masks (x >> s, x & (n - 1)); if it is reused, compute "
+             "its fixed-point reciprocal once and use __umulhi")
+    parts: list[str] = []
+    if lines32:
+        parts.append(f"the integer division/modulo by a run-time value at {cm.lines_text(lines32)} compiles to a "
+                     "reciprocal and multiply-high sequence (I2F.RP, MUFU.RCP, IMAD.HI and fix-ups): " + fix32)
+    if lines64:
+        names = sorted({wide[loc] for loc in lines64} - {"64-bit"})
+        routine = f"a call of nvcc's {' and '.join(names)}" if names else "nvcc's 64-bit division routine"
+        parts.append(f"the 64-bit integer division/modulo by a run-time value at {cm.lines_text(lines64)} compiles to "
+                     f"{routine} (I2F.U64.RP, MUFU.RCP and a chain of 64-bit multiply-high fix-ups; the short "
+                     "I2F.U32.RP path runs only when both operands fit in 32 bits): if the divisor is a power of two "
+                     "use shifts and masks; if it is reused, compute its 64-bit "
+                     "fixed-point reciprocal once and use __umul64hi (the 32-bit __umulhi cannot divide a 64-bit "
+                     "value); if the operands fit in 32 bits, make them unsigned int and use __umulhi")
+    return "; ".join(parts)
+
+
 def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str:
     by_kind: dict[str, list[EdgeView]] = defaultdict(list)
     for e, k in matched:
@@ -304,10 +334,7 @@ def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str
                 parts.append(f"{where} convert between float and double (F2F): keep the arithmetic in float "
                              "(f-suffixed literals, float math functions such as sqrtf and expf)")
         elif k == "integer_division":
-            parts.append(f"the integer division/modulo by a run-time value at {where} compiles to a reciprocal "
-                         "and multiply-high sequence (I2F.RP, MUFU.RCP, IMAD.HI and fix-ups): if the divisor is a "
-                         "power of two use shifts and masks (x >> s, x & (n - 1)); if it is reused, compute its "
-                         "fixed-point reciprocal once and use __umulhi")
+            parts.append(_division_hint(view, locs))
         elif k == "fp64":
             if locs <= explained:
                 continue
@@ -1580,11 +1607,71 @@ def _imbalanced_loop_instructions(view: KernelView) -> set[cm.InsKey]:
 DIVERGENCE_LANES = 0.9
 
 
+def _loop_test_lines(fn: ProgramFunction) -> dict[tuple[str, int], Loop]:
+    """(file, line) of each loop's back-edge branch (the last instruction of a latch block) -> the loop: the
+    source line of the loop statement's condition."""
+    def make() -> dict[tuple[str, int], Loop]:
+        out: dict[tuple[str, int], Loop] = {}
+        for lp in fn.loops.values():
+            for latch, _ in lp.back_edges:
+                b = fn.blocks.get(latch)
+                last = b.instructions[-1] if b is not None and b.instructions else None
+                if last is not None and last.base_opcode in cm.BRANCH_OPS and last.loc is not None:
+                    out.setdefault((last.loc.file, last.loc.line), lp)
+        return out
+
+    table: dict[tuple[str, int], Loop] = fn.memo("loop_test_lines", make)
+    return table
+
+
+def loop_control(fn: ProgramFunction | None, ins: Instruction | None) -> Loop | None:
+    """The loop a branch steers, or None. A loop's control branches are
+    - the branch of a latch (the back edge to the header: a rotated loop's trip-count compare),
+    - a branch of the header that leaves the loop (a top-tested loop's condition),
+    - a branch on the source line of a loop's back-edge branch outside that loop: the same ``for``/``while``
+      condition compiled into the guard that skips the loop and the dispatch between an unrolled copy and its
+      remainder loop (nvcc's unrolling: ``n > 0``, ``n >= 4``, ``n & 3``).
+    Their conditions are the loop's trip count, not a decided condition that could be hoisted (a long loop's
+    back edge is taken ≥ 99.9% of the time), so branch elimination does not advise them. A branch of another
+    statement written on the loop's own line (``for (...) if (f) ...;``) is taken for loop control too.
+    ``fn``: the function holding ``ins`` (program/model)."""
+    if fn is None or ins is None:
+        return None
+    b = fn.block_of(ins.offset)
+    if b is None:
+        return None
+    for lp in fn.loop_nest(ins.offset):
+        if any(latch == b.start for latch, _ in lp.back_edges):
+            return lp
+        if b.start == lp.header and any(s not in lp.blocks for s in fn.cfg.successors(b.start)):
+            return lp
+    if ins.loc is None:
+        return None
+    return _loop_test_lines(fn).get((ins.loc.file, ins.loc.line))
+
+
+def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
+    """Whether a branch is nvcc's dispatch to one of its internal arithmetic routines: one of its successor blocks
+    calls it (common.nvcc_routine_call) — a 64-bit division's ``__cuda_sm20_rem_u64`` (the other side runs the
+    I2F.U32.RP path when both operands fit in 32 bits), an IEEE float division's FCHK slow path
+    ``__cuda_sm3x_div_rn_noftz_f32_slowpath``. Compiler-made, not a condition of the user's to hoist: strength
+    reduction and fast_math own that arithmetic."""
+    if fn is None or ins is None or (b := fn.block_of(ins.offset)) is None:
+        return False
+    for s in fn.cfg.successors(b.start):
+        blk = fn.blocks.get(s)
+        if blk is not None and any(cm.nvcc_routine_call(i) for i in blk.instructions):
+            return True
+    return False
+
+
 @register("branch_elimination", "Branch elimination", "stall_elimination",
           "Stalls at predicated branches that (nearly) always go the same way.",
           "Hoist the decided condition out of the loop or kernel, or specialize the code (template parameter).")
 def branch_elimination(view: KernelView) -> Advice | Skipped:
-    """GPA released branch elimination: stalls at branches with a taken ratio ≥ 0.999 or ≤ 0.001, eq. 2."""
+    """GPA released branch elimination: stalls at branches with a taken ratio ≥ 0.999 or ≤ 0.001, eq. 2 — except
+    a loop's own control branches (:func:`loop_control`: a long loop's back edge is taken ≥ 99.9% of the time, yet
+    its compare cannot be hoisted) and nvcc's dispatch to its arithmetic routines (:func:`routine_dispatch`)."""
     if (miss := _needs_binary(view, "branch_elimination")) is not None:
         return miss
     def decided(ins: Instruction, s: PCSample | None) -> bool:
@@ -1593,7 +1680,9 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
         r = s.predicated_on_thread_inst_executed / s.thread_inst_executed
         return r >= PRED_LIMIT or r <= 1 - PRED_LIMIT
 
-    evs = _branch_edges(view, decided)
+    evs = [e for e in _branch_edges(view, decided)
+           if loop_control(fn := e.use_fn if e.is_self else e.def_fn, ins := e.use_ins if e.is_self else e.def_ins)
+           is None and not routine_dispatch(fn, ins)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

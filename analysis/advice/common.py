@@ -120,6 +120,52 @@ def is_integer_division_seed(ins: Instruction) -> bool:
     return ins.base_opcode == "I2F" and ".RP" in ins.opcode
 
 
+#: nvcc's 64-bit integer division/modulo routines (``__cuda_sm20_rem_u64``, ``..._div_s64``): a 64-bit ``/`` or ``%``
+#: by a run-time value calls one unless both operands fit in 32 bits at run time (then the I2F.U32.RP sequence runs).
+DIV64_ROUTINE = re.compile(r"__cuda_sm\d+_(?:div|rem)_[su]64")
+
+
+#: nvcc's internal arithmetic routines a kernel calls on a slow path (``$__internal_0_$__cuda_sm20_rem_u64``,
+#: ``__cuda_sm3x_div_rn_noftz_f32_slowpath``: IEEE division's FCHK slow path, 64-bit division, sqrt/rcp fix-ups).
+NVCC_ROUTINE = re.compile(r"__cuda_sm\d+x?_\w+")
+
+
+def nvcc_routine_call(ins: Instruction) -> str | None:
+    """The name of the nvcc-internal arithmetic routine a ``CALL`` instruction calls (:data:`NVCC_ROUTINE`), else
+    None."""
+    if ins.base_opcode != "CALL":
+        return None
+    m = next((m for op in ins.operands if (m := NVCC_ROUTINE.search(op)) is not None), None)
+    return m.group(0) if m else None
+
+
+def division_routine_64(ins: Instruction) -> str | None:
+    """The 64-bit division routine an instruction belongs to or calls: the name (``__cuda_sm20_rem_u64``) for a
+    ``CALL`` of one, ``"64-bit"`` for the routine's own reciprocal seed (``I2F.U64.RP`` / ``I2F.S64.RP``), else None
+    (a 32-bit division's seed is ``I2F.U32.RP``)."""
+    if ins.base_opcode == "CALL":
+        m = next((m for op in ins.operands if (m := DIV64_ROUTINE.search(op)) is not None), None)
+        return m.group(0) if m else None
+    if is_integer_division_seed(ins) and "64" in ins.opcode:
+        return "64-bit"
+    return None
+
+
+def division_lines_64(view: KernelView) -> dict[tuple[str, int], str]:
+    """Source lines (file, line) whose integer division/modulo is 64-bit, with the routine's name when the line
+    calls it (else ``"64-bit"``): :func:`division_routine_64` over the kernel's program."""
+    out: dict[tuple[str, int], str] = {}
+    if view.program is None:
+        return out
+    for pf in view.program.functions.values():
+        for ins in pf.instructions:
+            if ins.loc is not None and (r := division_routine_64(ins)) is not None:
+                key = (ins.loc.file, ins.loc.line)
+                if out.get(key, "64-bit") == "64-bit":
+                    out[key] = r
+    return out
+
+
 def division_lines(view: KernelView) -> set[tuple[str, int]]:
     """Source lines (file, line) of integer divisions/modulos by run-time values in the kernel's program."""
     out: set[tuple[str, int]] = set()

@@ -60,7 +60,10 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
             lo, hi = a.interval or (a.estimated_speedup, a.estimated_speedup)
             lo_i[i], hi_i[i] = lo, hi
         s = total_t / sum(ti / si for ti, si in zip(t, s_i, strict=True))
-        _, best = max(items, key=lambda ia: t[ia[0]] * (1 - 1 / ia[1].estimated_speedup))
+        i_best, best = max(items, key=lambda ia: t[ia[0]] * (1 - 1 / ia[1].estimated_speedup))
+        # a launch-shape basis names one launch's facts: say which
+        basis = (f"{best.basis} (launch {'.'.join(map(str, launches[i_best][0].launch_index))})"
+                 if best.basis else "")
         inputs = {f"t{i}": ti for i, ti in enumerate(t)} | {f"S{i}": si for i, si in enumerate(s_i)}
         est = Estimate(s, f"sum_i t_i / sum_i (t_i/S_i) over launches, t_i {t_unit}", inputs,
                        f"time-weighted over {len(launches)} launches of {best.estimate.equation}")
@@ -73,7 +76,7 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
                               speedup=s_i[i], grid=p.launch.grid, block=p.launch.block)
                for i, (p, rep) in enumerate(launches)]
         merged = replace(best, estimate=est, matched_samples=m, share=m / total_samples if total_samples else 0.0,
-                         samples=total_samples, launches=per, alternatives=[], matched=dict(matched),
+                         samples=total_samples, launches=per, alternatives=[], matched=dict(matched), basis=basis,
                          upper_bound=any(a.upper_bound for _, a in items),
                          interval=(total_t / sum(ti / x for ti, x in zip(t, lo_i, strict=True)),
                                    total_t / sum(ti / x for ti, x in zip(t, hi_i, strict=True))))

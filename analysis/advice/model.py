@@ -146,6 +146,9 @@ class Advice:
     (``pragma_alone_speedup``, ×: the unroll pragma without the ``__restrict__`` the estimate assumes).
     ``ctas_per_sm_after``: CTAs per busy SM in the first wave after a fix that changes the grid (None: the
     grid stays), for the launch floor after the fix (ranking.apply_launch_floor).
+    ``basis``: what the estimate is built from when it does not scale with matched samples (the launch-shape
+    estimators, GPA eqs. 6–10: the launch facts and the issue ratio R_I; the tail effect: the waves per SM),
+    in words for the reports; '' for estimates built from the matched samples M.
     ``priority``: breaks ties of equal rank value in favour of the more specific fix
     (a rolled loop's unrolling over generic reordering of the same loads, lifting a register cap over reuse).
     """
@@ -171,6 +174,7 @@ class Advice:
     matched: dict[tuple[str, int | None, int], float] = field(default_factory=dict, repr=False, compare=False)
     params: dict[str, int] = field(default_factory=dict)
     priority: int = 0
+    basis: str = ""
     ctas_per_sm_after: float | None = None
 
     @property

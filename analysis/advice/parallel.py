@@ -39,6 +39,17 @@ def _kernel_advice(view: KernelView, opt_id: str, e: Estimate, matched: float, h
                   matched={(LAUNCH_SHAPE, None, -1): matched} if matched > 0 else {})
 
 
+def launch_basis(view: KernelView, old_warps: float, new_warps: float) -> str:
+    """What a launch-shape estimate (GPA eqs. 6-10) is built from, in words: the launch facts (CTAs, threads per
+    CTA, SMs), the warps per busy SM before and after the fix (W and W', warps) and the issue ratio R_I =
+    selected / T (eq. 8). Not from matched stall samples: the estimate does not scale with any line's share."""
+    lc = view.profile.launch
+    return (f"GPA eqs. 6-10 over the launch facts ({lc.blocks:,} CTAs of {lc.threads_per_block} threads on "
+            f"{view.sm_count} SMs: "
+            f"warps per busy SM {old_warps:g} now, {new_warps:g} after the fix) and the issue ratio "
+            f"R_I = {view.selected:,} selected / {view.total:,} warp samples")
+
+
 def _need_issue(view: KernelView, opt_id: str) -> Skipped | None:
     if view.total <= 0 or view.selected <= 0:
         return Skipped(opt_id, "the profile has no 'selected' samples to derive the issue ratio R_I", missing=True)
@@ -178,6 +189,7 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
         hint += f"; CTAs of {lc.threads_per_block} threads also leave {idle:.0%} of each warp's lanes idle"
     a = _kernel_advice(view, opt_id, e, float(view.selected), hint)
     a.upper_bound, a.cap = True, cap
+    a.basis = launch_basis(view, old[1], w_new)
     if opt_id == "block_increase":  # the grid of one full wave: each busy SM dispatches its share of the CTAs
         a.ctas_per_sm_after = float(max(1, min(r.ctas_per_sm, -(-ctas_new // max(1, view.sm_count)))))
     return a
@@ -261,6 +273,7 @@ def thread_increase(view: KernelView) -> Advice | Skipped:
         hint += f" (each warp of a {lc.threads_per_block}-thread CTA leaves {idle:.0%} of its lanes idle)"
     a = _kernel_advice(view, "thread_increase", e, float(view.selected), hint)
     a.cap = cap
+    a.basis = launch_basis(view, old[1], new_w)
     return a
 
 
@@ -301,6 +314,7 @@ def occupancy_increase(view: KernelView) -> Advice | Skipped:
             "other's latency")
     a = _kernel_advice(view, "occupancy_increase", e, float(view.selected), hint)
     a.cap = cap
+    a.basis = launch_basis(view, old[1], w_new)
     return a
 
 
@@ -380,4 +394,6 @@ def sm_balance(view: KernelView) -> Advice | Skipped:
             f"tail; size the grid to whole waves{size} or use a grid-stride loop with one wave of blocks")
     a = _kernel_advice(view, "sm_balance", e, 0.0, hint)
     a.upper_bound = True
+    a.basis = (f"the launch's waves per SM V = {v:.2f} ({blocks:,} CTAs; LaunchStats) with the last wave taken to "
+               "last as long as a full one, not warp samples")
     return a

@@ -217,14 +217,17 @@ def order(advice: list[Advice], total: int, keep_intervals: bool = False) -> lis
 
 
 def explain(a: Advice, rank: int, next_: Advice | None) -> str:
-    """One sentence on why ``a`` is ranked ``rank``: its estimate (or bound), interval, cap and samples."""
+    """One sentence on why ``a`` is ranked ``rank``: its estimate (or bound), interval, cap and what the estimate
+    is built from (the matched samples M of T, or ``a.basis`` for launch-shape estimates)."""
     lo, hi = a.interval or (a.estimated_speedup, a.estimated_speedup)
     # the interval is the sampling uncertainty of the matched share, not the model's error (docs/benchmarks.md
     # has that: the geometric-mean error on the H200 benchmark), and it belongs to the estimate, not the midpoint
     ci = f"sampling 95% {lo:.2f}-{hi:.2f}x"
     what = (f"upper bound {a.estimated_speedup:.2f}x ({ci}), ranked at its midpoint {a.rank_value:.2f}x"
             if a.upper_bound else f"estimate {a.estimated_speedup:.2f}x ({ci})")
-    parts = [f"#{rank}: {what} from {a.matched_samples:,.0f} of {a.samples:,} warp samples"]
+    # a launch-shape estimate is built from launch facts, not from a matched share of the samples
+    source = a.basis or f"{a.matched_samples:,.0f} of {a.samples:,} warp samples"
+    parts = [f"#{rank}: {what} from {source}"]
     if a.cap is not None and (a.cap.binding or a.cap.cap <= NEAR_CAP * a.estimated_speedup):
         parts.append(f"{'capped' if a.cap.binding else 'near the cap'} by {a.cap.unit} at {a.cap.pct:.0f}% of "
                      f"peak (at most {a.cap.cap:.2f}x)")

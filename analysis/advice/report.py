@@ -56,8 +56,7 @@ def basis_text(a: Advice) -> str:
     """What an estimate rests on, as the reports print it: the matched share of samples, or for estimates
     that do not scale with it, the launch shape (GPA eqs. 6-10) or the traffic after the fix (the roofline of
     analysis/arch/roofline.after_fix), with the matched share beside it."""
-    family = REGISTRY[a.optimizer].family if a.optimizer in REGISTRY else ""
-    if family == "parallel":
+    if a.basis:
         return "from the launch shape"
     if "roofline after the fix (SpeedOfLight x traffic)" in a.estimate.equation:
         return f"from the traffic after the fix ({a.share:.1%} of warp samples matched)"
@@ -111,7 +110,7 @@ def advice_json(a: Advice, map_file: FileMap | None = None) -> dict[str, Any]:
             "upper_bound": a.upper_bound, "rank_value": round(a.rank_value, 6),
             "cap": None if a.cap is None else {"unit": a.cap.unit, "pct": round(a.cap.pct, 2),
                                                "cap": round(a.cap.cap, 6), "binding": a.cap.binding},
-            "why": a.why,
+            "why": a.why, "basis": a.basis or None,
             "alternatives": [{"optimizer": x.optimizer, "estimated_speedup": round(x.estimated_speedup, 6),
                               "matched_samples": _num(x.matched_samples), "overlap": round(x.overlap, 4),
                               "upper_bound": x.upper_bound, "hint": hint_text(x.hint, a.scope.file, map_file)}
@@ -332,7 +331,8 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                           "share": round(a.share, 6), "formula": a.estimate.formula,
                           "inputs": {k: _num(v) for k, v in a.estimate.inputs.items()},
                           "interval": [round(x, 6) for x in a.interval] if a.interval else None,
-                          "upperBound": a.upper_bound, "samplesBehind": a.samples, "why": a.why}
+                          "upperBound": a.upper_bound, "samplesBehind": a.samples, "why": a.why,
+                          "basis": a.basis or None}
             head = f"{REGISTRY[a.optimizer].title if a.optimizer in REGISTRY else a.optimizer}: " \
                    f"{'upper bound' if a.upper_bound else 'estimated speedup'} " \
                    f"{a.estimated_speedup:.3f}x ({basis_text(a)})."

@@ -13,7 +13,9 @@ class LineStats:
 
     ``samples``: sum of the line's instructions' samples as Nsight Compute records them;
     ``latency_samples``: their not-issued part; ``stalls``: samples per stall reason (sums);
-    ``pcs``: the instructions' (function, offset) keys.
+    ``pcs``: the instructions' (function, offset) keys. ``entry``: the line is the kernel's signature (its
+    declaration line, where the prologue's instructions map: parameter and stack-pointer set-up, and warps waiting
+    there at launch): the kernel's entry, not a hot source line (pipeline.mark_entry_line).
     """
 
     file: str
@@ -22,6 +24,7 @@ class LineStats:
     latency_samples: int = 0
     stalls: dict[str, int] = field(default_factory=dict)
     pcs: list[tuple[str, int]] = field(default_factory=list)
+    entry: bool = False
 
     def top_reasons(self, n: int = 3) -> list[tuple[str, int]]:
         """The ``n`` stall reasons with most samples, largest first (ties by name)."""

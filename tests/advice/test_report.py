@@ -147,12 +147,16 @@ def test_the_report_says_what_an_estimate_rests_on() -> None:
     from warpwise.analysis.advice.model import Advice, Estimate, Scope
     from warpwise.analysis.advice.report import basis_text
 
-    def adv(opt: str, e: Estimate) -> Advice:
+    def adv(opt: str, e: Estimate, basis: str = "") -> Advice:
         return Advice(optimizer=opt, kernel="k", scope=Scope(kind="kernel"), matched_samples=27.0, share=0.027,
-                      estimate=e)
+                      estimate=e, basis=basis)
 
-    assert basis_text(adv("block_increase", Estimate(31.9, "(P_new/P)/work", {}, "GPA eqs. 6-10"))) == \
+    launch = "GPA eqs. 6-10 over the launch facts (4 CTAs of 32 threads on 132 SMs: ...)"
+    assert basis_text(adv("block_increase", Estimate(31.9, "(P_new/P)/work", {}, "GPA eqs. 6-10"), launch)) == \
         "from the launch shape"
+    # a parallel-family optimizer that matches samples (eq. 4 over throttle stalls) says its share
+    assert basis_text(adv("occupancy_decrease", Estimate(1.1, "T/(T-min(A,M))", {}, "GPA eq. 4"))) == \
+        "2.7% of warp samples"
     traffic = Estimate(7.4, "min(...)", {}, "roofline after the fix (SpeedOfLight x traffic), launch floor (Amdahl)")
     assert basis_text(adv("global_memory_coalesce", traffic)) == \
         "from the traffic after the fix (2.7% of warp samples matched)"

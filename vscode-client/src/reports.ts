@@ -29,7 +29,7 @@ function basename(p: string): string {
 export function reportItems(k: KernelReports): (vscode.QuickPickItem & { path: string })[] {
   return k.reports.map((r, i) => ({
     label: `${r.path === k.active ? '$(check) ' : ''}${basename(r.path)}`,
-    description: `${r.launches} launch${r.launches === 1 ? '' : 'es'} · ${r.samples.toLocaleString('en-US')} samples${i === 0 ? ' · newest' : ''}`,
+    description: `${r.launches} launch${r.launches === 1 ? '' : 'es'} · ${r.samples.toLocaleString('en-US')} warp samples${i === 0 ? ' · newest' : ''}`,
     detail: r.path,
     path: r.path,
   }));

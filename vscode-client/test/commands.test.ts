@@ -116,5 +116,5 @@ test('report picker items: active marked, newest labelled', async () => {
     { path: '/r/new.ncu-rep', launches: 3, samples: 1200 }, { path: '/r/old.ncu-rep', launches: 1, samples: 400 }] }, { bad: 1 }]);
   const items = reportItems(k);
   assert.deepEqual(items.map((i) => i.label), ['new.ncu-rep', '$(check) old.ncu-rep']);
-  assert.equal(items[0].description, '3 launches · 1,200 samples · newest');
+  assert.equal(items[0].description, '3 launches · 1,200 warp samples · newest');
 });

@@ -53,7 +53,7 @@ function stacked(stalls, total, width, colours, box = 90) {
     const seg = el('span', 'seg');
     seg.style.width = `${(100 * v) / total}%`;
     seg.style.background = colours.colour(r);
-    seg.title = `${r}: ${num(v)} samples`;
+    seg.title = `${r}: ${num(v)} warp samples`;
     bar.appendChild(seg);
   }
   return outer;
@@ -109,7 +109,7 @@ function drawHeader(k, colours) {
   }
   const launches = `${k.launches} launch${k.launches === 1 ? '' : 'es'}`;
   const reports = k.reports.length > 1 ? ` (active; ${k.reports.length} reports hold this kernel)` : '';
-  head.appendChild(el('span', 'meta', `${num(k.total)} samples · ${launches} · ${k.arch}${k.device ? ` · ${k.device}` : ''}`));
+  head.appendChild(el('span', 'meta', `${num(k.total)} warp samples · ${launches} · ${k.arch}${k.device ? ` · ${k.device}` : ''}`));
   head.appendChild(el('span', 'meta', `report ${k.report.split('/').pop()}${reports}`));
   if (k.launches > 1) head.appendChild(el('span', 'meta', k.rule));
   if (k.bound) head.appendChild(el('span', 'bound', k.bound));
@@ -162,7 +162,7 @@ function drawSource(k, colours) {
     const h = el('span', 'heat');
     if (st) {
       h.style.background = `rgba(var(--w-heat), ${0.15 + 0.85 * heat(st.samples)})`;
-      h.title = `${pct(st.samples / Math.max(1, k.total))} of the kernel's samples`;
+      h.title = `${pct(st.samples / Math.max(1, k.total))} of the kernel's warp samples`;
     }
     r.append(el('span', 'ln', String(n)), h);
     r.appendChild(st ? stacked(st.stalls, st.samples, Math.max(2, 64 * heat(st.samples)), colours, 64) : stacked({}, 0, 0, colours, 64));
@@ -297,7 +297,7 @@ function drawSass(k, colours) {
     p.setAttribute('stroke-width', String(width(b.samples)));
     p.setAttribute('marker-end', `url(#arrow-${CSS.escape(b.reason)})`);
     const t = document.createElementNS(svg.namespaceURI, 'title');
-    t.textContent = `${b.reason}: ${num(b.samples)} samples blamed on ${byId.get(b.def).opcode}, ${b.distance} instruction${b.distance === 1 ? '' : 's'} earlier`;
+    t.textContent = `${b.reason}: ${num(b.samples)} warp samples blamed on ${byId.get(b.def).opcode}, ${b.distance} instruction${b.distance === 1 ? '' : 's'} earlier`;
     p.appendChild(t);
     svg.appendChild(p);
   });
@@ -321,7 +321,7 @@ function drawSass(k, colours) {
   body.prepend(svg);
   pane.appendChild(body);
   const n = edges.length;
-  pane.appendChild(el('div', 'empty', n ? `${n} blame edge${n === 1 ? '' : 's'}: arrows run from each stalled instruction to the instruction it waits for (width: samples).` : 'No stalls on this line are blamed on another instruction.'));
+  pane.appendChild(el('div', 'empty', n ? `${n} blame edge${n === 1 ? '' : 's'}: arrows run from each stalled instruction to the instruction it waits for (width: warp samples).` : 'No stalls on this line are blamed on another instruction.'));
 }
 
 // ---- advice -----------------------------------------------------------------------------------------------
