@@ -14,6 +14,8 @@ from warpwise.analysis.binary.load import load_cubin
 from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.program.build import build_program
 
+from tests.conftest import pair_report
+
 PAIRS = Path(__file__).resolve().parents[2] / "bench" / "advice" / "pairs"
 
 
@@ -23,7 +25,7 @@ def _strength(pair: str) -> Any:
     d = PAIRS / pair
     meta = json.loads((d / "pair.json").read_text())
     srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [PAIRS / "bench.cuh"]
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
     ks = [k for k in an.kernels if k.advice_report is not None and k.profile.name.startswith(meta["kernel"])]
     rep = max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
     return next(a for a in rep.advice if a.optimizer == "strength_reduction")
@@ -72,7 +74,7 @@ def test_the_literal_fix_is_not_credited_with_the_special_functions_it_leaves() 
     # count is an over-count, and bounds the other form rather than yielding to a larger one
     d = PAIRS / "bs_batches"
     srcs = [d / "orig.cu", PAIRS / "bench.cuh"]
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), srcs, kernel="price_calls")
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel="price_calls")
     advs = [next(a for a in k.advice_report.advice if a.optimizer == "strength_reduction")
             for k in an.kernels if k.advice_report is not None]
     assert len(advs) == 3
