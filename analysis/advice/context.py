@@ -23,12 +23,12 @@ from warpwise.analysis.blame.model import BlameEdge, BlameGraph
 from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.paths import map_path
-from warpwise.analysis.program.model import Loop, Program, ProgramFunction
+from warpwise.analysis.program.model import BasicBlock, Loop, Program, ProgramFunction
 
 _UNRESOLVED = object()  # KernelView.resolve's "not looked up yet" (None is a valid answer)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class EdgeView:
     """A blame edge with its instructions resolved.
 
@@ -52,10 +52,22 @@ class EdgeView:
     latency: float = field(init=False, repr=False, compare=False)
     is_self: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        self.stall = self.edge.stall_samples
-        self.latency = self.edge.latency_samples
-        self.is_self = self.edge.def_offset is None
+    def __init__(self, edge: BlameEdge, use_fn: ProgramFunction | None, use_ins: Instruction | None,
+                 use_loop: Loop | None, def_fn: ProgramFunction | None = None, def_ins: Instruction | None = None,
+                 def_loop: Loop | None = None, gpa_class: str = stalls.OTHER) -> None:
+        # written out (not the dataclass's __init__ and a __post_init__): build_view makes one per blame edge,
+        # ~740k on a 200k-instruction cubin
+        self.edge = edge
+        self.use_fn = use_fn
+        self.use_ins = use_ins
+        self.use_loop = use_loop
+        self.def_fn = def_fn
+        self.def_ins = def_ins
+        self.def_loop = def_loop
+        self.gpa_class = gpa_class
+        self.stall = edge.stall_samples
+        self.latency = edge.latency_samples
+        self.is_self = edge.def_offset is None
 
 
 #: What :meth:`KernelView.edges_by` selects edges by.
@@ -267,7 +279,8 @@ class KernelView:
                 issued = s.issued
                 by_fn[key] = by_fn.get(key, 0) + issued
                 if pf is not None:
-                    b = pf.block_of(off)
+                    hit = pc_table(pf).get(off)
+                    b = hit[1] if hit is not None else pf.block_of(off)
                     if b is not None:
                         blocks = by_block.setdefault(key, {})
                         blocks[b.start] = blocks.get(b.start, 0) + issued
@@ -415,7 +428,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
                       sources=dict(sources if sources is not None else profile.source_files), launches=launches)
     view.total = profile.total_samples
     view.latency = profile.latency_samples
-    view.active = profile.active_samples
+    view.active = view.total - view.latency  # profile.active_samples, without summing the PCs twice more
     view.selected = sum(s.stalls.get("selected", 0) for s in profile.pcs.values())
     # One join per PC, not per edge (a PC has an edge per stall reason and candidate def): (function, instruction,
     # innermost loop, device-runtime function?) keyed by (profile name, section offset).
@@ -480,4 +493,32 @@ def _join(view: KernelView, key: tuple[str, int]) -> _Joined:
     pf = view.resolve(*key)
     if pf is None:
         return None, None, None, False
+    hit = pc_table(pf).get(key[1])
+    if hit is not None:
+        return pf, hit[0], hit[2], is_runtime_function(pf.name)
     return pf, pf.function.at(key[1]), pf.loop_of(key[1]), is_runtime_function(pf.name)
+
+
+#: What :func:`pc_table` holds per instruction offset: (instruction, its basic block, its innermost loop or None).
+PcInfo = tuple[Instruction, BasicBlock, Loop | None]
+
+
+def pc_table(pf: ProgramFunction) -> dict[int, PcInfo]:
+    """Instruction offset -> (``pf.function.at(offset)``, ``pf.block_of(offset)``, ``pf.loop_of(offset)``) for
+    every instruction of ``pf`` inside one of its blocks, made once per function (one pass over the blocks
+    instead of two bisections and an index check per lookup: the view joins every sampled PC and blame edge
+    with them). An offset missing from it (no instruction starts there, or it lies outside the blocks) is
+    answered by those methods themselves."""
+    def make() -> dict[int, PcInfo]:
+        out: dict[int, PcInfo] = {}
+        at = pf.function.at
+        for b in pf.blocks.values():
+            loop = pf.loop_of(b.start) if b.start < b.end else None
+            for i in b.instructions:
+                off = i.offset
+                if b.start <= off < b.end and (ins := at(off)) is not None:
+                    out[off] = (ins, b, loop)
+        return out
+
+    table: dict[int, PcInfo] = pf.memo("advice_pc_table", make)
+    return table
