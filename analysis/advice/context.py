@@ -273,13 +273,21 @@ class KernelView:
         def make() -> tuple[dict[int, int], dict[int, dict[int, int]]]:
             by_fn: dict[int, int] = {}
             by_block: dict[int, dict[int, int]] = {}
-            for (name, off), s in self.profile.pcs.items():
-                pf = self.resolve(name, off)
+            resolved = self._pc_fn
+            last: ProgramFunction | None = None
+            table: dict[int, PcInfo] = {}
+            for pc, s in self.profile.pcs.items():
+                pf = resolved.get(pc, _UNRESOLVED)  # resolve's cache, read here: build_view filled it
+                if pf is _UNRESOLVED:
+                    pf = self.resolve(*pc)
                 key = id(pf)
                 issued = s.issued
                 by_fn[key] = by_fn.get(key, 0) + issued
                 if pf is not None:
-                    hit = pc_table(pf).get(off)
+                    if pf is not last:
+                        last, table = pf, pc_table(pf)
+                    off = pc[1]
+                    hit = table.get(off)
                     b = hit[1] if hit is not None else pf.block_of(off)
                     if b is not None:
                         blocks = by_block.setdefault(key, {})
@@ -442,12 +450,32 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     edges = view.edges
     use_key: tuple[str, int] | None = None
     use: _Joined = (None, None, None, False)
+    # per profile name, the program function of that name with its offset range, PC table and runtime flag:
+    # _join's lookups for a PC inside it, inlined below (one per blamed use; None: no function of that name)
+    named: dict[str, tuple[ProgramFunction, int, int, dict[int, PcInfo], bool] | None] = {}
+    resolved = view._pc_fn
     for e in blame.edges:
         key = (e.function, e.use_offset)
         if key != use_key:  # the edges of one use come one after another
-            hit = at.get(key)
-            use = at[key] = _join(view, key) if hit is None else hit
             use_key = key
+            hit = at.get(key)
+            if hit is None:
+                name = e.function
+                if name in named:
+                    f = named[name]
+                else:
+                    cand = program.functions.get(name) if program is not None else None
+                    f = named[name] = None if cand is None else (
+                        cand, cand.function.start, cand.function.start + cand.function.size, pc_table(cand),
+                        is_runtime_function(cand.name))
+                row = f[3].get(e.use_offset) if f is not None and f[1] <= e.use_offset < f[2] else None
+                if f is not None and row is not None:
+                    resolved[key] = f[0]  # what view.resolve answers for it
+                    hit = (f[0], row[0], row[2], f[4])
+                else:
+                    hit = _join(view, key)
+                at[key] = hit
+            use = hit
         use_fn = use[0]
         if use_fn is None and program is not None:
             view.outside += e.stall_samples  # e.g. CDP device-runtime code: no SASS, no source, not the user's
