@@ -19,7 +19,7 @@ from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function
+from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function, pc_table
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
@@ -1565,7 +1565,8 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
     """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
     per block, so each edge costs a lookup instead of a scan of the block)."""
-    block = pf.block_of(offset)
+    hit = pc_table(pf).get(offset)
+    block = hit[1] if hit is not None else pf.block_of(offset)
     if block is None:
         return frozenset()
 
