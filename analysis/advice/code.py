@@ -1565,8 +1565,9 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
     """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
     per block, so each edge costs a lookup instead of a scan of the block)."""
-    hit = pc_table(pf).get(offset)
-    block = hit[1] if hit is not None else pf.block_of(offset)
+    block = pc_table(pf).block.get(offset)
+    if block is None:
+        block = pf.block_of(offset)
     if block is None:
         return frozenset()
 

@@ -275,7 +275,7 @@ class KernelView:
             by_block: dict[int, dict[int, int]] = {}
             resolved = self._pc_fn
             last: ProgramFunction | None = None
-            table: dict[int, PcInfo] = {}
+            blocks: dict[int, BasicBlock] = {}
             for pc, s in self.profile.pcs.items():
                 pf = resolved.get(pc, _UNRESOLVED)  # resolve's cache, read here: build_view filled it
                 if pf is _UNRESOLVED:
@@ -285,10 +285,11 @@ class KernelView:
                 by_fn[key] = by_fn.get(key, 0) + issued
                 if pf is not None:
                     if pf is not last:
-                        last, table = pf, pc_table(pf)
+                        last, blocks = pf, pc_table(pf).block
                     off = pc[1]
-                    hit = table.get(off)
-                    b = hit[1] if hit is not None else pf.block_of(off)
+                    b = blocks.get(off)
+                    if b is None:
+                        b = pf.block_of(off)
                     if b is not None:
                         blocks = by_block.setdefault(key, {})
                         blocks[b.start] = blocks.get(b.start, 0) + issued
@@ -448,16 +449,17 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     by_reason: dict[str, list[int]] = {}
     by_category: dict[str, list[int]] = {}
     edges = view.edges
-    use_key: tuple[str, int] | None = None
     use: _Joined = (None, None, None, False)
     # per profile name, the program function of that name with its offset range, PC table and runtime flag:
     # _join's lookups for a PC inside it, inlined below (one per blamed use; None: no function of that name)
-    named: dict[str, tuple[ProgramFunction, int, int, dict[int, PcInfo], bool] | None] = {}
+    named: dict[str, tuple[ProgramFunction, int, int, PcTable, bool] | None] = {}
     resolved = view._pc_fn
+    use_name: str | None = None
+    use_off = -1
     for e in blame.edges:
-        key = (e.function, e.use_offset)
-        if key != use_key:  # the edges of one use come one after another
-            use_key = key
+        if e.use_offset != use_off or e.function != use_name:  # the edges of one use come one after another
+            use_name, use_off = e.function, e.use_offset
+            key = (use_name, use_off)
             hit = at.get(key)
             if hit is None:
                 name = e.function
@@ -468,10 +470,10 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
                     f = named[name] = None if cand is None else (
                         cand, cand.function.start, cand.function.start + cand.function.size, pc_table(cand),
                         is_runtime_function(cand.name))
-                row = f[3].get(e.use_offset) if f is not None and f[1] <= e.use_offset < f[2] else None
-                if f is not None and row is not None:
+                ins = f[3].ins.get(use_off) if f is not None and f[1] <= use_off < f[2] else None
+                if f is not None and ins is not None:
                     resolved[key] = f[0]  # what view.resolve answers for it
-                    hit = (f[0], row[0], row[2], f[4])
+                    hit = (f[0], ins, f[3].loop[use_off], f[4])
                 else:
                     hit = _join(view, key)
                 at[key] = hit
@@ -521,32 +523,42 @@ def _join(view: KernelView, key: tuple[str, int]) -> _Joined:
     pf = view.resolve(*key)
     if pf is None:
         return None, None, None, False
-    hit = pc_table(pf).get(key[1])
-    if hit is not None:
-        return pf, hit[0], hit[2], is_runtime_function(pf.name)
+    t = pc_table(pf)
+    ins = t.ins.get(key[1])
+    if ins is not None:
+        return pf, ins, t.loop[key[1]], is_runtime_function(pf.name)
     return pf, pf.function.at(key[1]), pf.loop_of(key[1]), is_runtime_function(pf.name)
 
 
-#: What :func:`pc_table` holds per instruction offset: (instruction, its basic block, its innermost loop or None).
-PcInfo = tuple[Instruction, BasicBlock, Loop | None]
+@dataclass(frozen=True, slots=True)
+class PcTable:
+    """Per instruction offset of one function: ``ins`` = ``pf.function.at(offset)``, ``block`` =
+    ``pf.block_of(offset)``, ``loop`` = ``pf.loop_of(offset)`` (None outside loops), for every instruction inside
+    one of the function's blocks (the three dicts have the same keys). Three dicts rather than a tuple per
+    instruction: they live as long as the program, and the cyclic collector walks each tracked object."""
+
+    ins: dict[int, Instruction]
+    block: dict[int, BasicBlock]
+    loop: dict[int, Loop | None]
 
 
-def pc_table(pf: ProgramFunction) -> dict[int, PcInfo]:
-    """Instruction offset -> (``pf.function.at(offset)``, ``pf.block_of(offset)``, ``pf.loop_of(offset)``) for
-    every instruction of ``pf`` inside one of its blocks, made once per function (one pass over the blocks
-    instead of two bisections and an index check per lookup: the view joins every sampled PC and blame edge
-    with them). An offset missing from it (no instruction starts there, or it lies outside the blocks) is
-    answered by those methods themselves."""
-    def make() -> dict[int, PcInfo]:
-        out: dict[int, PcInfo] = {}
+def pc_table(pf: ProgramFunction) -> PcTable:
+    """:class:`PcTable` of ``pf``, made once per function (one pass over the blocks instead of two bisections and
+    an index check per lookup: the view joins every sampled PC and blame edge with them). An offset missing
+    from it (no instruction starts there, or it lies outside the blocks) is answered by those methods
+    themselves."""
+    def make() -> PcTable:
+        t = PcTable({}, {}, {})
         at = pf.function.at
         for b in pf.blocks.values():
             loop = pf.loop_of(b.start) if b.start < b.end else None
             for i in b.instructions:
                 off = i.offset
                 if b.start <= off < b.end and (ins := at(off)) is not None:
-                    out[off] = (ins, b, loop)
-        return out
+                    t.ins[off] = ins
+                    t.block[off] = b
+                    t.loop[off] = loop
+        return t
 
-    table: dict[int, PcInfo] = pf.memo("advice_pc_table", make)
+    table: PcTable = pf.memo("advice_pc_table", make)
     return table

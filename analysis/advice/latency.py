@@ -493,19 +493,17 @@ def _fold_in(pf: ProgramFunction, b: int, out_state: dict[int, _Fold]) -> _Fold:
 
 def _foldable(pf: ProgramFunction, blocks: Iterable[int]) -> dict[int, _Fold]:
     """The fixed point of :func:`_fold_out` as the state before each instruction of ``blocks`` (offset ->
-    register -> parameter words), each block's states made once per function (a nest asks for its own)."""
+    register -> parameter words). Made per call, not kept with the function: a nest asks for its blocks once per
+    view, and a state per instruction kept for the program's life would be ~10^5 dicts for the cyclic
+    collector to walk on a 200k-instruction cubin (the block out states it starts from are kept)."""
     blocks = list(blocks)
     out_state = _fold_out(pf, blocks)
     before: dict[int, _Fold] = {}
     for b in blocks:
-        def make(b: int = b) -> dict[int, _Fold]:
-            st = _fold_in(pf, b, out_state)
-            snap: dict[int, _Fold] = {}
-            for ins, step in zip(pf.blocks[b].instructions, _fold_steps(pf, b), strict=True):
-                snap[ins.offset] = dict(st)
-                _run_steps((step,), st)
-            return snap
-        before.update(pf.memo(("unroll_fold_block", b), make))
+        st = _fold_in(pf, b, out_state)
+        for ins, step in zip(pf.blocks[b].instructions, _fold_steps(pf, b), strict=True):
+            before[ins.offset] = dict(st)
+            _run_steps((step,), st)
     return before
 
 
@@ -729,12 +727,13 @@ def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> tuple[dict[int
     whatever the order they are added in."""
     def make() -> tuple[dict[int, float], dict[int, dict[int, float]]]:
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
-        table = pc_table(fn)
+        blocks = pc_table(fn).block
         whole: dict[int, float] = {}
         by_block: dict[int, dict[int, float]] = {}
         for i in fn.instructions:
-            hit = table.get(i.offset)
-            b = hit[1] if hit is not None else fn.block_of(i.offset)
+            b = blocks.get(i.offset)
+            if b is None:
+                b = fn.block_of(i.offset)
             smp = view.sample_at(fn.name, i.offset)
             if b is not None and smp is not None and smp.issued:
                 k, n = bisect.bisect_right(bars, i.offset), float(smp.issued)
