@@ -454,24 +454,26 @@ def _run_steps(steps: Iterable[_Step], st: _Fold) -> None:
     (the step written out on its static part), or leave the state when it varies."""
     for defs, consts, reads, guard in steps:
         res: frozenset[tuple[str, str]] | None = None
-        if consts is not None:  # _fold_step
-            deps = set(consts)
+        if consts is not None:  # _fold_step; the union kept in an existing frozenset while nothing new joins it
+            deps = consts
             for r in reads:
                 got = st.get(r)
                 if got is None:
                     break
-                deps |= got
+                if got is not deps and not got <= deps:
+                    deps = deps | got
             else:
                 if guard is not None:
                     for r in defs:
                         got = st.get(r)
                         if got is None:
                             break
-                        deps |= got
+                        if got is not deps and not got <= deps:
+                            deps = deps | got
                     else:
-                        res = frozenset(deps)
+                        res = deps
                 else:
-                    res = frozenset(deps)
+                    res = deps
         if res is None:
             for r in defs:
                 st.pop(r, None)
@@ -488,7 +490,15 @@ def _fold_in(pf: ProgramFunction, b: int, out_state: dict[int, _Fold]) -> _Fold:
     if len(preds) == 1:
         return dict(preds[0])  # the meet of one state: itself (a copy: the caller steps it in place)
     keys = set(preds[0]).intersection(*preds[1:])
-    return {r: frozenset().union(*(ps[r] for ps in preds)) for r in keys}
+    out: _Fold = {}
+    for r in keys:
+        u = preds[0][r]
+        for ps in preds[1:]:
+            got = ps[r]
+            if got is not u and not got <= u:
+                u = u | got
+        out[r] = u  # the union of the paths' words (an existing frozenset when one holds them all)
+    return out
 
 
 def _foldable(pf: ProgramFunction, blocks: Iterable[int]) -> dict[int, _Fold]:
