@@ -19,7 +19,7 @@ from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function
+from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function, pc_table
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
@@ -1713,7 +1713,9 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
     """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
     per block, so each edge costs a lookup instead of a scan of the block)."""
-    block = pf.block_of(offset)
+    block = pc_table(pf).block.get(offset)
+    if block is None:
+        block = pf.block_of(offset)
     if block is None:
         return frozenset()
 

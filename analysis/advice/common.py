@@ -13,6 +13,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice.context import EdgeView, KernelView, is_math_routine, is_runtime_function
@@ -254,21 +255,19 @@ def _rank_pairs(evs: Iterable[EdgeView], weight: Callable[[EdgeView], float]) ->
     """(−weight, use pc, first-seen order, function, def pc, edges) per (def, use) pair of positive weight, in
     the order of sorting the rows by (−samples, use pc), stably."""
     get = _getter(weight)
-    agg: dict[tuple[str, int | None, int], list[EdgeView]] = {}
-    sums: dict[tuple[str, int | None, int], float] = {}  # per pair, summed in edge order as sum() would
+    # per pair: [its weight, summed in edge order as sum() would, its edges]
+    agg: dict[tuple[str, int | None, int], list[Any]] = {}
     for ev in evs:
         e = ev.edge
         key = (e.function, e.def_offset, e.use_offset)
-        group = agg.get(key)
-        if group is None:
-            agg[key] = [ev]
-            sums[key] = 0 + get(ev)
+        row = agg.get(key)
+        if row is None:
+            agg[key] = [0 + get(ev), [ev]]
         else:
-            group.append(ev)
-            sums[key] += get(ev)
+            row[0] += get(ev)
+            row[1].append(ev)
     ranked = []
-    for k, ((fn, d, u), group) in enumerate(agg.items()):
-        w = sums[(fn, d, u)]
+    for k, ((fn, d, u), (w, group)) in enumerate(agg.items()):
         if w > 0:
             ranked.append((-w, u, k, fn, d, group))
     ranked.sort(key=lambda r: r[:3])  # the order of sorting the rows by (-samples, use pc), stably
@@ -339,6 +338,20 @@ def fix_location(view: KernelView, ev: EdgeView) -> tuple[str | None, int | None
     return loc.file, loc.line
 
 
+def _fix_locations(view: KernelView, evs: list[EdgeView]) -> list[tuple[str | None, int | None]]:
+    """:func:`fix_location` of each edge, in order (the view's location cache read here, a lookup per edge)."""
+    locs = view._locs
+    out: list[tuple[str | None, int | None]] = []
+    for ev in evs:
+        e = ev.edge
+        key = (e.function, e.def_offset if e.def_offset is not None else e.use_offset)
+        loc = locs.get(key)
+        if loc is None:
+            loc = view.location(*key)
+        out.append((loc.file, loc.line))
+    return out
+
+
 #: Share of the matched samples the chosen scope must hold (the rest are stragglers elsewhere).
 SCOPE_COVERAGE = 0.8
 
@@ -353,22 +366,24 @@ def narrow_scope(view: KernelView, evs: list[EdgeView], weight: Callable[[EdgeVi
     by_line: dict[tuple[str | None, int | None], float] = defaultdict(float)
     by_loop: dict[tuple[str, int], tuple[float, EdgeView]] = {}
     by_fn: dict[str, tuple[float, EdgeView]] = {}
-    fixes = [fix_location(view, e) for e in evs]  # once per edge: the line test below reads them again
+    fixes = _fix_locations(view, evs)  # once per edge: the line test below reads them again
     for e, at in zip(evs, fixes, strict=True):
         w = get(e)
         by_line[at] += w
-        fn = e.def_fn if e.edge.def_offset is not None else e.use_fn
-        loop = e.def_loop if e.edge.def_offset is not None else e.use_loop
+        dep = e.edge.def_offset is not None
+        fn = e.def_fn if dep else e.use_fn
         if fn is not None:
-            by_fn[fn.name] = (by_fn.get(fn.name, (0.0, e))[0] + w, e)
+            name = fn.name
+            by_fn[name] = (by_fn.get(name, (0.0, e))[0] + w, e)
+            loop = e.def_loop if dep else e.use_loop
             if loop is not None:
-                k = (fn.name, loop.header)
+                k = (name, loop.header)
                 by_loop[k] = (by_loop.get(k, (0.0, e))[0] + w, e)
     (file, line), w = max(by_line.items(), key=lambda kv: kv[1])
     if w >= SCOPE_COVERAGE * total and line is not None:
-        fns = [f for e, at in zip(evs, fixes, strict=True) if at == (file, line) for f in (e.def_fn or e.use_fn,)
-               if f is not None]
-        fn_name = fns[0].name if fns else None
+        first = next((f for e, at in zip(evs, fixes, strict=True) if at == (file, line)
+                      for f in (e.def_fn or e.use_fn,) if f is not None), None)
+        fn_name = first.name if first is not None else None
         return Scope(kind="line", file=file, line=line, end_line=line, function=fn_name, name=f"line {line}")
     if by_loop:
         (_, _), (w, e) = max(by_loop.items(), key=lambda kv: kv[1][0])
@@ -422,7 +437,9 @@ def stall_elimination_advice(view: KernelView, opt_id: str, evs: list[EdgeView],
                              missing: str = "", nothing: str = "no matching stall samples") -> Advice | Skipped:
     """GPA eq. 2 over the matched edges: M = their stall samples, one region per loop/function of the
     stalled uses (each with its own eq. 2), scope = narrowest scope holding them all."""
-    evs = [e for e in evs if e.gpa_class not in NOT_STALLS]
+    kept = [e for e in evs if e.gpa_class not in NOT_STALLS]
+    # the caller's own list when nothing was left out: the hint's hotspots ranked it already (hotspots' memo)
+    evs = evs if len(kept) == len(evs) else kept
     m = sum(e.stall for e in evs)
     if m <= 0 or view.total <= 0:
         return Skipped(opt_id, missing or nothing, missing=bool(missing))

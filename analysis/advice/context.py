@@ -23,12 +23,12 @@ from warpwise.analysis.blame.model import BlameEdge, BlameGraph
 from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.paths import map_path
-from warpwise.analysis.program.model import Loop, Program, ProgramFunction
+from warpwise.analysis.program.model import BasicBlock, Loop, Program, ProgramFunction
 
 _UNRESOLVED = object()  # KernelView.resolve's "not looked up yet" (None is a valid answer)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class EdgeView:
     """A blame edge with its instructions resolved.
 
@@ -52,10 +52,22 @@ class EdgeView:
     latency: float = field(init=False, repr=False, compare=False)
     is_self: bool = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
-        self.stall = self.edge.stall_samples
-        self.latency = self.edge.latency_samples
-        self.is_self = self.edge.def_offset is None
+    def __init__(self, edge: BlameEdge, use_fn: ProgramFunction | None, use_ins: Instruction | None,
+                 use_loop: Loop | None, def_fn: ProgramFunction | None = None, def_ins: Instruction | None = None,
+                 def_loop: Loop | None = None, gpa_class: str = stalls.OTHER) -> None:
+        # written out (not the dataclass's __init__ and a __post_init__): build_view makes one per blame edge,
+        # ~740k on a 200k-instruction cubin
+        self.edge = edge
+        self.use_fn = use_fn
+        self.use_ins = use_ins
+        self.use_loop = use_loop
+        self.def_fn = def_fn
+        self.def_ins = def_ins
+        self.def_loop = def_loop
+        self.gpa_class = gpa_class
+        self.stall = edge.stall_samples
+        self.latency = edge.latency_samples
+        self.is_self = edge.def_offset is None
 
 
 #: What :meth:`KernelView.edges_by` selects edges by.
@@ -261,13 +273,23 @@ class KernelView:
         def make() -> tuple[dict[int, int], dict[int, dict[int, int]]]:
             by_fn: dict[int, int] = {}
             by_block: dict[int, dict[int, int]] = {}
-            for (name, off), s in self.profile.pcs.items():
-                pf = self.resolve(name, off)
+            resolved = self._pc_fn
+            last: ProgramFunction | None = None
+            blocks: dict[int, BasicBlock] = {}
+            for pc, s in self.profile.pcs.items():
+                pf = resolved.get(pc, _UNRESOLVED)  # resolve's cache, read here: build_view filled it
+                if pf is _UNRESOLVED:
+                    pf = self.resolve(*pc)
                 key = id(pf)
                 issued = s.issued
                 by_fn[key] = by_fn.get(key, 0) + issued
                 if pf is not None:
-                    b = pf.block_of(off)
+                    if pf is not last:
+                        last, blocks = pf, pc_table(pf).block
+                    off = pc[1]
+                    b = blocks.get(off)
+                    if b is None:
+                        b = pf.block_of(off)
                     if b is not None:
                         blocks = by_block.setdefault(key, {})
                         blocks[b.start] = blocks.get(b.start, 0) + issued
@@ -415,7 +437,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
                       sources=dict(sources if sources is not None else profile.source_files), launches=launches)
     view.total = profile.total_samples
     view.latency = profile.latency_samples
-    view.active = profile.active_samples
+    view.active = view.total - view.latency  # profile.active_samples, without summing the PCs twice more
     view.selected = sum(s.stalls.get("selected", 0) for s in profile.pcs.values())
     # One join per PC, not per edge (a PC has an edge per stall reason and candidate def): (function, instruction,
     # innermost loop, device-runtime function?) keyed by (profile name, section offset).
@@ -427,14 +449,35 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     by_reason: dict[str, list[int]] = {}
     by_category: dict[str, list[int]] = {}
     edges = view.edges
-    use_key: tuple[str, int] | None = None
     use: _Joined = (None, None, None, False)
+    # per profile name, the program function of that name with its offset range, PC table and runtime flag:
+    # _join's lookups for a PC inside it, inlined below (one per blamed use; None: no function of that name)
+    named: dict[str, tuple[ProgramFunction, int, int, PcTable, bool] | None] = {}
+    resolved = view._pc_fn
+    use_name: str | None = None
+    use_off = -1
     for e in blame.edges:
-        key = (e.function, e.use_offset)
-        if key != use_key:  # the edges of one use come one after another
+        if e.use_offset != use_off or e.function != use_name:  # the edges of one use come one after another
+            use_name, use_off = e.function, e.use_offset
+            key = (use_name, use_off)
             hit = at.get(key)
-            use = at[key] = _join(view, key) if hit is None else hit
-            use_key = key
+            if hit is None:
+                name = e.function
+                if name in named:
+                    f = named[name]
+                else:
+                    cand = program.functions.get(name) if program is not None else None
+                    f = named[name] = None if cand is None else (
+                        cand, cand.function.start, cand.function.start + cand.function.size, pc_table(cand),
+                        is_runtime_function(cand.name))
+                ins = f[3].ins.get(use_off) if f is not None and f[1] <= use_off < f[2] else None
+                if f is not None and ins is not None:
+                    resolved[key] = f[0]  # what view.resolve answers for it
+                    hit = (f[0], ins, f[3].loop[use_off], f[4])
+                else:
+                    hit = _join(view, key)
+                at[key] = hit
+            use = hit
         use_fn = use[0]
         if use_fn is None and program is not None:
             view.outside += e.stall_samples  # e.g. CDP device-runtime code: no SASS, no source, not the user's
@@ -480,4 +523,42 @@ def _join(view: KernelView, key: tuple[str, int]) -> _Joined:
     pf = view.resolve(*key)
     if pf is None:
         return None, None, None, False
+    t = pc_table(pf)
+    ins = t.ins.get(key[1])
+    if ins is not None:
+        return pf, ins, t.loop[key[1]], is_runtime_function(pf.name)
     return pf, pf.function.at(key[1]), pf.loop_of(key[1]), is_runtime_function(pf.name)
+
+
+@dataclass(frozen=True, slots=True)
+class PcTable:
+    """Per instruction offset of one function: ``ins`` = ``pf.function.at(offset)``, ``block`` =
+    ``pf.block_of(offset)``, ``loop`` = ``pf.loop_of(offset)`` (None outside loops), for every instruction inside
+    one of the function's blocks (the three dicts have the same keys). Three dicts rather than a tuple per
+    instruction: they live as long as the program, and the cyclic collector walks each tracked object."""
+
+    ins: dict[int, Instruction]
+    block: dict[int, BasicBlock]
+    loop: dict[int, Loop | None]
+
+
+def pc_table(pf: ProgramFunction) -> PcTable:
+    """:class:`PcTable` of ``pf``, made once per function (one pass over the blocks instead of two bisections and
+    an index check per lookup: the view joins every sampled PC and blame edge with them). An offset missing
+    from it (no instruction starts there, or it lies outside the blocks) is answered by those methods
+    themselves."""
+    def make() -> PcTable:
+        t = PcTable({}, {}, {})
+        at = pf.function.at
+        for b in pf.blocks.values():
+            loop = pf.loop_of(b.start) if b.start < b.end else None
+            for i in b.instructions:
+                off = i.offset
+                if b.start <= off < b.end and (ins := at(off)) is not None:
+                    t.ins[off] = ins
+                    t.block[off] = b
+                    t.loop[off] = loop
+        return t
+
+    table: PcTable = pf.memo("advice_pc_table", make)
+    return table

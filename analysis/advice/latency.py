@@ -9,13 +9,20 @@ import bisect
 import math
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import networkx as nx
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView, demangle_short, is_math_routine, is_runtime_function
+from warpwise.analysis.advice.context import (
+    EdgeView,
+    KernelView,
+    demangle_short,
+    is_math_routine,
+    is_runtime_function,
+    pc_table,
+)
 from warpwise.analysis.advice.filters import MIN_SPEEDUP
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import (
@@ -371,34 +378,108 @@ def _fold_step(ins: Instruction, state: _Fold) -> tuple[frozenset[tuple[str, str
     return frozenset(deps), defs
 
 
-def _fold_out(pf: ProgramFunction) -> dict[int, _Fold]:
+def _fold_out(pf: ProgramFunction, blocks: Iterable[int]) -> dict[int, _Fold]:
     """Forward data flow over ``pf``'s CFG to its fixed point: the state at the end of each block (block start
     -> register -> parameter words), meeting paths by intersection (a register folds only if it folds on every
     path; loop-carried values such as a counter start optimistic and are dropped when a path makes them vary;
     a predecessor not yet visited is left out of the meet). Passes over the blocks in DFS preorder, each pass
     re-running only the blocks with a predecessor whose state changed (the same fixed point as re-running all:
-    the transfer is deterministic), at most 50 passes."""
-    def make() -> dict[int, _Fold]:
-        order = list(nx.dfs_preorder_nodes(pf.cfg, pf.entry)) if pf.entry in pf.cfg else []
-        out_state: dict[int, _Fold] = {}
-        dirty = set(order)
-        for _ in range(50):
-            changed = False
-            for b in order:
-                if b not in dirty:
-                    continue
-                dirty.discard(b)
-                st = _fold_in(pf, b, out_state)
-                for ins in pf.blocks[b].instructions:
-                    _apply(ins, st)
-                if out_state.get(b) != st:
-                    out_state[b] = st
-                    changed = True
-                    dirty.update(pf.cfg.successors(b))
-            if not changed:
-                break
+    the transfer is deterministic), at most 50 passes.
+
+    Demand-driven: only the blocks from which one of ``blocks`` can be reached (its CFG ancestors) are
+    solved, once per function, and a later call solves only the ancestors not solved yet. A block's state
+    depends only on its predecessors', so an ancestor-closed set of blocks has the same fixed point alone as
+    within the whole CFG (the meet and transfer are monotone and every iteration starts from "not visited",
+    the top: chaotic iteration reaches the one maximal fixed point whatever the order); blocks already solved
+    are final, since none of their predecessors is new. Returns the per-function table of solved blocks."""
+    flow: _FoldFlow = pf.memo("unroll_fold_flow", lambda: _FoldFlow(
+        list(nx.dfs_preorder_nodes(pf.cfg, pf.entry)) if pf.entry in pf.cfg else []))
+    out_state, solved = flow.out, flow.solved
+    new: set[int] = set()
+    work = [b for b in blocks if b not in solved]
+    while work:
+        b = work.pop()
+        if b in solved or b in new or b not in pf.cfg:
+            continue
+        new.add(b)
+        work.extend(q for q in pf.cfg.predecessors(b) if q not in solved and q not in new)
+    if not new:
         return out_state
-    return pf.memo("unroll_fold_out", make)
+    solved |= new
+    order = [b for b in flow.order if b in new]
+    dirty = set(order)
+    for _ in range(50):
+        changed = False
+        for b in order:
+            if b not in dirty:
+                continue
+            dirty.discard(b)
+            st = _fold_in(pf, b, out_state)
+            _run_steps(_fold_steps(pf, b), st)
+            if out_state.get(b) != st:
+                out_state[b] = st
+                changed = True
+                dirty.update(pf.cfg.successors(b))
+        if not changed:
+            break
+    return out_state
+
+
+@dataclass
+class _FoldFlow:
+    """:func:`_fold_out`'s per-function state: the DFS preorder of the blocks, the out state of each solved
+    and visited block, and the (ancestor-closed) set of blocks solved so far."""
+
+    order: list[int]
+    out: dict[int, _Fold] = field(default_factory=dict)
+    solved: set[int] = field(default_factory=set)
+
+
+#: One instruction's fold step, its :func:`_fold_static` part: (register defs, bank-0 words or None, reads, guard).
+_Step = tuple[set[str], frozenset[tuple[str, str]] | None, tuple[str, ...], str | None]
+
+
+def _fold_steps(pf: ProgramFunction, b: int) -> list[_Step]:
+    """The :func:`_fold_static` part of each instruction of block ``b``, in order, once per function and block
+    (the fixed point re-runs the blocks of loops)."""
+    table: dict[int, list[_Step]] = pf.memo("unroll_fold_steps", dict)
+    steps = table.get(b)
+    if steps is None:
+        steps = table[b] = [_fold_static(i) for i in pf.blocks[b].instructions]
+    return steps
+
+
+def _run_steps(steps: Iterable[_Step], st: _Fold) -> None:
+    """Step ``st`` over a block's instructions, in place: each instruction's defs get :func:`_fold_step`'s result
+    (the step written out on its static part), or leave the state when it varies."""
+    for defs, consts, reads, guard in steps:
+        res: frozenset[tuple[str, str]] | None = None
+        if consts is not None:  # _fold_step; the union kept in an existing frozenset while nothing new joins it
+            deps = consts
+            for r in reads:
+                got = st.get(r)
+                if got is None:
+                    break
+                if got is not deps and not got <= deps:
+                    deps = deps | got
+            else:
+                if guard is not None:
+                    for r in defs:
+                        got = st.get(r)
+                        if got is None:
+                            break
+                        if got is not deps and not got <= deps:
+                            deps = deps | got
+                    else:
+                        res = deps
+                else:
+                    res = deps
+        if res is None:
+            for r in defs:
+                st.pop(r, None)
+        else:
+            for r in defs:
+                st[r] = res
 
 
 def _fold_in(pf: ProgramFunction, b: int, out_state: dict[int, _Fold]) -> _Fold:
@@ -406,34 +487,33 @@ def _fold_in(pf: ProgramFunction, b: int, out_state: dict[int, _Fold]) -> _Fold:
     preds = [out_state[q] for q in pf.cfg.predecessors(b) if q in out_state]
     if b == pf.entry or not preds:
         return {}
+    if len(preds) == 1:
+        return dict(preds[0])  # the meet of one state: itself (a copy: the caller steps it in place)
     keys = set(preds[0]).intersection(*preds[1:])
-    return {r: frozenset().union(*(ps[r] for ps in preds)) for r in keys}
-
-
-def _apply(ins: Instruction, st: _Fold) -> None:
-    """Step ``st`` over ``ins`` (:func:`_fold_step`), in place."""
-    res, defs = _fold_step(ins, st)
-    for r in defs:
-        if res is None:
-            st.pop(r, None)
-        else:
-            st[r] = res
+    out: _Fold = {}
+    for r in keys:
+        u = preds[0][r]
+        for ps in preds[1:]:
+            got = ps[r]
+            if got is not u and not got <= u:
+                u = u | got
+        out[r] = u  # the union of the paths' words (an existing frozenset when one holds them all)
+    return out
 
 
 def _foldable(pf: ProgramFunction, blocks: Iterable[int]) -> dict[int, _Fold]:
     """The fixed point of :func:`_fold_out` as the state before each instruction of ``blocks`` (offset ->
-    register -> parameter words), each block's states made once per function (a nest asks for its own)."""
-    out_state = _fold_out(pf)
+    register -> parameter words). Made per call, not kept with the function: a nest asks for its blocks once per
+    view, and a state per instruction kept for the program's life would be ~10^5 dicts for the cyclic
+    collector to walk on a 200k-instruction cubin (the block out states it starts from are kept)."""
+    blocks = list(blocks)
+    out_state = _fold_out(pf, blocks)
     before: dict[int, _Fold] = {}
     for b in blocks:
-        def make(b: int = b) -> dict[int, _Fold]:
-            st = _fold_in(pf, b, out_state)
-            snap: dict[int, _Fold] = {}
-            for ins in pf.blocks[b].instructions:
-                snap[ins.offset] = dict(st)
-                _apply(ins, st)
-            return snap
-        before.update(pf.memo(("unroll_fold_block", b), make))
+        st = _fold_in(pf, b, out_state)
+        for ins, step in zip(pf.blocks[b].instructions, _fold_steps(pf, b), strict=True):
+            before[ins.offset] = dict(st)
+            _run_steps((step,), st)
     return before
 
 
@@ -650,19 +730,28 @@ def _barrier_offsets(fn: ProgramFunction) -> tuple[int, ...]:
     return tuple(i.offset for i in fn.instructions if i.base_opcode == "BAR")
 
 
-def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int, int, float]]:
-    """(barrier interval, block start, issued samples) of each of ``fn``'s instructions with issued samples, in
-    address order, once per view and function (:func:`_barrier_intervals` asks per region)."""
-    def make() -> list[tuple[int, int, float]]:
+def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> tuple[dict[int, float], dict[int, dict[int, float]]]:
+    """Issued samples of ``fn``'s instructions per barrier interval (``bisect_right`` of the barrier offsets),
+    for the whole function and per block start (the blocks a loop region holds), once per view and function
+    (:func:`_barrier_intervals` asks per region). The samples are integers, so these float sums are exact
+    whatever the order they are added in."""
+    def make() -> tuple[dict[int, float], dict[int, dict[int, float]]]:
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
-        out: list[tuple[int, int, float]] = []
+        blocks = pc_table(fn).block
+        whole: dict[int, float] = {}
+        by_block: dict[int, dict[int, float]] = {}
         for i in fn.instructions:
-            b = fn.block_of(i.offset)
+            b = blocks.get(i.offset)
+            if b is None:
+                b = fn.block_of(i.offset)
             smp = view.sample_at(fn.name, i.offset)
             if b is not None and smp is not None and smp.issued:
-                out.append((bisect.bisect_right(bars, i.offset), b.start, float(smp.issued)))
-        return out
-    found: list[tuple[int, int, float]] = view.memo(("issued_by_interval", fn.name), make)
+                k, n = bisect.bisect_right(bars, i.offset), float(smp.issued)
+                whole[k] = whole.get(k, 0.0) + n
+                per = by_block.setdefault(b.start, {})
+                per[k] = per.get(k, 0.0) + n
+        return whole, by_block
+    found: tuple[dict[int, float], dict[int, dict[int, float]]] = view.memo(("issued_by_interval", fn.name), make)
     return found
 
 
@@ -681,7 +770,14 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     def iv(off: int) -> int:
         return bisect.bisect_right(bars, off)
 
-    issued = [(k, n) for k, b, n in _issued_by_interval(view, fn) if blocks is None or b in blocks]
+    whole, by_block = _issued_by_interval(view, fn)
+    if blocks is None:
+        issued = whole
+    else:  # the region's blocks only (a loop's, not the whole function per loop)
+        issued = {}
+        for b in blocks:
+            for k, n in by_block.get(b, {}).items():
+                issued[k] = issued.get(k, 0.0) + n
     spans: dict[tuple[int, int], list[EdgeView]] = {}
     for e in r.edges:
         use = e.use_ins.offset if e.use_ins is not None else None
@@ -690,8 +786,9 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
             continue
         lo, hi = sorted((iv(dfn), iv(use)))
         spans.setdefault((lo, hi), []).append(e)
+    # sum() of the intervals' totals: 0 (an int, as sum() of nothing gives) when no interval of the span issued
     return [(cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges),
-             sum(n for k, n in issued if lo <= k <= hi)) for (lo, hi), edges in sorted(spans.items())]
+             sum(issued[k] for k in range(lo, hi + 1) if k in issued)) for (lo, hi), edges in sorted(spans.items())]
 
 
 # ---- function_inlining ------------------------------------------------------------------------------
