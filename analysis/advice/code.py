@@ -1195,13 +1195,21 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
 
 def _uncoalesced_waits(view: KernelView) -> list[EdgeView]:
     """Memory-dependency edges whose def is a global load with an L2 sector efficiency below COALESCE_LIMIT
-    (the warps waiting on an uncoalesced load's result)."""
+    (the warps waiting on an uncoalesced load's result), leaving out gathers: a load whose address is built
+    from loaded data (atomics.address_kind == "data", e.g. ``x[col[j]]``) touches whatever the data says, and
+    re-laying out the arrays does not make its lanes consecutive."""
     out = []
+    gather: dict[cm.InsKey, bool] = {}
     for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,)):
         if e.is_self or e.def_ins is None or e.def_fn is None or not cm.is_global_mem(e.def_ins):
             continue
         eff = _efficiency(view.sample_at(e.def_fn.name, e.def_ins.offset))
-        if eff is not None and eff < COALESCE_LIMIT:
+        if eff is None or eff >= COALESCE_LIMIT:
+            continue
+        key = (e.def_fn.name, e.def_ins.offset)
+        if key not in gather:
+            gather[key] = atomics.address_kind(e.def_fn, e.def_ins) == "data"
+        if not gather[key]:
             out.append(e)
     return out
 
