@@ -616,8 +616,12 @@ MAX_UNROLL = 8
           "Move independent work between the load (or long-latency operation) and its first use: issue loads "
           "a few statements earlier.")
 def code_reordering(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 code reordering: eq. 5 per loop (else function) of the def."""
+    """GPA Table 2 code reordering: eq. 5 per loop (else function) of the def. In a loop without barriers the
+    work that can overlap a load moved ahead (the next iteration's load issued before this iteration's work)
+    is that work's time, issue and fixed-latency waits alike (:func:`fixed_waits_in_loop`), against the loads'
+    memory-dependency latency: the larger of that and eq. 4's min(A_l, M_Ll) is the loop's hidden latency."""
     evs = _dependency_edges(view)
+    overlap = 0.0  # fixed-latency waits added to A (kernel-wide and per loop)
     if view.program is None:
         region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
         rows = [(region, float(view.active))]
@@ -629,7 +633,15 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
             elif r.fn.memo("barrier_offsets", lambda fn=r.fn: _barrier_offsets(fn)):
                 rows += _barrier_intervals(view, r)
             elif r.loop is not None:
-                rows.append((r, view.active_in_loop(r.fn, r.loop)))
+                # two ways to hide: other issue fills the stalls (GPA eq. 4, min(A_l, M_Ll)), or the loop's
+                # loads start an iteration early and overlap the iteration's work, issue and fixed-latency waits
+                # alike (min(A_l + W_l, M_Ll^mem), the loads' memory-dependency latency only); A_l is raised so
+                # that eq. 4's min(A_l, M_Ll) gives the larger of the two
+                a_l = view.active_in_loop(r.fn, r.loop)
+                mem = sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY)
+                a = max(a_l, min(a_l + fixed_waits_in_loop(view, r.fn, r.loop), mem))
+                overlap += a - a_l
+                rows.append((r, a))
             else:
                 rows.append((r, view.active_in_function(r.fn)))
 
@@ -642,7 +654,35 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
         return ("; ".join(parts) + ": start these loads or long operations earlier, with independent work between "
                 "them and their first use") if parts else ""
 
-    return cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls")
+    return cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
+                                    active=view.active + overlap)
+
+
+def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> float:
+    """Not-issued samples of ``loop``'s instructions (nested loops included) stalled on a fixed-latency dependency
+    (Nsight Compute's ``wait`` reason: "waiting on a fixed latency execution dependency", Kernel Profiling
+    Guide, Warp Stall Reasons), e.g. the 4-cycle steps of a dependent FFMA chain.
+
+    GPA eq. 4 bounds what reordering hides by the active samples A: another warp's issue fills a stalled warp's
+    cycles. Within one warp, a load moved ahead of independent work is in flight for that work's whole time,
+    and a dependent arithmetic chain takes its fixed latencies as well as its issue slots, so in a loop whose
+    next iteration's load can start before this iteration's chain (software pipelining) the overlap A_l may
+    draw on is issue + fixed-latency waits, against the loads' memory-dependency latency M_L^mem only: issued,
+    ``wait`` and memory-dependency samples are disjoint, so A_l + waits + M_L^mem ≤ T and the hidden latency
+    stays ≤ T/2 (eq. 4 ≤ 2, Theorem 5.1)."""
+    def make() -> dict[int, dict[int, float]]:  # one pass over the profile: id(function) -> block start -> samples
+        out: dict[int, dict[int, float]] = {}
+        for (name, off), smp in view.profile.pcs.items():
+            w = smp.stalls_not_issued.get("wait", 0)  # not issued: disjoint from the issued samples A
+            fn = view.resolve(name, off) if w else None
+            b = fn.block_of(off) if fn is not None else None
+            if fn is not None and b is not None:
+                per = out.setdefault(id(fn), {})
+                per[b.start] = per.get(b.start, 0.0) + w
+        return out
+    tables: dict[int, dict[int, float]] = view.memo("fixed_waits_by_block", make)
+    by_block = tables.get(id(pf), {})
+    return float(sum(by_block.get(b, 0.0) for b in loop.blocks))
 
 
 def _barrier_offsets(fn: ProgramFunction) -> tuple[int, ...]:
