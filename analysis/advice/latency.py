@@ -30,6 +30,7 @@ from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.blame.slice import FunctionIndex
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
@@ -690,19 +691,19 @@ def _barrier_offsets(fn: ProgramFunction) -> tuple[int, ...]:
     return tuple(i.offset for i in fn.instructions if i.base_opcode == "BAR")
 
 
-def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int, int, float]]:
-    """(barrier interval, block start, issued samples) of each of ``fn``'s instructions with issued samples, in
-    address order, once per view and function (:func:`_barrier_intervals` asks per region)."""
-    def make() -> list[tuple[int, int, float]]:
+def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int, int, float, int]]:
+    """(barrier interval, block start, issued samples, offset) of each of ``fn``'s instructions with issued
+    samples, in address order, once per view and function (:func:`_barrier_intervals` asks per region)."""
+    def make() -> list[tuple[int, int, float, int]]:
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
-        out: list[tuple[int, int, float]] = []
+        out: list[tuple[int, int, float, int]] = []
         for i in fn.instructions:
             b = fn.block_of(i.offset)
             smp = view.sample_at(fn.name, i.offset)
             if b is not None and smp is not None and smp.issued:
-                out.append((bisect.bisect_right(bars, i.offset), b.start, float(smp.issued)))
+                out.append((bisect.bisect_right(bars, i.offset), b.start, float(smp.issued), i.offset))
         return out
-    found: list[tuple[int, int, float]] = view.memo(("issued_by_interval", fn.name), make)
+    found: list[tuple[int, int, float, int]] = view.memo(("issued_by_interval", fn.name), make)
     return found
 
 
@@ -712,7 +713,8 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     block's shared and global accesses: CUDA C++ Programming Guide, "Synchronization Functions"), so the
     independent work that hides a stall lies between the barrier before its producer and the barrier after
     its use. Barrier intervals are taken in address order, per instruction; a part's A is the issued samples
-    of the region's instructions in the intervals its edges span."""
+    of the region's instructions in the intervals its edges span that do not depend on the stalled value
+    (:func:`_independent_issue`)."""
     assert r.fn is not None
     fn = r.fn
     bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
@@ -721,7 +723,7 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     def iv(off: int) -> int:
         return bisect.bisect_right(bars, off)
 
-    issued = [(k, n) for k, b, n in _issued_by_interval(view, fn) if blocks is None or b in blocks]
+    issued = [(k, n, off) for k, b, n, off in _issued_by_interval(view, fn) if blocks is None or b in blocks]
     spans: dict[tuple[int, int], list[EdgeView]] = {}
     for e in r.edges:
         use = e.use_ins.offset if e.use_ins is not None else None
@@ -730,8 +732,53 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
             continue
         lo, hi = sorted((iv(dfn), iv(use)))
         spans.setdefault((lo, hi), []).append(e)
-    return [(cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges),
-             sum(n for k, n in issued if lo <= k <= hi)) for (lo, hi), edges in sorted(spans.items())]
+    out = []
+    for (lo, hi), edges in sorted(spans.items()):
+        here = [(n, off) for k, n, off in issued if lo <= k <= hi]
+        out.append((cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges), _independent_issue(fn, edges, here)))
+    return out
+
+
+def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], here: list[tuple[float, int]]) -> float:
+    """Issued samples of the work that can fill the waits of ``edges`` within their barrier interval: for each
+    edge, the instructions of ``here`` ((issued samples, offset) in address order) other than its def and its use
+    and not data-dependent on its def (the def's forward slice in address order through the registers each
+    instruction reads and writes, blame/operands' def/use sets); averaged over the edges by their latency
+    samples. A dependent chain — a scan step's two loads, the add that reads them, the store of the sum — has
+    nothing to reorder however many samples it issues."""
+    fx = fn.memo("function_index", lambda: FunctionIndex(fn))
+    order = [off for _, off in here]
+    cache: dict[int, frozenset[int]] = {}
+
+    def dependent(d: int) -> frozenset[int]:
+        if d not in cache:
+            k = fx.index.get(d)
+            dep: set[int] = set()
+            if k is not None:
+                tainted = set(fx.du[k].defs)
+                last = max(order) if order else d
+                for j in range(k + 1, len(fx.ins)):
+                    ins = fx.ins[j]
+                    if ins.offset > last or not tainted:
+                        break
+                    du = fx.du[j]
+                    if du.reg_reads & tainted:
+                        dep.add(ins.offset)
+                        tainted |= du.defs
+            cache[d] = frozenset(dep)
+        return cache[d]
+
+    total = sum(n for n, _ in here)
+    wsum = acc = 0.0
+    for e in edges:
+        if e.use_ins is None:
+            continue
+        d = e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
+        skip = dependent(d) | {d, e.use_ins.offset}
+        w = e.latency if e.latency > 0 else e.stall
+        acc += w * sum(n for n, off in here if off not in skip)
+        wsum += w
+    return acc / wsum if wsum > 0 else total
 
 
 # ---- function_inlining ------------------------------------------------------------------------------
