@@ -24,6 +24,7 @@ from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import roofline, stalls
+from warpwise.analysis.arch.latency import latency_of
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
@@ -1247,6 +1248,21 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
                 "the sectors they fetch: make consecutive threads touch consecutive addresses")
     res = cm.stall_elimination_advice(view, "global_memory_coalesce", bad, hint,
                                       nothing="no throttle stalls at uncoalesced global accesses")
+    if not isinstance(res, Advice) and not bad and not unknown:
+        # No throttle stalls at them, but their waits: a traffic-bound kernel whose warps wait on the results of
+        # the uncoalesced loads (long_scoreboard) rather than on a full LSU queue pays for the excess sectors all
+        # the same, and its estimate is the roofline after the fix, which needs no stall count.
+        waits = _uncoalesced_waits(view)
+        if waits:
+            hs = cm.hotspots(view, waits, cm.stall_weight, 3)
+            hint = (f"the global loads that {cm.lines_text((h.use.file, h.use.line) for h in hs)} wait for fetch "
+                    "sectors they do not use: make consecutive threads touch consecutive addresses")
+            res = cm.stall_elimination_advice(view, "global_memory_coalesce", waits, hint)
+            got = coalesced_ratios(view)
+            busy = max(roofline.busy(view.profile.launch.throughput_pct, u, view.reach) for u in ("dram", "l2", "l1"))
+            if not isinstance(res, Advice) or got is None or busy < MEMORY_BUSY:
+                return Skipped("global_memory_coalesce", "no throttle stalls at uncoalesced global accesses")
+            return _after_fix_estimate(view, res, got[0], True, got[1])
     if not isinstance(res, Advice):
         return res
     # What coalescing changes is traffic: the sectors fetched beyond the ideal at uncoalesced accesses (Nsight
@@ -1261,6 +1277,27 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
     traffic_bound = max(roofline.busy(view.profile.launch.throughput_pct, u, view.reach)
                         for u in ("dram", "l2", "l1")) >= MEMORY_BUSY
     return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
+
+
+def _uncoalesced_waits(view: KernelView) -> list[EdgeView]:
+    """Memory-dependency edges whose def is a global load with an L2 sector efficiency below COALESCE_LIMIT
+    (the warps waiting on an uncoalesced load's result), leaving out gathers: a load whose address is built
+    from loaded data (atomics.address_kind == "data", e.g. ``x[col[j]]``) touches whatever the data says, and
+    re-laying out the arrays does not make its lanes consecutive."""
+    out = []
+    gather: dict[cm.InsKey, bool] = {}
+    for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,)):
+        if e.is_self or e.def_ins is None or e.def_fn is None or not cm.is_global_mem(e.def_ins):
+            continue
+        eff = _efficiency(view.sample_at(e.def_fn.name, e.def_ins.offset))
+        if eff is None or eff >= COALESCE_LIMIT:
+            continue
+        key = (e.def_fn.name, e.def_ins.offset)
+        if key not in gather:
+            gather[key] = atomics.address_kind(e.def_fn, e.def_ins) == "data"
+        if not gather[key]:
+            out.append(e)
+    return out
 
 
 def coalesced_ratios(view: KernelView, limit: float = COALESCE_LIMIT
@@ -1382,8 +1419,9 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
             lc = view.profile.launch
             ratios = {"l1": _l1_ratio(view, shared_removed=excess)}
             l1_busy = roofline.busy(lc.throughput_pct, "l1", view.reach) >= MEMORY_BUSY
-            return _after_fix_estimate(view, res, ratios, l1_busy,
-                                       {"wavefronts_excess": excess, "wavefronts_l1": lc.l1_lsu_wavefronts})
+            res = _after_fix_estimate(view, res, ratios, l1_busy,
+                                      {"wavefronts_excess": excess, "wavefronts_l1": lc.l1_lsu_wavefronts})
+            return _latency_floor(view, res, conflicts, ratios["l1"]) if l1_busy else res
     if _has_wavefront_counts(view):
         return Skipped("shared_memory_coalesce", "the profile's shared-memory wavefront counters show no bank "
                                                  f"conflicts (no instruction at {CONFLICT_RATIO}x its ideal)")
@@ -1399,6 +1437,73 @@ def shared_memory_coalesce(view: KernelView) -> Advice | Skipped:
         view, "shared_memory_coalesce", evs, hint,
         missing="the profile has no shared-memory bank-conflict counts per instruction; conflicts are not confirmed"
         if evs else "", nothing="no shared-memory dependency stalls")
+
+
+def conflict_wait_removed(view: KernelView, conflicts: dict[cm.InsKey, float], l1_ratio: float
+                          ) -> tuple[float, dict[str, float]]:
+    """Samples a bank-conflict fix removes when every conflicting load's wait falls to the unloaded shared-memory
+    latency and the MIO queue drains with the L1 work it loses, and the inputs: (M, {"L_shared",
+    "cycles_per_sample", "M_mio"}).
+
+    A PC sample stands for ``interval × W`` warp-cycles (the sampler takes one of the SM's W active warps per
+    interval; ``LaunchConfig.sampling_interval_cycles`` × ``achieved_warps_per_sm``), so the stalls waiting on
+    instruction k give its measured wait per execution (Little's law), ``L_k = W_k × interval × W / n_k`` cycles
+    (``n_k`` = warp instructions executed). After the fix the wait is at least the unloaded latency ``L0``
+    (arch/latency ``shared``, H200-measured LDS 29 cycles), so ``W_k × max(0, 1 − L0 / L_k)`` of it goes, plus
+    the excess share of the samples on k itself (issue and queueing of the replayed wavefronts). Warps stalled
+    on a full MIO queue (``mio_throttle``, at any instruction: the queue in front of the shared-memory pipe,
+    Kernel Profiling Guide, "Warp Stall Reasons") wait for the L1 work ahead of them, so ``1 − l1_ratio`` of
+    those samples (``l1_ratio`` = L1 work after / before, :func:`_l1_ratio`) go with it. Shapes: counts in
+    samples (float); 0 without a sampling interval or occupancy."""
+    lc = view.profile.launch
+    per_sample = lc.sampling_interval_cycles * lc.achieved_warps_per_sm
+    l0 = latency_of("LDS", view.profile.arch).cycles
+    if per_sample <= 0 or not conflicts:
+        return 0.0, {}
+    waits: dict[cm.InsKey, float] = defaultdict(float)
+    own = mio = 0.0
+    for e in view.edges:
+        d, u = cm.ins_key(e.def_fn, e.def_ins), cm.ins_key(e.use_fn, e.use_ins)
+        if e.edge.reason == "mio_throttle":
+            mio += e.stall
+        elif u is not None and u in conflicts and (e.is_self or d == u):
+            own += e.stall * conflicts[u]
+        elif d is not None and d in conflicts and not e.is_self and e.gpa_class not in cm.NOT_STALLS:
+            waits[d] += e.stall
+    m_mio = mio * max(0.0, 1.0 - l1_ratio)
+    m = own + m_mio
+    for k, w in waits.items():
+        s = view.sample_at(*k)
+        if s is None or s.inst_executed <= 0 or w <= 0:
+            continue
+        measured = w * per_sample / s.inst_executed
+        m += w * max(0.0, 1.0 - l0 / measured)
+    return m, {"L_shared": l0, "cycles_per_sample": per_sample, "M_mio": m_mio, "mio_throttle": mio,
+               "conflict_waits": float(sum(waits.values()))}
+
+
+def _latency_floor(view: KernelView, res: Advice, conflicts: dict[cm.InsKey, float], l1_ratio: float) -> Advice:
+    """``res`` (a bank-conflict fix estimated by the roofline after it) bounded by the latency the fix leaves:
+    the roofline assumes the kernel keeps L1 busy after the fix, but a kernel with few warps per scheduler and a
+    dependent chain of shared accesses (a per-thread sweep) turns latency-bound once its waits fall to the
+    unloaded latency. Which of the two the kernel is shows in its stalls: warps that wait more on the full MIO
+    queue (``mio_throttle``) than on the conflicting accesses' results are queue-bound and keep the roofline;
+    otherwise GPA eq. 2 over :func:`conflict_wait_removed`'s M bounds it and the smaller of the two is the
+    estimate (holdout4 ``thomas_smem``: 12 warps per SM, a 32-step dependent sweep, 1% of its samples MIO
+    throttle; a kernel that fills the MIO queue, like ``transpose_bank``, keeps the roofline)."""
+    m, inputs = conflict_wait_removed(view, conflicts, l1_ratio)
+    if not 0 < m < view.total or inputs["mio_throttle"] >= inputs["conflict_waits"]:
+        return res  # more warps wait on the full MIO queue than on their own results: queue-bound, the roofline
+    lat = est.stall_elimination(view.total, m)
+    if lat.speedup >= res.estimated_speedup:
+        return res
+    formula = f"min({res.estimate.formula}; T/(T-M_lat)), M_lat = waits on the conflicting shared accesses above " \
+              "the unloaded latency L_shared (wait per execution = stalls x cycles_per_sample / executions)"
+    res.estimate = Estimate(lat.speedup, formula, {**res.estimate.inputs, "T": float(view.total), "M_lat": m, **inputs},
+                            f"{res.estimate.equation}; GPA eq. 2 latency floor")
+    if res.cap is not None:
+        res.cap = replace(res.cap, binding=False)
+    return res
 
 
 #: A shared-memory instruction with at least this many wavefronts per ideal wavefront has bank conflicts

@@ -457,11 +457,13 @@ def stall_elimination_advice(view: KernelView, opt_id: str, evs: list[EdgeView],
 
 def latency_hiding_advice(view: KernelView, opt_id: str, regions: list[tuple[Region, float]],
                           hint: Callable[[Region], str], missing: str = "",
-                          nothing: str = "no matching latency samples") -> Advice | Skipped:
+                          nothing: str = "no matching latency samples", active: float | None = None
+                          ) -> Advice | Skipped:
     """GPA eqs. 4–5 over disjoint regions, each given with its Σ_{l' ∈ nested(l)} A_l'.
 
     Region estimate: T / (T − min(A_nested, M_Ll)); optimizer estimate: T / (T − min(A, Σ_l min(A_l,
-    M_Ll))) (GPA's released SequentialLatency estimator). Both are ≤ 2 (Theorem 5.1), asserted.
+    M_Ll))) (GPA's released SequentialLatency estimator), A = ``active`` (default the kernel's active
+    samples). Both are ≤ 2 (Theorem 5.1), asserted.
     """
     rows = []
     for r, a_nested in regions:
@@ -471,8 +473,8 @@ def latency_hiding_advice(view: KernelView, opt_id: str, regions: list[tuple[Reg
     if not rows or view.total <= 0:
         return Skipped(opt_id, missing or nothing, missing=bool(missing))
     rows.sort(key=lambda t: (-t[3].speedup, -t[2]))
-    overall = est.combine_latency_regions(view.total, view.active, [min(a, ml) for _, a, ml, _ in rows],
-                                          view.latency)
+    overall = est.combine_latency_regions(view.total, view.active if active is None else active,
+                                          [min(a, ml) for _, a, ml, _ in rows], view.latency)
     assert overall.speedup <= est.LATENCY_HIDING_BOUND + 1e-9
     top = rows[0][0]
     all_edges = [e for r, _, _, _ in rows for e in r.edges]

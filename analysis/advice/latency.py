@@ -37,6 +37,7 @@ from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.blame.slice import FunctionIndex
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
@@ -696,8 +697,12 @@ MAX_UNROLL = 8
           "Move independent work between the load (or long-latency operation) and its first use: issue loads "
           "a few statements earlier.")
 def code_reordering(view: KernelView) -> Advice | Skipped:
-    """GPA Table 2 code reordering: eq. 5 per loop (else function) of the def."""
+    """GPA Table 2 code reordering: eq. 5 per loop (else function) of the def. In a loop without barriers the
+    work that can overlap a load moved ahead (the next iteration's load issued before this iteration's work)
+    is that work's time, issue and fixed-latency waits alike (:func:`fixed_waits_in_loop`), against the loads'
+    memory-dependency latency: the larger of that and eq. 4's min(A_l, M_Ll) is the loop's hidden latency."""
     evs = _dependency_edges(view)
+    overlap = 0.0  # fixed-latency waits added to A (kernel-wide and per loop)
     if view.program is None:
         region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
         rows = [(region, float(view.active))]
@@ -709,7 +714,15 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
             elif r.fn.memo("barrier_offsets", lambda fn=r.fn: _barrier_offsets(fn)):
                 rows += _barrier_intervals(view, r)
             elif r.loop is not None:
-                rows.append((r, view.active_in_loop(r.fn, r.loop)))
+                # two ways to hide: other issue fills the stalls (GPA eq. 4, min(A_l, M_Ll)), or the loop's
+                # loads start an iteration early and overlap the iteration's work, issue and fixed-latency waits
+                # alike (min(A_l + W_l, M_Ll^mem), the loads' memory-dependency latency only); A_l is raised so
+                # that eq. 4's min(A_l, M_Ll) gives the larger of the two
+                a_l = view.active_in_loop(r.fn, r.loop)
+                mem = sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY)
+                a = max(a_l, min(a_l + fixed_waits_in_loop(view, r.fn, r.loop), mem))
+                overlap += a - a_l
+                rows.append((r, a))
             else:
                 rows.append((r, view.active_in_function(r.fn)))
 
@@ -722,7 +735,35 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
         return ("; ".join(parts) + ": start these loads or long operations earlier, with independent work between "
                 "them and their first use") if parts else ""
 
-    return cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls")
+    return cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
+                                    active=view.active + overlap)
+
+
+def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> float:
+    """Not-issued samples of ``loop``'s instructions (nested loops included) stalled on a fixed-latency dependency
+    (Nsight Compute's ``wait`` reason: "waiting on a fixed latency execution dependency", Kernel Profiling
+    Guide, Warp Stall Reasons), e.g. the 4-cycle steps of a dependent FFMA chain.
+
+    GPA eq. 4 bounds what reordering hides by the active samples A: another warp's issue fills a stalled warp's
+    cycles. Within one warp, a load moved ahead of independent work is in flight for that work's whole time,
+    and a dependent arithmetic chain takes its fixed latencies as well as its issue slots, so in a loop whose
+    next iteration's load can start before this iteration's chain (software pipelining) the overlap A_l may
+    draw on is issue + fixed-latency waits, against the loads' memory-dependency latency M_L^mem only: issued,
+    ``wait`` and memory-dependency samples are disjoint, so A_l + waits + M_L^mem ≤ T and the hidden latency
+    stays ≤ T/2 (eq. 4 ≤ 2, Theorem 5.1)."""
+    def make() -> dict[int, dict[int, float]]:  # one pass over the profile: id(function) -> block start -> samples
+        out: dict[int, dict[int, float]] = {}
+        for (name, off), smp in view.profile.pcs.items():
+            w = smp.stalls_not_issued.get("wait", 0)  # not issued: disjoint from the issued samples A
+            fn = view.resolve(name, off) if w else None
+            b = fn.block_of(off) if fn is not None else None
+            if fn is not None and b is not None:
+                per = out.setdefault(id(fn), {})
+                per[b.start] = per.get(b.start, 0.0) + w
+        return out
+    tables: dict[int, dict[int, float]] = view.memo("fixed_waits_by_block", make)
+    by_block = tables.get(id(pf), {})
+    return float(sum(by_block.get(b, 0.0) for b in loop.blocks))
 
 
 def _barrier_offsets(fn: ProgramFunction) -> tuple[int, ...]:
@@ -730,28 +771,22 @@ def _barrier_offsets(fn: ProgramFunction) -> tuple[int, ...]:
     return tuple(i.offset for i in fn.instructions if i.base_opcode == "BAR")
 
 
-def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> tuple[dict[int, float], dict[int, dict[int, float]]]:
-    """Issued samples of ``fn``'s instructions per barrier interval (``bisect_right`` of the barrier offsets),
-    for the whole function and per block start (the blocks a loop region holds), once per view and function
-    (:func:`_barrier_intervals` asks per region). The samples are integers, so these float sums are exact
-    whatever the order they are added in."""
-    def make() -> tuple[dict[int, float], dict[int, dict[int, float]]]:
+def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int, int, float, int]]:
+    """(barrier interval, block start, issued samples, offset) of each of ``fn``'s instructions with issued
+    samples, in address order, once per view and function (:func:`_barrier_intervals` asks per region)."""
+    def make() -> list[tuple[int, int, float, int]]:
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
+        out: list[tuple[int, int, float, int]] = []
         blocks = pc_table(fn).block
-        whole: dict[int, float] = {}
-        by_block: dict[int, dict[int, float]] = {}
         for i in fn.instructions:
             b = blocks.get(i.offset)
             if b is None:
                 b = fn.block_of(i.offset)
             smp = view.sample_at(fn.name, i.offset)
             if b is not None and smp is not None and smp.issued:
-                k, n = bisect.bisect_right(bars, i.offset), float(smp.issued)
-                whole[k] = whole.get(k, 0.0) + n
-                per = by_block.setdefault(b.start, {})
-                per[k] = per.get(k, 0.0) + n
-        return whole, by_block
-    found: tuple[dict[int, float], dict[int, dict[int, float]]] = view.memo(("issued_by_interval", fn.name), make)
+                out.append((bisect.bisect_right(bars, i.offset), b.start, float(smp.issued), i.offset))
+        return out
+    found: list[tuple[int, int, float, int]] = view.memo(("issued_by_interval", fn.name), make)
     return found
 
 
@@ -761,7 +796,8 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     block's shared and global accesses: CUDA C++ Programming Guide, "Synchronization Functions"), so the
     independent work that hides a stall lies between the barrier before its producer and the barrier after
     its use. Barrier intervals are taken in address order, per instruction; a part's A is the issued samples
-    of the region's instructions in the intervals its edges span."""
+    of the region's instructions in the intervals its edges span that do not depend on the stalled value
+    (:func:`_independent_issue`)."""
     assert r.fn is not None
     fn = r.fn
     bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
@@ -770,14 +806,7 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     def iv(off: int) -> int:
         return bisect.bisect_right(bars, off)
 
-    whole, by_block = _issued_by_interval(view, fn)
-    if blocks is None:
-        issued = whole
-    else:  # the region's blocks only (a loop's, not the whole function per loop)
-        issued = {}
-        for b in blocks:
-            for k, n in by_block.get(b, {}).items():
-                issued[k] = issued.get(k, 0.0) + n
+    issued = [(k, n, off) for k, b, n, off in _issued_by_interval(view, fn) if blocks is None or b in blocks]
     spans: dict[tuple[int, int], list[EdgeView]] = {}
     for e in r.edges:
         use = e.use_ins.offset if e.use_ins is not None else None
@@ -786,9 +815,58 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
             continue
         lo, hi = sorted((iv(dfn), iv(use)))
         spans.setdefault((lo, hi), []).append(e)
-    # sum() of the intervals' totals: 0 (an int, as sum() of nothing gives) when no interval of the span issued
-    return [(cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges),
-             sum(issued[k] for k in range(lo, hi + 1) if k in issued)) for (lo, hi), edges in sorted(spans.items())]
+    out = []
+    for (lo, hi), edges in sorted(spans.items()):
+        here = [(n, off) for k, n, off in issued if lo <= k <= hi]
+        out.append((cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges), _independent_issue(fn, edges, here)))
+    return out
+
+
+def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], here: list[tuple[float, int]]) -> float:
+    """Issued samples of the work that can fill the waits of ``edges`` within their barrier interval: for each
+    edge, the instructions of ``here`` ((issued samples, offset) in address order) other than its def and its use
+    and not data-dependent on its def (the def's forward slice in address order through the registers each
+    instruction reads and writes, blame/operands' def/use sets); averaged over the edges by their latency
+    samples. A dependent chain — a scan step's two loads, the add that reads them, the store of the sum — has
+    nothing to reorder however many samples it issues."""
+    fx = fn.memo("function_index", lambda: FunctionIndex(fn))
+    last = max((off for _, off in here), default=None)
+    at = {off: n for n, off in here}
+    total = sum(n for n, _ in here)
+    # per def: the samples of `here` its forward slice (and the def itself) issues. Issued samples are whole
+    # numbers, so total minus these sums is exactly the sum over the rest, whatever the order.
+    cache: dict[int, tuple[frozenset[int], float]] = {}
+
+    def dependent(d: int) -> tuple[frozenset[int], float]:
+        if d not in cache:
+            k = fx.index.get(d)
+            dep: set[int] = set()
+            if k is not None:
+                tainted = set(fx.du[k].defs)
+                stop = d if last is None else last
+                for j in range(k + 1, len(fx.ins)):
+                    ins = fx.ins[j]
+                    if ins.offset > stop or not tainted:
+                        break
+                    du = fx.du[j]
+                    if du.reg_reads & tainted:
+                        dep.add(ins.offset)
+                        tainted |= du.defs
+            dep.add(d)
+            cache[d] = (frozenset(dep), sum(at.get(o, 0.0) for o in dep))
+        return cache[d]
+
+    wsum = acc = 0.0
+    for e in edges:
+        if e.use_ins is None:
+            continue
+        d = e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
+        dep, dep_issued = dependent(d)
+        use = e.use_ins.offset
+        w = e.latency if e.latency > 0 else e.stall
+        acc += w * (total - dep_issued - (0.0 if use in dep else at.get(use, 0.0)))
+        wsum += w
+    return acc / wsum if wsum > 0 else total
 
 
 # ---- function_inlining ------------------------------------------------------------------------------
