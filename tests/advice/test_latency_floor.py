@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from warpwise.analysis.pipeline import analyze
 
+from tests.conftest import pair_report
+
 ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
 
 
@@ -21,7 +23,7 @@ def _reports(where: str, pair: str) -> tuple[Any, ...]:
     bench/advice/pairs), in report order."""
     d = (ADVICE / "pairs" if where == "main" else ADVICE / where / "pairs") / pair
     meta = json.loads((d / "pair.json").read_text())
-    an = analyze(d / "orig.ncu-rep", sorted(d.glob("orig.*.cubin")), [], kernel=meta["kernel"])
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [], kernel=meta["kernel"])
     return tuple(k.advice_report for k in an.kernels if k.advice_report is not None)
 
 
