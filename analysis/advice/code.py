@@ -133,11 +133,44 @@ def _local_instructions(prog: Program) -> list[tuple[ProgramFunction, Instructio
                                                     for i in pf.instructions if cm.is_local_mem(i)])
 
 
+def _removed_local(view: KernelView, spills_only: bool) -> dict[cm.InsKey, float]:
+    """The local-memory instructions a fix keeping the values in registers deletes (key -> 1.0): every local
+    access, or only the spill slots (:func:`is_spill_slot`) when ``spills_only``; never the call ABI's register
+    saves (:func:`call_stack_keys`, function_inlining's)."""
+    abi = call_stack_keys(view)
+    return {k: 1.0 for pf, i in (_local_instructions(view.program) if view.program else ())
+            if (not spills_only or is_spill_slot(i)) and (k := cm.ins_key(pf, i)) is not None and k not in abi}
+
+
+def spill_dram_ratio(view: KernelView, keys: set[cm.InsKey]) -> tuple[float, dict[str, float]] | None:
+    """DRAM work after / before (arch/roofline.after_fix ratio) of a fix that deletes the local-memory
+    instructions ``keys`` (spill stores and refills), with its inputs; None when the launch's DRAM bytes or the
+    local L2 sectors at ``keys`` are unknown.
+
+    From the per-PC source counters (Nsight Compute Source page, *theoretical* L2 sectors: what each
+    instruction requests from L2 when L1 misses): L_r local sectors at ``keys`` of all local L_a and global G
+    sectors (32 bytes each). Every DRAM byte is moved for an L2 sector request (a miss's fill or a dirty
+    sector's write-back), so the global accesses account for at most 32·G of the launch's D DRAM bytes
+    (LaunchConfig.dram_bytes) and the local ones for at least D_l = max(0, D − 32·G) (a lower bound on the
+    spills' part); the fix removes its share L_r / L_a of it: r_dram = 1 − D_l·(L_r / L_a) / D.
+    """
+    pcs = view.profile.pcs.values()
+    glob = float(sum(s.l2_sectors for s in pcs))
+    local_all = float(sum(s.l2_sectors_local for s in pcs))
+    gone = min(local_all, float(sum(s.l2_sectors_local for k in keys if (s := view.sample_at(*k)) is not None)))
+    dram = view.profile.launch.dram_bytes
+    if gone <= 0 or local_all <= 0 or dram <= 0:
+        return None
+    d_local = max(0.0, dram - glob * SECTOR_BYTES)
+    return (max(0.0, 1.0 - d_local * (gone / local_all) / dram),
+            {"l2_sectors_local_removed": gone, "l2_sectors_local": local_all, "l2_sectors": glob,
+             "dram_bytes": dram, "dram_bytes_local_min": d_local})
+
+
 def _local_removal(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
                    spills_only: bool = False) -> Advice | Skipped:
     abi = call_stack_keys(view)
-    removed = {k: 1.0 for pf, i in (_local_instructions(view.program) if view.program else ())
-               if (not spills_only or is_spill_slot(i)) and (k := cm.ins_key(pf, i)) is not None and k not in abi}
+    removed = _removed_local(view, spills_only)
     if not removed and abi:
         return Skipped(opt_id, "the local-memory traffic is the call ABI's register saves around out-of-line "
                                "calls: see function_inlining")
@@ -169,6 +202,13 @@ def register_increase(view: KernelView) -> Advice | Skipped:
                                   "__launch_bounds__ (fewer minimum blocks per SM) or raise -maxrregcount, and "
                                   "check that the lower occupancy costs less than the spills.") if evs else ""
     res = _local_removal(view, "register_increase", evs, hint, spills_only=True)
+    if isinstance(res, Advice):
+        # The spills' traffic goes with them: the roofline after the fix, not the DRAM/L2 throughput now
+        # (which the spills are part of), bounds the gain (code._after_fix_estimate).
+        # (only DRAM: the unit that caps register_increase, ranking.UNCHANGED_UNITS)
+        got = spill_dram_ratio(view, set(_removed_local(view, spills_only=True)))
+        if got is not None:
+            res = _after_fix_estimate(view, res, {"dram": got[0]}, False, got[1], units=("dram",))
     if isinstance(res, Advice) and register_capped(view):
         # the register count is exactly a budget that __launch_bounds__/-maxrregcount imposes: lifting the cap is
         # the direct fix, register reuse the alternative
@@ -853,10 +893,14 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     C_sfu = 32 × N_mufu / (SMs × R_sfu) cycles (R_sfu: arch facts, 16 results per clock per SM), so
     S ≤ C / max(C_issue, C_sfu) with C the launch's elapsed cycles (the roofline argument, Williams et al. 2009,
     per pipe). On a line whose only precise math is IEEE division and expf, only those sequences go
-    (DIVISION_SEQUENCE per FCHK, EXP_SEQUENCE per expf); on a line with sin/cos or another slow path all its
-    arithmetic but the MUFUs is counted as removed (an upper bound). For a kernel whose time follows its issue
-    work (the SM its busiest unit, at or above roofline.THROUGHPUT_FRACTION of its reachable peak) that
-    roofline is the expected speedup; otherwise it caps eq. 2.
+    (DIVISION_SEQUENCE per FCHK, EXP_SEQUENCE per expf, SQRT_SEQUENCE per sqrtf: a line's asinf/atan2f, which
+    have no fast form, stay); on a line with sin/cos or another slow path all its arithmetic but the MUFUs is
+    counted as removed (an upper bound). For a kernel whose time follows its issue work (the SM its busiest
+    unit, at or above roofline.THROUGHPUT_FRACTION of its reachable peak) the expected speedup is that roofline
+    where issue binds after the flag (C_issue ≥ C_sfu), at the issue rate the launch achieves now,
+    eta = I / (SMs × schedulers × C) (the code keeps its loops, occupancy and dependency chains):
+    S = eta × C / C_issue = I / I_after; where the SFU binds, at its peak (a full MUFU queue keeps the pipe busy
+    whatever the issue stalls): S = C / C_sfu. Otherwise the roofline caps eq. 2.
     ``res`` unchanged when the launch's elapsed cycles or per-instruction counts are unknown."""
     prog, lc = view.program, view.profile.launch
     if prog is None or lc.elapsed_cycles <= 0 or view.sm_count <= 0:
@@ -892,6 +936,8 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
             elif ins.base_opcode == "FFMA" and is_user_function(pf.name) and \
                     any(_EXPF_LOG2E_LO in op for op in ins.operands):
                 removed += EXP_SEQUENCE * n
+            elif on_line and ins.base_opcode in ("VIADD", "IADD3") and any(_SQRT_RANGE in op for op in ins.operands):
+                removed += SQRT_SEQUENCE * n
         elif not cm.is_memory(ins) and ins.base_opcode not in cm.BRANCH_OPS:
             removed += n
     if issued <= 0 or removed <= 0:
@@ -902,13 +948,24 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     roof = max(1.0, lc.elapsed_cycles / max(c_issue, c_sfu, 1.0))
     busy = {u: roofline.busy(lc.throughput_pct, u, view.reach) for u in lc.throughput_pct if u in roofline.ACHIEVABLE}
     issue_bound = busy.get("sm", 0.0) >= roofline.THROUGHPUT_FRACTION and busy["sm"] >= max(busy.values())
-    s = roof if issue_bound else min(res.estimated_speedup, roof)
+    # an issue-bound kernel issues at eta = I/(SMs x 4 x C) of the schedulers' peak, stalled between issues; the
+    # code after the flag keeps its loop structure, occupancy and dependency chains, so where issue binds after
+    # it (C_issue >= C_sfu) it is taken to issue at the same rate (haversine_fastmath: orig issued at 0.74 of
+    # peak, the -use_fast_math build at 0.76, from its SASS loop and measured time); where the SFU binds, its
+    # full MUFU queue keeps the pipe busy whatever the issue stalls (gmm_loglik's build: SFU at 0.94 of peak)
+    eta = min(1.0, issued / (view.sm_count * view.arch.schedulers_per_sm * lc.elapsed_cycles))
+    c_after = c_issue / eta if c_issue >= c_sfu else c_sfu
+    s = max(1.0, lc.elapsed_cycles / max(c_after, 1.0)) if issue_bound else min(res.estimated_speedup, roof)
     inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
               "I_removed": removed, "I_added": added, "N_mufu": kept_mufu, "C_issue": c_issue, "C_sfu": c_sfu}
     pipes = "C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16)"
     if issue_bound:
-        res.estimate = Estimate(s, f"{pipes} (the SM is the busiest unit, at >= 60% of peak: the time follows "
-                                "issue and SFU work)", inputs, "issue/SFU roofline after the fix")
+        inputs["eta"] = eta
+        res.estimate = Estimate(s, "C/(C_issue/eta if C_issue >= C_sfu else C_sfu), eta = I/(SMs x 4 x C), "
+                                "C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16) "
+                                "(the SM is the busiest unit, at >= 60% of peak: the "
+                                "time follows issue work at the issue rate measured now, and SFU work)",
+                                inputs, "issue/SFU roofline after the fix")
         res.upper_bound = False
     else:
         res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
@@ -929,6 +986,16 @@ _EXPF_LOG2E_LO = "1.925963033500011079e-08"
 EXP_SEQUENCE = 6
 
 
+#: The range check of nvcc's precise sqrtf (sm_90, nvcc 13): VIADD r, x, 0xf3000000 and an unsigned compare
+#: with 0x727fffff pick the slow-path call for denormal, huge or negative x. The fast path around it is
+#: VIADD, MUFU.RSQ, ISETP, BRA, FMUL.FTZ, FMUL.FTZ, two FFMAs (Newton step) inside a BSSY/BSYNC pair; the
+#: fast sqrtf (-prec-sqrt=false, implied by --use_fast_math) is one MUFU.SQRT, so the flag saves
+#: SQRT_SEQUENCE instructions per sqrtf (SASS of bench/advice/holdout5/pairs/haversine_fastmath, orig vs the
+#: same source built with -use_fast_math, nvdisasm 13).
+_SQRT_RANGE = "0xf3000000"
+SQRT_SEQUENCE = 9
+
+
 def _is_precise_call(callee: str | None) -> bool:
     """A call of a precise single-precision math routine (see FAST_MATH_SP); an unresolved callee (an indirect
     call through a register, e.g. a virtual function) is not one."""
@@ -937,14 +1004,17 @@ def _is_precise_call(callee: str | None) -> bool:
 
 
 def _precise_non_division_lines(prog: Program) -> frozenset[tuple[str, int]]:
-    """User lines with precise math other than IEEE division: a sin/cos reduction (its 2/pi multiply) or a
-    call of a single-precision slow path other than the division's (once per program)."""
+    """User lines with precise math other than IEEE division and square root: a sin/cos reduction (its 2/pi
+    multiply) or a call of a single-precision slow path other than the division's and the square root's (once
+    per program). On a division/sqrt line the flag replaces only those sequences (DIVISION_SEQUENCE,
+    SQRT_SEQUENCE): the line's other math (asinf, atan2f: routines with no fast form) stays."""
     def make() -> frozenset[tuple[str, int]]:
         out: set[tuple[str, int]] = set()
         for pf in prog.functions.values():
             if not is_user_function(pf.name):
                 continue
-            calls = {cs.offset for cs in pf.calls if _is_precise_call(cs.callee) and "_div_" not in (cs.callee or "")}
+            calls = {cs.offset for cs in pf.calls if _is_precise_call(cs.callee)
+                     and _slow_path_kind(cs.callee or "") not in ("div", "sqrt")}
             for i in pf.instructions:
                 if i.loc is not None and (i.offset in calls or (
                         i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands))):
@@ -1362,11 +1432,14 @@ def local_wavefronts(view: KernelView, keys: set[cm.InsKey]) -> float:
 
 
 def _after_fix_estimate(view: KernelView, res: Advice, ratios: dict[str, float], traffic_bound: bool,
-                        extra: dict[str, float]) -> Advice:
+                        extra: dict[str, float], units: tuple[str, ...] | None = None) -> Advice:
     """``res`` with the roofline after its fix (arch/roofline.after_fix over the work ``ratios``): the
     expected speedup when ``traffic_bound`` (the kernel's time follows the traffic the fix changes), else the
-    ceiling of its eq. 2 estimate. Sets ``res.cap`` so no further unit cap applies."""
+    ceiling of its eq. 2 estimate. ``units``: the only units whose rooflines count (default all measured: the
+    others' work is taken as unchanged). Sets ``res.cap`` so no further unit cap applies."""
     tp = view.profile.launch.throughput_pct
+    if units is not None:
+        tp = {u: p for u, p in tp.items() if u in units}
     cap = rk.after_fix_cap(tp, ratios, res.estimated_speedup, view.reach)
     if cap is None:
         return res

@@ -236,3 +236,84 @@ def test_inlining_removes_the_local_memory_the_call_forces_so_l1_no_longer_caps_
     assert inp["r_l1"] < 0.5
     assert adv.cap is not None and not adv.cap.binding
     assert 1.6 < adv.estimated_speedup < 2.0
+
+
+HOLDOUT5 = PAIRS.parent / "holdout5" / "pairs"
+
+
+def _top5(pair: str, optimizer: str):  # type: ignore[no-untyped-def]
+    """(launch, the advice of ``optimizer``, profile) of the first launch of a holdout5 pair."""
+    d = HOLDOUT5 / pair
+    meta = json.loads((d / "pair.json").read_text())
+    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [PAIRS / "bench.cuh"]
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    k = an.kernels[0]
+    assert k.advice_report is not None
+    adv = next(a for a in k.advice_report.advice if a.optimizer == optimizer)
+    return k.profile.launch, adv, k.profile
+
+
+def test_register_increase_takes_the_spill_traffic_out_of_the_dram_cap() -> None:
+    # kalman_maxrreg: -maxrregcount=32, 848-byte spill stack; DRAM at 70% of peak is mostly the spills' (2.27 GB
+    # per launch, the global accesses request 0.36 GB of L2 sectors). Lifting the cap removes them: the DRAM
+    # ceiling after the fix, not the 1.15x of DRAM now, bounds eq. 2 (H200: 6.96x measured, the fix's launch
+    # moves 0.35 GB).
+    lc, adv, prof = _top5("kalman_maxrreg", "register_increase")
+    inp = adv.estimate.inputs
+    glob = sum(s.l2_sectors for s in prof.pcs.values())
+    local = sum(s.l2_sectors_local for s in prof.pcs.values())
+    assert inp["l2_sectors"] == glob and inp["l2_sectors_local"] == local
+    assert inp["l2_sectors_local_removed"] == local  # every local access is a spill slot at 32 registers
+    d_local = lc.dram_bytes - 32 * glob
+    assert inp["dram_bytes_local_min"] == pytest.approx(d_local)
+    assert inp["r_dram"] == pytest.approx(1 - d_local / lc.dram_bytes)
+    assert 0.1 < inp["r_dram"] < 0.2
+    assert adv.cap is not None and adv.cap.unit == "dram" and adv.cap.binding
+    # the ceiling is the reachable DRAM fraction over the DRAM time the fix leaves
+    assert 0.7 < adv.cap.cap * lc.throughput_pct["dram"] * inp["r_dram"] / 100 <= 1.0
+    assert adv.cap.cap > 5 and adv.estimated_speedup > 5
+    assert adv.estimated_speedup <= adv.cap.cap
+
+
+def test_register_increase_with_little_dram_traffic_keeps_eq_2() -> None:
+    # spill_bounds: DRAM at 5%: the ceiling after the fix is far above eq. 2, which stands.
+    _, adv = _top("spill_bounds", "register_increase")
+    assert adv.cap is not None and adv.cap.unit == "dram" and not adv.cap.binding
+    assert adv.estimated_speedup == pytest.approx(adv.estimate.speedup)
+    assert adv.estimate.inputs["r_dram"] < 1.0 and adv.cap.cap > 2 * adv.estimated_speedup
+
+
+def test_fast_math_keeps_the_arithmetic_of_a_sqrt_line_and_the_measured_issue_rate() -> None:
+    # haversine_fastmath: per (address, depot) pair two sinf and a cosf (line 14-15: all their arithmetic goes
+    # but the MUFU.SIN/COS), and sqrtf + asinf on line 16: only the sqrt's sequence (SQRT_SEQUENCE per range
+    # check) goes, asinf has no fast form. The -use_fast_math build's inner loop is 98 instructions per two
+    # pairs (nvdisasm 13 of fix.cu, 0x330-0x940), 49 per pair; 2048 x 2048 warp-pairs per launch.
+    lc, adv, prof = _top5("haversine_fastmath", "fast_math")
+    inp = adv.estimate.inputs
+    pairs = 2048 * 2048
+    after = (inp["I"] - inp["I_removed"] + inp["I_added"]) / pairs
+    assert after == pytest.approx(49, rel=0.05)
+    checks = sum(s.inst_executed for s in prof.pcs.values() if "0xf3000000" in s.sass)
+    assert checks == pairs  # one precise sqrtf per pair
+    # the launch issues at eta of the schedulers' peak; the build after the flag issues at the same rate
+    assert inp["C"] == lc.elapsed_cycles and lc.sm_count == 132
+    eta = inp["I"] / (132 * 4 * inp["C"])
+    assert inp["eta"] == pytest.approx(eta) and 0.7 < eta < 0.8
+    assert inp["C_issue"] > inp["C_sfu"]  # issue binds after the flag
+    assert adv.estimated_speedup == pytest.approx(inp["C"] / (inp["C_issue"] / eta), rel=0.01)
+    assert 3.0 < adv.estimated_speedup < 3.4  # H200: 3.298x measured
+
+
+def test_fast_math_where_the_sfu_binds_after_the_flag_runs_the_sfu_at_its_peak() -> None:
+    # gmm_loglik (holdout3): precise expf and divisions, SM at 80%; after the flag the SFU's work (C_sfu) is
+    # above the issue work at peak: its MUFU queue sets the time, the issue stalls measured now do not
+    # (H200: 2.048x measured, the build's SFU at 0.94 of peak).
+    d = PAIRS.parent / "holdout3" / "pairs" / "gmm_loglik"
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), [d / "orig.cu", PAIRS / "bench.cuh"],
+                 kernel="gmm_loglik")
+    rep = an.kernels[0].advice_report
+    assert rep is not None
+    inp = next(a for a in rep.advice if a.optimizer == "fast_math").estimate.inputs
+    assert inp["C_sfu"] > inp["C_issue"] and inp["eta"] < 0.9
+    adv = next(a for a in rep.advice if a.optimizer == "fast_math")
+    assert adv.estimate.speedup == pytest.approx(inp["C"] / inp["C_sfu"], rel=0.01)
