@@ -896,11 +896,8 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     (DIVISION_SEQUENCE per FCHK, EXP_SEQUENCE per expf, SQRT_SEQUENCE per sqrtf: a line's asinf/atan2f, which
     have no fast form, stay); on a line with sin/cos or another slow path all its arithmetic but the MUFUs is
     counted as removed (an upper bound). For a kernel whose time follows its issue work (the SM its busiest
-    unit, at or above roofline.THROUGHPUT_FRACTION of its reachable peak) the expected speedup is that roofline
-    where issue binds after the flag (C_issue ≥ C_sfu), at the issue rate the launch achieves now,
-    eta = I / (SMs × schedulers × C) (the code keeps its loops, occupancy and dependency chains):
-    S = eta × C / C_issue = I / I_after; where the SFU binds, at its peak (a full MUFU queue keeps the pipe busy
-    whatever the issue stalls): S = C / C_sfu. Otherwise the roofline caps eq. 2.
+    unit, at or above roofline.THROUGHPUT_FRACTION of its reachable peak) that roofline is the expected
+    speedup; otherwise it caps eq. 2.
     ``res`` unchanged when the launch's elapsed cycles or per-instruction counts are unknown."""
     prog, lc = view.program, view.profile.launch
     if prog is None or lc.elapsed_cycles <= 0 or view.sm_count <= 0:
@@ -948,24 +945,13 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     roof = max(1.0, lc.elapsed_cycles / max(c_issue, c_sfu, 1.0))
     busy = {u: roofline.busy(lc.throughput_pct, u, view.reach) for u in lc.throughput_pct if u in roofline.ACHIEVABLE}
     issue_bound = busy.get("sm", 0.0) >= roofline.THROUGHPUT_FRACTION and busy["sm"] >= max(busy.values())
-    # an issue-bound kernel issues at eta = I/(SMs x 4 x C) of the schedulers' peak, stalled between issues; the
-    # code after the flag keeps its loop structure, occupancy and dependency chains, so where issue binds after
-    # it (C_issue >= C_sfu) it is taken to issue at the same rate (haversine_fastmath: orig issued at 0.74 of
-    # peak, the -use_fast_math build at 0.76, from its SASS loop and measured time); where the SFU binds, its
-    # full MUFU queue keeps the pipe busy whatever the issue stalls (gmm_loglik's build: SFU at 0.94 of peak)
-    eta = min(1.0, issued / (view.sm_count * view.arch.schedulers_per_sm * lc.elapsed_cycles))
-    c_after = c_issue / eta if c_issue >= c_sfu else c_sfu
-    s = max(1.0, lc.elapsed_cycles / max(c_after, 1.0)) if issue_bound else min(res.estimated_speedup, roof)
+    s = roof if issue_bound else min(res.estimated_speedup, roof)
     inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
               "I_removed": removed, "I_added": added, "N_mufu": kept_mufu, "C_issue": c_issue, "C_sfu": c_sfu}
     pipes = "C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16)"
     if issue_bound:
-        inputs["eta"] = eta
-        res.estimate = Estimate(s, "C/(C_issue/eta if C_issue >= C_sfu else C_sfu), eta = I/(SMs x 4 x C), "
-                                "C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16) "
-                                "(the SM is the busiest unit, at >= 60% of peak: the "
-                                "time follows issue work at the issue rate measured now, and SFU work)",
-                                inputs, "issue/SFU roofline after the fix")
+        res.estimate = Estimate(s, f"{pipes} (the SM is the busiest unit, at >= 60% of peak: the time follows "
+                                "issue and SFU work)", inputs, "issue/SFU roofline after the fix")
         res.upper_bound = False
     else:
         res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
