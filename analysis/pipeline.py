@@ -18,6 +18,7 @@ from typing import Any
 from warpwise.analysis.binary.model import Cubin
 from warpwise.analysis.bounded import InputFileError, open_regular, read_bytes
 from warpwise.analysis.confine import read_source
+from warpwise.analysis.gcpause import freeze_built, heap_frozen
 from warpwise.analysis.profile.join import MismatchError, join
 from warpwise.analysis.profile.lines import LineStats, line_stats
 from warpwise.analysis.profile.model import KernelProfile
@@ -540,6 +541,7 @@ def _blame_and_advise(ka: KernelAnalysis, launches: int | None = None, programs:
             ka.program = cache[id(ka.cubin)] = build_program(ka.cubin)
         stage = "blame"
         ka.blame = attribute(ka.program, ka.profile, ka.profile.arch)
+        freeze_built()  # the program and blame stay alive to the analysis's end: out of full collections
         stage = "advice"
         report = evaluate(ka.profile, ka.program, ka.blame, ka.profile.arch, launches=launches)
     except Exception as e:
@@ -606,14 +608,15 @@ def _analyze(report: Path, binaries: Sequence[Path], sources: Sequence[Path], ke
     for p in profiles:
         counts[p.mangled] = counts.get(p.mangled, 0) + 1
     programs: dict[int, Any] = {}
-    for p in profiles:
-        if kernel and kernel not in p.name and kernel not in p.mangled:
-            continue
-        try:
-            out.append(analyze_kernel(p, cubins, sources, path_map, launches=counts[p.mangled],
-                                      programs=programs))
-        except MismatchError as e:
-            errors.append(str(e))
+    with heap_frozen():  # the profiles, cubins, programs and blame live until the analysis returns
+        for p in profiles:
+            if kernel and kernel not in p.name and kernel not in p.mangled:
+                continue
+            try:
+                out.append(analyze_kernel(p, cubins, sources, path_map, launches=counts[p.mangled],
+                                          programs=programs))
+            except MismatchError as e:
+                errors.append(str(e))
     return Analysis(report=report, kernels=out, errors=errors)
 
 

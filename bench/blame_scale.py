@@ -76,6 +76,18 @@ def synthetic_profile(fn: object, arch: str) -> object:
 
 
 def worker(cubin: str, profile_advice: str | None = None) -> dict[str, float | str]:
+    """See :func:`_worker`; the advice stage runs inside ``gcpause.heap_frozen`` as the pipeline runs it, when this
+    tree has it (a ``--baseline`` tree may not), and ``total`` is the whole process's CPU after a final full
+    collection (``final_gc``: so cost the freeze only defers is counted)."""
+    try:
+        from warpwise.analysis.gcpause import heap_frozen  # noqa: F401
+        frozen = True
+    except ImportError:
+        frozen = False
+    return _worker(cubin, profile_advice, frozen)
+
+
+def _worker(cubin: str, profile_advice: str | None, frozen: bool) -> dict[str, float | str]:
     """Time one fresh process's nvdisasm run, analysis and advice on ``cubin`` (CPU seconds).
 
     ``advice_sha256``: hash of every kernel's advice report (``repr`` of the AdviceReport and its candidates;
@@ -110,11 +122,20 @@ def worker(cubin: str, profile_advice: str | None = None) -> dict[str, float | s
     c0 = cpu_self()
     if prof is not None:
         prof.enable()
-    reports = [evaluate(p, prog, g, c.arch) for p, g in zip(profiles, graphs, strict=True)]  # type: ignore[arg-type]
+    if frozen:  # as the pipeline's analysis does (analysis/pipeline.py _analyze: heap_frozen, freeze_built)
+        from warpwise.analysis.gcpause import heap_frozen
+        with heap_frozen():
+            reports = [evaluate(p, prog, g, c.arch)  # type: ignore[arg-type]
+                       for p, g in zip(profiles, graphs, strict=True)]
+    else:
+        reports = [evaluate(p, prog, g, c.arch) for p, g in zip(profiles, graphs, strict=True)]  # type: ignore[arg-type]
     if prof is not None:
         prof.disable()
     t_adv = cpu_self() - c0
     gc.callbacks.clear()
+    c1 = cpu_self()
+    gc.collect()
+    t_final_gc = cpu_self() - c1
     if prof is not None and profile_advice:
         prof.dump_stats(profile_advice)
     digest = hashlib.sha256()
@@ -123,7 +144,8 @@ def worker(cubin: str, profile_advice: str | None = None) -> dict[str, float | s
         digest.update(repr(r.candidates).encode())
     n = sum(len(f.instructions) for f in c.functions.values())
     return {"nvdisasm": t_dis, "load": t_load, "load_nvdisasm": t_load_dis, "program": t_prog, "blame": t_blame,
-            "advice": t_adv, "advice_gc": sum(gc_times[1::2]) - sum(gc_times[0::2]), "instructions": n,
+            "advice": t_adv, "advice_gc": sum(gc_times[1::2]) - sum(gc_times[0::2]), "final_gc": t_final_gc,
+            "total": cpu_self() + cpu_children(), "frozen": frozen, "instructions": n,
             "kernels": len(kernels),
             "blocks": sum(len(f.blocks) for f in prog.functions.values()),
             "edges": sum(len(g.edges) for g in graphs), "advice_sha256": digest.hexdigest()}

@@ -291,8 +291,8 @@ class KernelView:
                     if b is None:
                         b = pf.block_of(off)
                     if b is not None:
-                        blocks = by_block.setdefault(key, {})
-                        blocks[b.start] = blocks.get(b.start, 0) + issued
+                        counts = by_block.setdefault(key, {})
+                        counts[b.start] = counts.get(b.start, 0) + issued
             return by_fn, by_block
 
         tables: tuple[dict[int, int], dict[int, dict[int, int]]] = self.memo("issued_tables", make)
