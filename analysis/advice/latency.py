@@ -833,8 +833,14 @@ def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], here: list[tu
     at = {off: n for n, off in here}
     total = sum(n for n, _ in here)
     last = max(at, default=None)
-    defs = {d: None for d in (_edge_def(e) for e in edges if e.use_ins is not None)}  # distinct, in edge order
-    dep_issued, dep_of = _forward_slices(fx, list(defs), last, at)
+    # sum over edges of w_e * (total - issued(slice of d_e) - issued(use_e) unless in it)
+    #   = sum_e w_e * (total - x_e)  -  sum_d W_d * issued(slice of d),   W_d = sum of w_e over d's edges
+    weights: dict[int, float] = {}
+    for e in edges:
+        if e.use_ins is not None:
+            d = _edge_def(e)
+            weights[d] = weights.get(d, 0.0) + (e.latency if e.latency > 0 else e.stall)
+    weighted, dep_of = _forward_slices(fx, weights, last, at)
 
     wsum = acc = 0.0
     for e in edges:
@@ -842,8 +848,9 @@ def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], here: list[tu
             continue
         d, use = _edge_def(e), e.use_ins.offset
         w = e.latency if e.latency > 0 else e.stall
-        acc += w * (total - dep_issued[d] - (0.0 if dep_of(d, use) else at.get(use, 0.0)))
+        acc += w * (total - (0.0 if dep_of(d, use) else at.get(use, 0.0)))
         wsum += w
+    acc -= weighted
     return acc / wsum if wsum > 0 else total
 
 
@@ -854,20 +861,35 @@ def _edge_def(e: EdgeView) -> int:
     return e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
 
 
-def _forward_slices(fx: FunctionIndex, defs: list[int], last: int | None, at: dict[int, float]
-                    ) -> tuple[dict[int, float], Callable[[int, int], bool]]:
-    """The forward slices of the instructions at ``defs`` (offsets), in address order up to ``last``: an
-    instruction is in the slice of d when it reads a register that d, or an instruction already in the slice,
-    wrote after d (a register once tainted stays tainted: a conservative slice). Returns, per def, the issued
-    samples ``at`` (offset -> samples) of its slice and of d itself, and a test ``dep_of(d, off)``: is ``off`` d
-    or in its slice.
+def _forward_slices(fx: FunctionIndex, weights: dict[int, float], last: int | None, at: dict[int, float]
+                    ) -> tuple[float, Callable[[int, int], bool]]:
+    """The forward slices of the instructions at ``weights``' offsets (the defs), in address order up to
+    ``last``: an instruction is in the slice of d when it reads a register that d, or an instruction already in
+    the slice, wrote after d (a register once tainted stays tainted: a conservative slice). Returns
+    sum over d of weights[d] x (issued samples ``at`` (offset -> samples) of d's slice and of d itself), and a test
+    ``dep_of(d, off)``: is ``off`` d or in its slice.
 
     One pass over ``fx``'s instructions for all the defs at once: each register carries the set of defs whose
-    value flows into it, as an int bit mask (bit k: ``defs[k]``), so the cost is linear in the instructions
-    passed times the mask width, not one scan per def. Issued samples are whole numbers, so the per-def sums
-    are exact whatever the order they are added in."""
+    value flows into it, as an int bit mask (bit k: the k-th def), and each mask its weight (the sum of its defs'
+    weights), so an instruction costs the bits its mask gains over the largest mask it reads (taint only grows:
+    a dependent chain adds a few bits per step), not one scan per def nor one step per bit it holds."""
+    defs = list(weights)
     bit = {d: 1 << k for k, d in enumerate(defs)}
-    sums = dict.fromkeys(defs, 0.0)
+    wt: dict[int, float] = {0: 0.0}  # mask -> the sum of its defs' weights
+
+    def weight(m: int, base: int) -> float:
+        """Weight of ``m`` from that of ``base``, a submask of it whose weight is known."""
+        got = wt.get(m)
+        if got is None:
+            got, diff = wt[base], m & ~base
+            while diff:
+                low = diff & -diff
+                got += weights[defs[low.bit_length() - 1]]
+                diff ^= low
+            wt[m] = got
+        return got
+
+    weighted = 0.0
     masks: dict[int, int] = {}
     starts = [fx.index[d] for d in defs if d in fx.index]
     if starts and last is not None:
@@ -878,32 +900,35 @@ def _forward_slices(fx: FunctionIndex, defs: list[int], last: int | None, at: di
             if ins.offset > last:
                 break
             du = fx.du[j]
-            m = 0
+            m = big = 0
             for r in du.reg_reads:
-                m |= taint.get(r, 0)
-            own = bit.get(ins.offset, 0)
-            if m or own:
-                for r in du.defs:
-                    taint[r] = taint.get(r, 0) | m | own
-            m |= own
-            if m:
-                masks[ins.offset] = m
-                n = at.get(ins.offset)
-                if n:
-                    by_mask[m] = by_mask.get(m, 0.0) + n
-        for m, n in by_mask.items():  # instructions share masks (taint only grows): each distinct one once
-            while m:
-                low = m & -m
-                sums[defs[low.bit_length() - 1]] += n
-                m ^= low
+                t = taint.get(r, 0)
+                if t.bit_count() > big.bit_count():
+                    big = t
+                m |= t
+            m |= bit.get(ins.offset, 0)
+            if not m:
+                continue
+            weight(m, big)
+            for r in du.defs:
+                old = taint.get(r, 0)
+                new = old | m
+                if new != old:
+                    weight(new, m)
+                    taint[r] = new
+            masks[ins.offset] = m
+            n = at.get(ins.offset)
+            if n:
+                by_mask[m] = by_mask.get(m, 0.0) + n
+        weighted = sum(n * wt[m] for m, n in by_mask.items())
     for d in defs:  # a def outside the function's index: its slice is itself
         if d not in fx.index:
-            sums[d] = at.get(d, 0.0)
+            weighted += weights[d] * at.get(d, 0.0)
 
     def dep_of(d: int, off: int) -> bool:
         return off == d or bool(masks.get(off, 0) & bit[d])
 
-    return sums, dep_of
+    return weighted, dep_of
 
 
 # ---- function_inlining ------------------------------------------------------------------------------
