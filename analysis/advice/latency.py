@@ -840,7 +840,8 @@ def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], here: list[tu
         if e.use_ins is not None:
             d = _edge_def(e)
             weights[d] = weights.get(d, 0.0) + (e.latency if e.latency > 0 else e.stall)
-    weighted, dep_of = _forward_slices(fx, weights, last, at)
+    rows = fn.memo("slice_rows", lambda: _slice_rows(fx))
+    weighted, dep_of = _forward_slices(fx, rows, weights, last, at)
 
     wsum = acc = 0.0
     for e in edges:
@@ -861,7 +862,8 @@ def _edge_def(e: EdgeView) -> int:
     return e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
 
 
-def _forward_slices(fx: FunctionIndex, weights: dict[int, float], last: int | None, at: dict[int, float]
+def _forward_slices(fx: FunctionIndex, rows: list[tuple[int, tuple[str, ...], tuple[str, ...]]],
+                    weights: dict[int, float], last: int | None, at: dict[int, float]
                     ) -> tuple[float, Callable[[int, int], bool]]:
     """The forward slices of the instructions at ``weights``' offsets (the defs), in address order up to
     ``last``: an instruction is in the slice of d when it reads a register that d, or an instruction already in
@@ -869,10 +871,11 @@ def _forward_slices(fx: FunctionIndex, weights: dict[int, float], last: int | No
     sum over d of weights[d] x (issued samples ``at`` (offset -> samples) of d's slice and of d itself), and a test
     ``dep_of(d, off)``: is ``off`` d or in its slice.
 
-    One pass over ``fx``'s instructions for all the defs at once: each register carries the set of defs whose
-    value flows into it, as an int bit mask (bit k: the k-th def), and each mask its weight (the sum of its defs'
-    weights), so an instruction costs the bits its mask gains over the largest mask it reads (taint only grows:
-    a dependent chain adds a few bits per step), not one scan per def nor one step per bit it holds."""
+    ``rows``: :func:`_slice_rows` of ``fx``. One pass over ``fx``'s instructions for all the defs at once:
+    each register carries the set of defs whose value flows into it, as an int bit mask (bit k: the k-th def),
+    and each mask its weight (the sum of its defs' weights), so an instruction costs the bits its mask gains
+    over the largest mask it reads (taint only grows: a dependent chain adds a few bits per step), not one scan
+    per def nor one step per bit it holds."""
     defs = list(weights)
     bit = {d: 1 << k for k, d in enumerate(defs)}
     wt: dict[int, float] = {0: 0.0}  # mask -> the sum of its defs' weights
@@ -895,29 +898,28 @@ def _forward_slices(fx: FunctionIndex, weights: dict[int, float], last: int | No
     if starts and last is not None:
         taint: dict[str, int] = {}
         by_mask: dict[int, float] = {}  # issued samples per distinct mask
-        for j in range(min(starts), len(fx.ins)):
-            ins = fx.ins[j]
-            if ins.offset > last:
+        for j in range(min(starts), len(rows)):
+            off, reads, writes = rows[j]
+            if off > last:
                 break
-            du = fx.du[j]
             m = big = 0
-            for r in du.reg_reads:
+            for r in reads:
                 t = taint.get(r, 0)
-                if t.bit_count() > big.bit_count():
+                if t and t.bit_count() > big.bit_count():
                     big = t
                 m |= t
-            m |= bit.get(ins.offset, 0)
+            m |= bit.get(off, 0)
             if not m:
                 continue
             weight(m, big)
-            for r in du.defs:
+            for r in writes:
                 old = taint.get(r, 0)
                 new = old | m
                 if new != old:
                     weight(new, m)
                     taint[r] = new
-            masks[ins.offset] = m
-            n = at.get(ins.offset)
+            masks[off] = m
+            n = at.get(off)
             if n:
                 by_mask[m] = by_mask.get(m, 0.0) + n
         weighted = sum(n * wt[m] for m, n in by_mask.items())
@@ -929,6 +931,12 @@ def _forward_slices(fx: FunctionIndex, weights: dict[int, float], last: int | No
         return off == d or bool(masks.get(off, 0) & bit[d])
 
     return weighted, dep_of
+
+
+def _slice_rows(fx: FunctionIndex) -> list[tuple[int, tuple[str, ...], tuple[str, ...]]]:
+    """(offset, registers read, registers written) of each of ``fx``'s instructions in address order, from its
+    def/use sets (blame/operands): what the forward-slice pass reads per instruction, built once per function."""
+    return [(i.offset, tuple(du.reg_reads), tuple(du.defs)) for i, du in zip(fx.ins, fx.du, strict=True)]
 
 
 # ---- function_inlining ------------------------------------------------------------------------------
