@@ -17,7 +17,7 @@ from warpwise.analysis.advice.parallel import first_wave_ctas_per_sm
 from warpwise.analysis.advice.registry import OPTIMIZER_IDS, REGISTRY, optimizers
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.arch.model import ArchFacts
-from warpwise.analysis.arch.roofline import ceilings, launch_floor_ns
+from warpwise.analysis.arch.roofline import ACHIEVABLE, ceilings, launch_floor_ns
 from warpwise.analysis.binary.model import Cubin
 from warpwise.analysis.blame.model import BlameGraph
 from warpwise.analysis.profile.model import KernelProfile
@@ -52,7 +52,11 @@ def bound_finding(throughput_pct: dict[str, float], reach_of: dict[str, float] |
     else:
         what = ("bandwidth bound", "move fewer bytes (reuse data from shared memory or registers, smaller types, "
                 "fused kernels) to go faster")
-    text = (f"{c.name} is at {c.pct:.0f}% of peak (SpeedOfLight): the kernel is {what[0]}; a fix that leaves "
+    # the cap is against what the unit reaches in practice, not its datasheet peak: say so, or "at 96% of
+    # peak ... at most 1.00x" reads as a contradiction
+    reach = (reach_of or ACHIEVABLE).get(c.unit, 1.0)
+    seen = f"; real kernels reach about {100 * reach:.0f}% of it" if reach < 1.0 else ""
+    text = (f"{c.name} is at {c.pct:.0f}% of peak (SpeedOfLight{seen}): the kernel is {what[0]}; a fix that leaves "
             f"that work unchanged can gain at most {c.cap:.2f}x. {what[1][0].upper()}{what[1][1:]}")
     return Bound(unit=c.unit, pct=c.pct, cap=c.cap, text=text)
 

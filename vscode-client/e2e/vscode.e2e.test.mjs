@@ -142,9 +142,13 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const pairs = path.join(ROOT, 'bench', 'advice', 'pairs');
     fs.mkdirSync(path.join(ws, 'advice', 'bs_batches'), { recursive: true });
     fs.copyFileSync(path.join(pairs, 'bench.cuh'), path.join(ws, 'advice', 'bench.cuh'));
-    for (const f of ['orig.cu', 'orig.ncu-rep', 'orig.sm_90.cubin']) {
+    for (const f of ['orig.cu', 'orig.sm_90.cubin']) {
       fs.copyFileSync(path.join(pairs, 'bs_batches', f), path.join(ws, 'advice', 'bs_batches', f));
     }
+    // the bench commits its reports xz-compressed (bench/advice/reports.py): unpack with Python's lzma
+    execFileSync('python3', ['-c', 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))',
+      path.join(pairs, 'bs_batches', 'orig.ncu-rep.xz'), path.join(ws, 'advice', 'bs_batches', 'orig.ncu-rep')],
+    { timeout: 60000 });
     writeSettings(userSettings());
     port = await freePort();
     fs.writeFileSync(path.join(userData, 'config.yaml'), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
