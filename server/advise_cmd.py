@@ -179,7 +179,12 @@ def run_advise(args: argparse.Namespace) -> int:
         profiles, found_bins = discover(sources)
         binaries = [Path(args.binary)] if args.binary else found_bins
         if not profiles:
-            return _fail(args, [*_no_report_reasons(args.sources, sources),
+            reasons = _no_report_reasons(args.sources, sources)
+            if not sources and reasons and all(r.endswith(": is a folder with no .cu or .cuh files") for r in reasons):
+                # nothing to advise on at all: one error (no report could be next to sources that are not there)
+                return _fail(args, [f"{r}: nothing to advise on; pass CUDA sources, or the folder holding them and "
+                                    "their .ncu-rep report (e.g. `warpwise advise examples/stencil`)" for r in reasons])
+            return _fail(args, [*reasons,
                                 "no .ncu-rep report found next to "
                                 f"{', '.join(map(str, args.sources))} (nor an ncu CSV export STEM.source.csv); "
                                 "pass --profile REPORT.ncu-rep "

@@ -136,8 +136,14 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
         report.notes.append(f"{view.outside:.0f} warp samples lie in code outside the binary's functions (e.g. the "
                             "CUDA device runtime) and are not matched by any optimizer")
     if view.runtime > 0:
-        report.notes.append(f"{view.runtime:.0f} warp samples lie in CUDA device-runtime functions (__cudaCDP2* "
-                            "and the like), which the program cannot change; no optimizer matches them")
+        # one count of the device runtime's time: its functions linked into the binary and, beside them, the
+        # code outside the binary (the note above; in a CDP program, the runtime's own)
+        outside = (f" and {view.outside:,.0f} in code outside the binary (noted above; "
+                   f"{(view.runtime + view.outside) / view.total:.1%} of all together)"
+                   if view.outside > 0 and view.total > 0 else "")
+        report.notes.append(f"{view.runtime:,.0f} warp samples lie in CUDA device-runtime functions linked into the "
+                            f"binary (__cudaCDP2* and the like){outside}: the program cannot change them, and no "
+                            "optimizer matches them")
     if (note := filters.cdp_note(view)) is not None:
         report.notes.append(note)
     if view.total == 0:

@@ -19,7 +19,14 @@ from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView, is_math_routine, is_user_function, pc_table
+from warpwise.analysis.advice.context import (
+    EdgeView,
+    KernelView,
+    is_math_routine,
+    is_user_function,
+    pc_table,
+    user_loc,
+)
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
@@ -73,12 +80,16 @@ def _local_memory_edges(view: KernelView) -> list[EdgeView]:
             (not e.is_self and _cls(e) == stalls.MEMORY_DEPENDENCY and id(e.def_ins) in local)]
 
 
-def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
+def _spill_where(view: KernelView, evs: list[EdgeView]) -> str:
+    """``line 17 in the loop at line 12``: where the spill stalls of ``evs`` are (their 3 hottest uses)."""
     hs = cm.hotspots(view, evs, cm.stall_weight, 3)
     where = cm.lines_text((h.use.file, h.use.line) for h in hs)
     loops = {cm.scope_ref(h.loop) for h in hs if h.loop is not None}
-    inloop = f" in the {', '.join(sorted(loops))}" if loops else ""
-    return (f"values spilled to local memory (LDL/STL) stall {where}{inloop}: the kernel uses "
+    return where + (f" in the {', '.join(sorted(loops))}" if loops else "")
+
+
+def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
+    return (f"values spilled to local memory (LDL/STL) stall {_spill_where(view, evs)}: the kernel uses "
             f"{view.profile.launch.registers_per_thread or '?'} registers per thread and the compiler ran out. "
             + extra)
 
@@ -198,9 +209,10 @@ def register_increase(view: KernelView) -> Advice | Skipped:
         return Skipped("register_increase",
                        f"already at the architecture's limit of {view.arch.max_registers_per_thread} registers")
     evs = _local_memory_edges(view)
-    hint = _spill_hint(view, evs, f"{view.arch.arch} allows up to {view.arch.max_registers_per_thread}: relax "
-                                  "__launch_bounds__ (fewer minimum blocks per SM) or raise -maxrregcount, and "
-                                  "check that the lower occupancy costs less than the spills.") if evs else ""
+    relax = (f"{view.arch.arch} allows up to {view.arch.max_registers_per_thread}: relax __launch_bounds__ (fewer "
+             "minimum blocks per SM) or raise -maxrregcount, and check that the lower occupancy costs less than the "
+             "spills.")
+    hint = _spill_hint(view, evs, relax) if evs else ""
     res = _local_removal(view, "register_increase", evs, hint, spills_only=True)
     if isinstance(res, Advice):
         # The spills' traffic goes with them: the roofline after the fix, not the DRAM/L2 throughput now
@@ -213,9 +225,12 @@ def register_increase(view: KernelView) -> Advice | Skipped:
         # the register count is exactly a budget that __launch_bounds__/-maxrregcount imposes: lifting the cap is
         # the direct fix, register reuse the alternative
         res.priority = 1
+        # one sentence on the cap and where the spills stall, then the fix (the register count said once)
+        spills = (f"values spilled to local memory (LDL/STL) stall {_spill_where(view, evs)}" if evs
+                  else "the kernel spills")
         res.hint = (f"{view.profile.launch.registers_per_thread} registers per thread is exactly the budget of "
                     f"{_budget_ctas(view)} CTAs of {view.profile.launch.threads_per_block} threads per SM (a "
-                    "__launch_bounds__ / -maxrregcount cap) and the kernel spills: " + res.hint)
+                    f"__launch_bounds__ / -maxrregcount cap), and {spills}. {relax}")
     return res
 
 
@@ -345,7 +360,8 @@ def _strength_hint(view: KernelView, matched: list[tuple[EdgeView, str]]) -> str
     for k in order:
         evs = by_kind[k]
         insns = [e.def_ins or e.use_ins for e in evs]
-        locs = {(i.loc.file, i.loc.line) for i in insns if i is not None and i.loc is not None}
+        # header code (std::pow's wrapper in <cmath>) at the user line that called it
+        locs = {(u.file, u.line) for i in insns if i is not None and (u := user_loc(i)) is not None}
         where = cm.lines_text(locs)
         if k == "fp64_conversion":
             lits = []

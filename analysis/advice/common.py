@@ -680,6 +680,37 @@ def _unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
     return max(1, round(med))
 
 
+#: Opcodes that read what the launch sets up: special registers (thread/block index, clock: S2R, S2UR, CS2R) and,
+#: with a ``c[0x0][...]`` operand, constant bank 0 (kernel parameters, blockDim, gridDim, the stack pointer).
+LAUNCH_READS = frozenset({"S2R", "S2UR", "CS2R"})
+CONSTANT_READS = frozenset({"LDC", "ULDC"})
+
+
+def _reads_launch_state(ins: Instruction) -> bool:
+    op = ins.base_opcode
+    return op in LAUNCH_READS or (op in CONSTANT_READS and any(o.startswith("c[0x0]") for o in ins.operands))
+
+
+def launch_setup(pf: ProgramFunction | None, ins: Instruction | None) -> bool:
+    """Whether ``ins`` is part of a kernel's launch set-up: one of the leading instructions of its entry block that
+    read special registers or constant bank 0 (``LDC R1, c[0x0][0x28]; S2R R0, SR_TID.X; S2UR UR4, SR_CTAID.X;
+    LDC R3, c[0x0][0x0]``), before any other instruction. A new warp's first instructions: no code comes before
+    them to move in between, so the waits on them are the warp's start (the kernel entry's samples, which the hot
+    lines leave out too), not a load issued too late for code reordering. False for a non-kernel or None."""
+    if pf is None or ins is None or not pf.is_kernel:
+        return False
+    def make() -> frozenset[int]:
+        b = pf.blocks.get(pf.entry)
+        out: set[int] = set()
+        for i in b.instructions if b is not None else []:
+            if not _reads_launch_state(i):
+                break
+            out.add(i.offset)
+        return frozenset(out)
+    lead: frozenset[int] = pf.memo("launch_setup", make)
+    return ins.offset in lead
+
+
 def call_refetch(pf: ProgramFunction | None, ins: Instruction | None, prog: Program | None) -> bool:
     """Whether ``ins`` is where a call jumps to: the instruction after a CALL (where the callee's RET lands) or
     the first instruction of a called function. A warp there waits for the fetch of the jump's target

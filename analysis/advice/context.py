@@ -361,12 +361,21 @@ RUNTIME_FRAGMENTS = ("cuda_device_runtime", "cnprt")
 MATH_PREFIXES = ("__cuda_sm", "__internal_", "__nv_")
 
 
+#: Folders of the compilers' own headers (C++ standard library, libc) on Linux and Windows.
+SYSTEM_HEADER_DIRS = ("/usr/include/", "/usr/local/include/", "/usr/lib/gcc/", "/include/c++/", "/vc/tools/msvc/",
+                      "/windows kits/")
+
+
 def is_toolkit_header(path: str) -> bool:
-    """Whether a recorded source path is a CUDA toolkit header (``.../cuda/targets/x86_64-linux/include/
-    device_atomic_functions.hpp``, ``.../site-packages/nvidia/cu13/include/...``): a file in an ``include``
-    folder of a CUDA installation (a path naming ``cuda`` or ``nvidia``). Code inlined from it belongs to the
-    user line that called it."""
+    """Whether a recorded source path is a header of the CUDA toolkit or of the system's compiler, not the user's:
+    a file in an ``include`` folder of a CUDA installation (a path naming ``cuda`` or ``nvidia``:
+    ``.../cuda/targets/x86_64-linux/include/device_atomic_functions.hpp``, ``.../site-packages/nvidia/cu13/
+    include/...``) or under a system header folder (:data:`SYSTEM_HEADER_DIRS`: ``/usr/include/c++/13/cmath``).
+    Code inlined from it belongs to the user line that called it."""
     p = path.replace("\\", "/")
+    low = p.lower()
+    if any(d in low for d in SYSTEM_HEADER_DIRS):
+        return True
     head, sep, _ = p.rpartition("/include/")
     return bool(sep) and ("cuda" in head.lower() or "nvidia" in head.lower())
 

@@ -702,7 +702,8 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
     work that can overlap a load moved ahead (the next iteration's load issued before this iteration's work)
     is that work's time, issue and fixed-latency waits alike (:func:`fixed_waits_in_loop`), against the loads'
     memory-dependency latency: the larger of that and eq. 4's min(A_l, M_Ll) is the loop's hidden latency."""
-    evs = _dependency_edges(view)
+    # waits on a kernel's launch set-up (its first S2R/LDC c[0x0] reads) have nothing before them to move
+    evs = [e for e in _dependency_edges(view) if not cm.launch_setup(e.def_fn, e.def_ins)]
     overlap = 0.0  # fixed-latency waits added to A (kernel-wide and per loop)
     if view.program is None:
         region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)

@@ -338,8 +338,12 @@ def occupancy_decrease(view: KernelView) -> Advice | Skipped:
     region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
 
     def hint(r: cm.Region) -> str:
-        return (f"{nsel} samples found a warp ready but not selected ({sel} selected) while pipes throttle: fewer "
-                "resident warps (more registers or shared memory per block) can cut the contention")
+        # the gate's counts (not_selected against selected) and the estimate's own input (H: the throttle and
+        # pipe-busy latency samples it hides, at most A), so the suggestion quotes the numbers of the formula
+        h = min(sum(e.latency for e in r.edges), float(view.active))
+        return (f"{nsel:,.0f} samples found a warp ready but not selected ({sel:,.0f} selected) while pipes throttle "
+                f"({h:,.0f} throttle and pipe-busy latency samples, the estimate's H): fewer resident warps (more "
+                "registers or shared memory per block) can cut the contention")
 
     return cm.latency_hiding_advice(view, "occupancy_decrease", [(region, float(view.active))], hint,
                                     nothing="no throttle or pipe stalls to relieve")

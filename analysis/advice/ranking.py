@@ -186,6 +186,13 @@ def overlap(a: Advice, b: Advice) -> float:
     return common / small if small > 0 else 0.0
 
 
+def from_samples(a: Advice) -> bool:
+    """Whether ``a``'s estimate rests on warp samples (a matched share M of T, or a launch-shape formula with a
+    sampled input such as eqs. 6-10's issue ratio R_I); False for one built from the launch facts alone (the tail
+    effect's waves per SM: ``basis`` set and nothing matched), which has no sampling interval."""
+    return not (a.basis and a.matched_samples <= 0)
+
+
 def _key(a: Advice) -> tuple[float, int, float, float]:
     lo = a.interval[0] if a.interval else a.estimated_speedup
     return (-round(a.rank_value, 3), -a.priority, -lo, -a.matched_samples)
@@ -198,7 +205,9 @@ def order(advice: list[Advice], total: int, keep_intervals: bool = False) -> lis
     for a in advice:
         a.samples = a.samples or total
         a.alternatives = []
-        if not (keep_intervals and a.interval is not None):
+        if not from_samples(a):
+            a.interval = None  # built from the launch shape alone: no sampled share to be uncertain about
+        elif not (keep_intervals and a.interval is not None):
             a.interval = interval(a.estimated_speedup, a.samples)
         a.rank_value = rank_value(a)
     ranked = sorted(advice, key=_key)
@@ -219,12 +228,12 @@ def order(advice: list[Advice], total: int, keep_intervals: bool = False) -> lis
 def explain(a: Advice, rank: int, next_: Advice | None) -> str:
     """One sentence on why ``a`` is ranked ``rank``: its estimate (or bound), interval, cap and what the estimate
     is built from (the matched samples M of T, or ``a.basis`` for launch-shape estimates)."""
-    lo, hi = a.interval or (a.estimated_speedup, a.estimated_speedup)
     # the interval is the sampling uncertainty of the matched share, not the model's error (docs/benchmarks.md
-    # has that: the geometric-mean error on the H200 benchmark), and it belongs to the estimate, not the midpoint
-    ci = f"sampling 95% {lo:.2f}-{hi:.2f}x"
-    what = (f"upper bound {a.estimated_speedup:.2f}x ({ci}), ranked at its midpoint {a.rank_value:.2f}x"
-            if a.upper_bound else f"estimate {a.estimated_speedup:.2f}x ({ci})")
+    # has that: the geometric-mean error on the H200 benchmark), and it belongs to the estimate, not the midpoint;
+    # an estimate from the launch shape alone has none
+    ci = f" (sampling 95% {a.interval[0]:.2f}-{a.interval[1]:.2f}x)" if a.interval else ""
+    what = (f"upper bound {a.estimated_speedup:.2f}x{ci}, ranked at its midpoint {a.rank_value:.2f}x"
+            if a.upper_bound else f"estimate {a.estimated_speedup:.2f}x{ci}")
     # a launch-shape estimate is built from launch facts, not from a matched share of the samples
     source = a.basis or f"{a.matched_samples:,.0f} of {a.samples:,} warp samples"
     parts = [f"#{rank}: {what} from {source}"]

@@ -312,6 +312,12 @@ def sarif_rules(docs_base: str = "") -> list[dict[str, Any]]:
     return rules
 
 
+def _suggestion(hint: str) -> str:
+    """`` Suggestion: HINT`` after a SARIF message's sentences ('' for no hint): the hint starts lower case or with an
+    identifier (``damp is called ...``), so it is labelled rather than capitalized after the full stop."""
+    return f" Suggestion: {hint}" if hint else ""
+
+
 def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap | None = None,
              top: int | None = None, tool_version: str = "0.1.0", docs_base: str = "") -> dict[str, Any]:
     """A SARIF 2.1.0 log: one run, one rule per optimizer id, one result per source line of an advice's
@@ -352,8 +358,8 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                     res: dict[str, Any] = {
                         "ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
                         "message": {"text": f"{head} {n:.0f} samples ({reasons}) on this line"
-                                            f"{f' in {len(hs)} instructions' if len(hs) > 1 else ''}. "
-                                            f"{hint_text(a.hint, at, map_file)}".strip()},
+                                            f"{f' in {len(hs)} instructions' if len(hs) > 1 else ''}."
+                                            f"{_suggestion(hint_text(a.hint, at, map_file))}"},
                         "properties": {**base_props, "samples": _num(n), "distance": h0.distance,
                                        "reason": h0.reason, "pc": f"{h0.use.pc:#x}",
                                        "pcs": [f"{h.use.pc:#x}" for h in hs]},
@@ -377,7 +383,7 @@ def to_sarif(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap |
                     results.append(res)
             else:
                 res = {"ruleId": a.optimizer, "ruleIndex": index.get(a.optimizer, -1), "level": "note",
-                       "message": {"text": f"{head} {hint_text(a.hint, a.scope.file, map_file)}".strip()},
+                       "message": {"text": f"{head}{_suggestion(hint_text(a.hint, a.scope.file, map_file))}"},
                        "properties": base_props}
                 loc = _sarif_location(map_file, (a.scope.file, a.scope.line), _kernel_line(rep))
                 if loc is None:

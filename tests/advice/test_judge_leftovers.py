@@ -84,6 +84,7 @@ def test_toolkit_headers() -> None:
     assert is_toolkit_header("/usr/local/cuda/bin/../targets/x86_64-linux/include/device_atomic_functions.hpp")
     assert is_toolkit_header("/opt/venv/lib/python3.11/site-packages/nvidia/cu13/include/crt/math_functions.hpp")
     assert is_toolkit_header("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v13.0\\include\\cuda_fp16.hpp")
+    assert is_toolkit_header("/usr/include/c++/13/cmath")  # std::pow's inline wrapper
     assert not is_toolkit_header("/home/me/proj/include/kernels.cuh")  # a project's own include folder
     assert not is_toolkit_header("/home/me/proj/src/orig.cu")
 
@@ -154,3 +155,68 @@ def test_fast_math_says_it_trades_accuracy_in_text_json_sarif_and_hover() -> Non
     # the ranking stays GPA's, by estimate: on the H200 the fix pays more than inlining (1.652x vs 1.263x,
     # bench/advice/fix_speedups_h200.txt), so fast_math first is the measured order
     assert [x.optimizer for x in top.alternatives][:1] == ["function_inlining"]
+
+
+# ---- the numbers a suggestion quotes, the kernel prologue, notes that agree ---------------------------------
+
+def test_occupancy_decrease_quotes_the_formulas_h() -> None:
+    od = next(a for a in example_report("stencil").candidates if a.optimizer == "occupancy_decrease")
+    assert od.estimate.inputs["H"] == 306
+    # before: "2264 samples found a warp ready but not selected (749 selected) while pipes throttle" beside H=306
+    assert od.hint == ("2,264 samples found a warp ready but not selected (749 selected) while pipes throttle (306 "
+                       "throttle and pipe-busy latency samples, the estimate's H): fewer resident warps (more "
+                       "registers or shared memory per block) can cut the contention")
+
+
+def test_launch_setup_is_the_leading_special_register_and_parameter_reads() -> None:
+    child = fn("cdp", "_Z13scale_segmentPKfPfiif")
+    at = {i.offset: i for i in child.instructions}
+    assert [o for o, i in at.items() if cm.launch_setup(child, i)] == [0x0, 0x10, 0x20, 0x30]  # LDC S2R S2UR LDC
+    assert not cm.launch_setup(child, at[0x50])  # ULDC c[0x0][0x224] after the IMAD: code could move before it
+    assert not cm.launch_setup(fn("noinline", "_Z4dampfff"), fn("noinline", "_Z4dampfff").instructions[0])
+
+
+def test_cdp_code_reordering_has_no_prologue_hotspot_and_the_notes_agree() -> None:
+    rep = example_report("cdp")
+    cr = next(a for a in rep.advice if a.optimizer == "code_reordering")
+    defs = [(h.def_.pc, h.def_.opcode) for h in cr.hotspots if h.def_ is not None]
+    # before: LDC at 0x30, S2UR at 0x20 and S2R at 0x10 (line 11, the child's first instructions) were #2-#4
+    assert defs[0] == (0xF0, "LDG.E.CONSTANT") and not {0x10, 0x20, 0x30} & {pc for pc, _ in defs}
+    assert round(cr.estimated_speedup, 3) == 1.020  # H = A = 462: the estimate was never theirs
+    # one share of the device runtime: its linked functions and the code outside the binary, 26.3% together
+    # (before: "13 warp samples lie in CUDA device-runtime functions" beside the 4,695 outside the module)
+    assert ("13 warp samples lie in CUDA device-runtime functions linked into the binary (__cudaCDP2* and the like) "
+            "and 4,695 in code outside the binary (noted above; 26.3% of all together): the program cannot change "
+            "them, and no optimizer matches them") in rep.notes
+
+
+def test_kalman_register_cap_hint_says_each_thing_once() -> None:
+    from warpwise.analysis.advice.report import hint_text
+
+    top = pair("holdout5/pairs/kalman_maxrreg").groups[0].advice[0]
+    assert top.optimizer == "register_increase"
+    hint = hint_text(top.hint, top.scope.file)
+    assert hint == ("32 registers per thread is exactly the budget of 16 CTAs of 128 threads per SM (a "
+                        "__launch_bounds__ / -maxrregcount cap), and values spilled to local memory (LDL/STL) stall "
+                        "line 17. sm_90 allows up to 255: relax __launch_bounds__ (fewer minimum blocks per SM) or "
+                        "raise -maxrregcount, and check that the lower occupancy costs less than the spills.")
+
+
+def test_sarif_messages_label_the_suggestion_and_launch_shape_has_no_sampling_interval() -> None:
+    import re
+
+    from warpwise.analysis.advice import to_json, to_sarif
+
+    rep = example_report("intdiv")
+    msgs = [r["message"]["text"] for r in to_sarif([rep])["runs"][0]["results"]]
+    assert msgs and all(". Suggestion: " in m for m in msgs)
+    # no sentence of warpwise's own starts lower case (before: "... on this line. the integer division ...")
+    assert not any(re.search(r"(on this line|instructions|launch shape\))\. [a-z]", m) for m in msgs), msgs
+    sm = next(a for a in rep.advice if a.optimizer == "sm_balance")
+    # the tail effect is built from the waves per SM, not from warp samples: no sampling interval
+    assert sm.interval is None and "sampling" not in sm.why
+    assert sm.why.startswith("#2: upper bound 1.03x, ranked at its midpoint 1.01x from the launch's waves per SM")
+    (j,) = [a for a in to_json(rep.advice) if a["optimizer"] == "sm_balance"]
+    assert j["confidence"]["interval"] is None
+    sr = rep.advice[0]
+    assert sr.optimizer == "strength_reduction" and sr.interval is not None  # a matched share keeps its interval

@@ -82,6 +82,10 @@ def test_no_report_says_what_stood_where_one_was_looked_for(tmp_path: Path) -> N
     empty.mkdir()
     res = run("advise", str(empty))
     assert res.returncode == 2 and f"{empty}: is a folder with no .cu or .cuh files" in res.stderr, res.stderr
+    # a folder without CUDA sources is one error, not that and "no .ncu-rep report found next to" it
+    assert res.stderr == (f"warpwise advise: {empty}: is a folder with no .cu or .cuh files: nothing to advise on; "
+                          "pass CUDA sources, or the folder holding them and their .ncu-rep report (e.g. "
+                          "`warpwise advise examples/stencil`)\n"), res.stderr
 
 
 def test_binary_without_the_kernel(tmp_path: Path) -> None:
