@@ -288,22 +288,41 @@ def _unread_sources(found: list[Any]) -> list[str]:
     return notes
 
 
-def _defined_kernels(sources: list[Path]) -> set[str]:
-    """Names of the ``__global__`` functions the given sources define: every identifier followed by ``(`` in the
-    declaration head after ``__global__`` (up to its ``{`` or ``;``), so ``__launch_bounds__(256) name(`` gives
-    both ``__launch_bounds__`` and ``name``: a superset, enough to tell the sources' kernels from others."""
+def _defined_kernels(sources: list[Path]) -> tuple[set[str], list[str]]:
+    """Names of the ``__global__`` functions the given sources define, and one reason per source read by the text
+    fallback. Each source is parsed by the rewrites' libclang parse (analysis/rewrite/parse.py, kernel.
+    global_functions: the compiler's names, ``tk`` for ``__global__ void __launch_bounds__(256) tk(``). A source
+    libclang cannot parse, or parses with errors that make its AST untrustworthy (parse.blocking_errors), is read
+    by a text scan instead: every identifier followed by ``(`` in the declaration head after ``__global__`` (a
+    superset, ``__launch_bounds__`` included), and the reason says so."""
     import re
 
     from warpwise.analysis.confine import read_source
 
     names: set[str] = set()
+    fallback: list[str] = []
     head = re.compile(r"__global__\b([^;{}]*)")
     call = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
     for src in sources:
-        text = read_source(src, errors="replace")
-        for h in head.findall(text or ""):
+        text = read_source(src, errors="replace") or ""
+        if "__global__" not in text:
+            continue
+        why = None
+        try:
+            from warpwise.analysis.rewrite.kernel import global_functions
+            from warpwise.analysis.rewrite.parse import parse, parse_failure
+
+            p = parse(text, str(src))
+            why = parse_failure(p)
+            if why is None:
+                names |= global_functions(p)
+                continue
+        except Exception as e:  # libclang missing (ImportError, LibclangError) or failing (RewriteError): the scan
+            why = f"libclang could not parse {src}: {e}"
+        fallback.append(f"kernel names of {src.name} read by a text scan ({why})")
+        for h in head.findall(text):
             names.update(call.findall(h))
-    return names
+    return names, fallback
 
 
 def _drop_foreign_kernels(analyses: list[Analysis], sources: list[Path]) -> list[str]:
@@ -311,7 +330,9 @@ def _drop_foreign_kernels(analyses: list[Analysis], sources: list[Path]) -> list
     to their lines, or — without line information (a CSV export's SASS view, a build without -lineinfo) — whose
     name is a ``__global__`` function the sources define. Drops the others in place and returns one message per
     report that lost kernels, naming the file and why (a report one folder down may belong to another program)."""
-    defined = _defined_kernels(sources)
+    if all(any(p is not None for p in k.local.values()) for a in analyses for k in a.kernels):
+        return []  # every kernel is placed by its lines: no names needed (and no parse)
+    defined, fallback = _defined_kernels(sources)
     out: list[str] = []
     for a in analyses:
         keep: list[Any] = []
@@ -323,9 +344,10 @@ def _drop_foreign_kernels(analyses: list[Analysis], sources: list[Path]) -> list
         if drop:
             names = ", ".join(sorted({k.profile.name for k in drop}))
             srcs = ", ".join(sorted({p.name for p in sources})) or "the sources"
+            scan = f" ({'; '.join(fallback)})" if fallback else ""
             out.append(f"{a.report}: not used for {names}: no sample maps to a line of {srcs} (the report has no "
-                       "line information for it) and no kernel of that name is defined there; pass the report "
-                       "with --profile to use it anyway")
+                       f"line information for it) and no kernel of that name is defined there{scan}; pass the "
+                       "report with --profile to use it anyway")
         a.kernels = keep
         a._groups = None
     return out

@@ -24,8 +24,7 @@ from pathlib import PurePosixPath
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView
-from warpwise.analysis.advice.filters import user_loc
+from warpwise.analysis.advice.context import EdgeView, KernelView, user_loc
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.binary.model import Instruction

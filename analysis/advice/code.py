@@ -19,7 +19,7 @@ from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView, is_user_function, pc_table
+from warpwise.analysis.advice.context import EdgeView, KernelView, is_math_routine, is_user_function, pc_table
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.quickfix import QuickFixError, float_literal_fixes
 from warpwise.analysis.advice.registry import register
@@ -739,12 +739,19 @@ ICACHE_MIN_SHARE = 0.01
 def loop_no_unroll(view: KernelView) -> Advice | Skipped:
     """GPA released loop no-unroll: instruction-fetch stalls in loops, eq. 2. warpwise matches only loops
     the binary shows unrolled (:func:`common.unrolled_loop`: repeated body copies, or the remainder loop of
-    such a loop) and only when those stalls reach ICACHE_MIN_SHARE of T."""
+    such a loop) and only when those stalls reach ICACHE_MIN_SHARE of T; stalls where a call returns
+    (:func:`common.call_refetch`) are the call's, not the unrolled body's."""
     if view.program is None:
         return Skipped("loop_no_unroll", "needs the loop structure of the binary (no cubin given)", missing=True)
     in_loops = [e for e in _icache_edges(view) if e.use_loop is not None and e.use_fn is not None]
     if not in_loops:
         return Skipped("loop_no_unroll", "no instruction-fetch stalls in loops")
+    # a call's return point (and a callee's entry) waits for the fetch of the jump's target: inlining's, not the
+    # cache capacity an unrolled body overflows (common.call_refetch)
+    in_loops = [e for e in in_loops if not cm.call_refetch(e.use_fn, e.use_ins, view.program)]
+    if not in_loops:
+        return Skipped("loop_no_unroll", "the instruction-fetch stalls in loops are at call return points "
+                                         "(the fetch after CALL/RET: see function_inlining)")
     evs = [e for e in in_loops if e.use_fn is not None and e.use_loop is not None
            and cm.unrolled_loop(e.use_fn, e.use_loop) is not None]
     if not evs:
@@ -880,12 +887,13 @@ def fast_math(view: KernelView) -> Advice | Skipped:
         kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
         instead = f"{slow_path_text(kinds)[1]} at that line" if kinds else "the fast intrinsic at that line"
         hint = (f"time goes into the precise math routine {what}{at}: --use_fast_math (or {instead}) replaces "
-                "it by hardware approximations")
+                "it by hardware approximations that change the results")
     base = cm.stall_elimination_advice(view, "fast_math", evs, hint, nothing="no stalls in CUDA math routines")
     by_line = precise_math_kinds(view)
     lines = set(by_line)
+    routine_kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
     if not lines:
-        return base
+        return _with_accuracy(base, routine_kinds)
     removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view, lines)
                if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
     where = cm.lines_text(lines)
@@ -897,15 +905,23 @@ def fast_math(view: KernelView) -> Advice | Skipped:
         slow = f", {', '.join(n.rsplit('$', 1)[-1] for n in names)} called out of line"
     inline_hint = (f"precise single-precision math is inlined at {where} ({has}{slow}): --use_fast_math, or "
                    f"{fast_forms} at {'that line' if len(lines) == 1 else 'those lines'}, replaces it by a few "
-                   "hardware approximations (MUFU)")
+                   "hardware approximations (MUFU) that change the results")
     if isinstance(base, Advice) and base.hint and not slow:
         inline_hint = f"{base.hint}; {inline_hint}"
     res = cm.removal_advice(view, "fast_math", removed, inline_hint,
                             "the arithmetic of the lines holding precise math (upper bound: part of it remains)")
+    kinds = routine_kinds | frozenset().union(*by_line.values())
     if not isinstance(res, Advice) or (isinstance(base, Advice) and base.estimated_speedup >= res.estimated_speedup):
-        return base
+        return _with_accuracy(base, kinds)
     res.upper_bound = True
-    return _sfu_roofline(view, res, lines)
+    return _with_accuracy(_sfu_roofline(view, res, lines), kinds)
+
+
+def _with_accuracy(res: Advice | Skipped, kinds: set[str] | frozenset[str]) -> Advice | Skipped:
+    """``res`` with :func:`fast_math_accuracy` appended to its hint (an Advice; a Skipped unchanged)."""
+    if isinstance(res, Advice):
+        res.hint = f"{res.hint}; {fast_math_accuracy(kinds)}" if res.hint else fast_math_accuracy(kinds)
+    return res
 
 
 def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) -> Advice:
@@ -1070,6 +1086,30 @@ SLOW_PATHS: dict[str, tuple[str, str]] = {
     "sqrt": ("the IEEE square-root slow path", "-prec-sqrt=false (or rsqrtf where 1/sqrt is meant)"),
     "trig": ("the sin/cos argument reduction", "__sinf / __cosf"),
 }
+
+
+#: What each fast form trades, per key of :data:`SLOW_PATHS` (CUDA C++ Programming Guide, Mathematical Functions
+#: appendix, "Intrinsic Functions"; libdevice's __nv_fast_fdividef).
+FAST_FORM_ACCURACY: dict[str, str] = {
+    "div": "__fdividef is within 2 ulp only for 2^-126 <= |y| <= 2^126 and returns 0 for larger |y|",
+    "rcp": "the approximate reciprocal is not correctly rounded",
+    "sqrt": "the approximate square root is not correctly rounded",
+    "trig": "__sinf / __cosf are accurate (absolute error 2^-21.41) only for |x| <= pi",
+}
+#: What the flag changes besides (nvcc --help: --use_fast_math implies --ftz=true --prec-div=false
+#: --prec-sqrt=false --fmad=true, and maps sinf/expf/... to their intrinsics).
+FAST_MATH_FLAG_ACCURACY = ("--use_fast_math also flushes denormals to zero (-ftz=true) and makes every "
+                           "single-precision division, square root and sinf/expf-style call of the file approximate")
+
+
+def fast_math_accuracy(kinds: set[str] | frozenset[str]) -> str:
+    """The accuracy caveat the fast-math hint ends with: what the fast forms of ``kinds`` (keys of
+    :data:`SLOW_PATHS`) and the flag trade, e.g. ``"accuracy: __fdividef is within 2 ulp ...; --use_fast_math
+    also flushes denormals to zero ... (CUDA C++ Programming Guide, "Intrinsic Functions"): check the results
+    against your tolerance"``. The fix changes numerical results, so the advice says so wherever it is shown."""
+    parts = [FAST_FORM_ACCURACY[k] for k in SLOW_PATHS if k in kinds] + [FAST_MATH_FLAG_ACCURACY]
+    return (f"accuracy: {'; '.join(parts)} (CUDA C++ Programming Guide, \"Intrinsic Functions\"): check the results "
+            "against your tolerance")
 
 
 def _slow_path_kind(callee: str) -> str | None:
@@ -1578,10 +1618,13 @@ def _latency_floor(view: KernelView, res: Advice, conflicts: dict[cm.InsKey, flo
     queue (``mio_throttle``) than on the conflicting accesses' results are queue-bound and keep the roofline;
     otherwise GPA eq. 2 over :func:`conflict_wait_removed`'s M bounds it and the smaller of the two is the
     estimate (holdout4 ``thomas_smem``: 12 warps per SM, a 32-step dependent sweep, 1% of its samples MIO
-    throttle; a kernel that fills the MIO queue, like ``transpose_bank``, keeps the roofline)."""
+    throttle; a kernel that fills the MIO queue, like ``transpose_bank``, keeps the roofline). Queue-bound also
+    needs the MIO queue to be the warps' main wait (:func:`_mio_queue_bound`): a kernel whose warps mostly wait
+    on global loads, with 1% of its samples at a full MIO queue (holdout5 ``hist15_tailwave``: shared atomics
+    with conflicts, 85% long_scoreboard), is not bound by the queue its conflicts fill."""
     m, inputs = conflict_wait_removed(view, conflicts, l1_ratio)
-    if not 0 < m < view.total or inputs["mio_throttle"] >= inputs["conflict_waits"]:
-        return res  # more warps wait on the full MIO queue than on their own results: queue-bound, the roofline
+    if not 0 < m < view.total or (inputs["mio_throttle"] >= inputs["conflict_waits"] and _mio_queue_bound(view)):
+        return res  # the warps wait on the full MIO queue more than on anything else: queue-bound, the roofline
     lat = est.stall_elimination(view.total, m)
     if lat.speedup >= res.estimated_speedup:
         return res
@@ -1592,6 +1635,23 @@ def _latency_floor(view: KernelView, res: Advice, conflicts: dict[cm.InsKey, flo
     if res.cap is not None:
         res.cap = replace(res.cap, binding=False)
     return res
+
+
+def _mio_queue_bound(view: KernelView) -> bool:
+    """Whether the full MIO queue (``mio_throttle``: the queue in front of the shared-memory pipe, Nsight Compute
+    Kernel Profiling Guide, "Warp Stall Reasons") is the kernel's most frequent stall reason, over all its PC
+    samples (the profile's, not the blame's: 'selected' and 'not_selected' are not stalls). Nsight Compute's
+    guidance reads the top stall reason as the warps' bottleneck; only then does the kernel's time follow the
+    L1 work the queue holds."""
+    def make() -> bool:
+        by: dict[str, float] = defaultdict(float)
+        for s in view.profile.pcs.values():
+            for r, c in s.stalls.items():
+                if stalls.stall_class(r) not in cm.NOT_STALLS:
+                    by[r] += c
+        return bool(by) and max(by, key=lambda r: by[r]) == "mio_throttle"
+    bound: bool = view.memo("mio_queue_bound", make)
+    return bound
 
 
 #: A shared-memory instruction with at least this many wavefronts per ideal wavefront has bank conflicts
@@ -1682,7 +1742,8 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
         eff = _branch_efficiency(view, s)
         return s is not None and (s.divergent_branches > 0 or (eff is not None and eff < DIVERGENCE_LIMIT))
 
-    evs = _branch_edges(view, diverged)
+    evs = [e for e in _branch_edges(view, diverged)
+           if not compiler_branch(e.use_fn if e.is_self else e.def_fn, e.use_ins if e.is_self else e.def_ins)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
@@ -1757,6 +1818,8 @@ def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[t
     for s in prof.pcs.values():
         if s.inst_executed <= 0 or (inside is not None and (s.function, s.offset) not in inside):
             continue
+        if _in_compiler_routine(view, s.function, s.offset):
+            continue  # nvcc's slow paths run with the lanes that need them: their fix is the arithmetic's
         e = s.thread_inst_executed / (ws * s.inst_executed)
         if e < DIVERGENCE_LANES * e_cta:
             share = 1 - e / e_cta
@@ -1768,6 +1831,19 @@ def _idle_lanes(view: KernelView) -> tuple[float, dict[cm.InsKey, float], list[t
     if m <= 0 or m >= view.total:
         return None
     return m, keys, where, issue_bound
+
+
+def _in_compiler_routine(view: KernelView, function: str, offset: int) -> bool:
+    """Whether the instruction at ``offset`` of profile function ``function`` is code of nvcc's routines: inside a
+    compiler-emitted math routine, or in the block that calls one after its dispatch branch
+    (:func:`compiler_branch`). Its idle lanes are the lanes that took the slow path, not a user's branch."""
+    pf = view.resolve(function, offset)
+    if pf is None:
+        return False
+    if not pf.is_kernel and is_math_routine(pf.name):
+        return True
+    b = pf.block_of(offset)
+    return b is not None and any(cm.nvcc_routine_call(i) for i in b.instructions)
 
 
 def _imbalanced_loop_instructions(view: KernelView) -> set[cm.InsKey]:
@@ -1843,6 +1919,18 @@ def loop_control(fn: ProgramFunction | None, ins: Instruction | None) -> Loop | 
     return _loop_test_lines(fn).get((ins.loc.file, ins.loc.line))
 
 
+def compiler_branch(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
+    """Whether a branch is nvcc's, not the user's: its dispatch to an internal arithmetic routine
+    (:func:`routine_dispatch`: the FCHK test of an IEEE float division, a 64-bit division's 32-bit fast path) or
+    a branch inside such a routine or another compiler-emitted math routine (``__cuda_sm3x_div_rn_noftz_f32_slowpath``,
+    ``__internal_trig_reduction_slowpathd``: context.is_math_routine). The user cannot hoist, specialise or
+    un-diverge them; the fix of that arithmetic (strength reduction, fast math) removes them. Branch elimination
+    and divergence reduction both leave them out (one rule for both)."""
+    if fn is not None and not fn.is_kernel and is_math_routine(fn.name):
+        return True
+    return routine_dispatch(fn, ins)
+
+
 def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
     """Whether a branch is nvcc's dispatch to one of its internal arithmetic routines: one of its successor blocks
     calls it (common.nvcc_routine_call) — a 64-bit division's ``__cuda_sm20_rem_u64`` (the other side runs the
@@ -1864,7 +1952,7 @@ def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> boo
 def branch_elimination(view: KernelView) -> Advice | Skipped:
     """GPA released branch elimination: stalls at branches with a taken ratio ≥ 0.999 or ≤ 0.001, eq. 2 — except
     a loop's own control branches (:func:`loop_control`: a long loop's back edge is taken ≥ 99.9% of the time, yet
-    its compare cannot be hoisted) and nvcc's dispatch to its arithmetic routines (:func:`routine_dispatch`)."""
+    its compare cannot be hoisted) and nvcc's own branches (:func:`compiler_branch`)."""
     if (miss := _needs_binary(view, "branch_elimination")) is not None:
         return miss
     def decided(ins: Instruction, s: PCSample | None) -> bool:
@@ -1875,7 +1963,7 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
 
     evs = [e for e in _branch_edges(view, decided)
            if loop_control(fn := e.use_fn if e.is_self else e.def_fn, ins := e.use_ins if e.is_self else e.def_ins)
-           is None and not routine_dispatch(fn, ins)]
+           is None and not compiler_branch(fn, ins)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

@@ -680,6 +680,32 @@ def _unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
     return max(1, round(med))
 
 
+def call_refetch(pf: ProgramFunction | None, ins: Instruction | None, prog: Program | None) -> bool:
+    """Whether ``ins`` is where a call jumps to: the instruction after a CALL (where the callee's RET lands) or
+    the first instruction of a called function. A warp there waits for the fetch of the jump's target
+    (no_instructions: "excessively jumping across large blocks of assembly code", Nsight Compute Kernel Profiling
+    Guide, Warp Stall Reasons), the cost of calling out of line that inlining removes (function_inlining), not
+    an instruction cache too small for an unrolled body. ``prog``: the program holding ``pf`` (for the callees'
+    entries); False when any is None."""
+    if pf is None or ins is None or prog is None:
+        return False
+    def make() -> frozenset[tuple[str, int]]:
+        out: set[tuple[str, int]] = set()
+        for f in prog.functions.values():
+            order = f.instructions
+            pos = {i.offset: k for k, i in enumerate(order)}
+            for cs in f.calls:
+                k = pos.get(cs.offset)
+                if k is not None and k + 1 < len(order):
+                    out.add((f.name, order[k + 1].offset))
+                callee = prog.functions.get(cs.callee) if cs.callee is not None else None
+                if callee is not None and callee.instructions:
+                    out.add((callee.name, callee.instructions[0].offset))
+        return frozenset(out)
+    points: frozenset[tuple[str, int]] = prog.memo("call_refetch_points", make)
+    return (pf.name, ins.offset) in points
+
+
 def unrolled_loop(pf: ProgramFunction, loop: Loop) -> Loop | None:
     """The unrolled copy of ``loop`` in the binary: the loop itself when its body repeats
     (:func:`unroll_factor` ≥ UNROLLED_MEDIAN_COPIES), else a sibling loop of the same function over the same

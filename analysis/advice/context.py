@@ -18,7 +18,7 @@ from typing import Any
 from warpwise.analysis.advice.model import Location, Scope
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.model import ArchFacts
-from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.binary.model import Instruction, SourceLoc
 from warpwise.analysis.blame.model import BlameEdge, BlameGraph
 from warpwise.analysis.confine import read_source
 from warpwise.analysis.profile.model import KernelProfile, PCSample
@@ -234,8 +234,8 @@ class KernelView:
         ins = None if pf is None else pf.function.at(offset)
         sample = self.sample_at(name, offset)
         file = line = None
-        if ins is not None and ins.loc is not None:
-            file, line = ins.loc.file, ins.loc.line
+        if ins is not None and (at := user_loc(ins)) is not None:
+            file, line = at.file, at.line  # header code at the user line that called it
         elif sample is not None:
             file, line = sample.file, sample.line
         opcode = ins.opcode if ins is not None else (sample.sass.split()[0] if sample and sample.sass else "?")
@@ -359,6 +359,30 @@ RUNTIME_FRAGMENTS = ("cuda_device_runtime", "cnprt")
 #: ``$__internal_0_$__cuda_sm3x_...`` by nvcc 13): also not user code, but fast math replaces them, and their
 #: cost belongs to the user line that calls them.
 MATH_PREFIXES = ("__cuda_sm", "__internal_", "__nv_")
+
+
+def is_toolkit_header(path: str) -> bool:
+    """Whether a recorded source path is a CUDA toolkit header (``.../cuda/targets/x86_64-linux/include/
+    device_atomic_functions.hpp``, ``.../site-packages/nvidia/cu13/include/...``): a file in an ``include``
+    folder of a CUDA installation (a path naming ``cuda`` or ``nvidia``). Code inlined from it belongs to the
+    user line that called it."""
+    p = path.replace("\\", "/")
+    head, sep, _ = p.rpartition("/include/")
+    return bool(sep) and ("cuda" in head.lower() or "nvidia" in head.lower())
+
+
+def user_loc(ins: Instruction) -> SourceLoc | None:
+    """The user's source position of an instruction: its own line unless that lies in a CUDA toolkit header
+    (:func:`is_toolkit_header`), else the outermost inlined call site outside the toolkit (the user line that
+    used the header code: ``atomicAdd`` at orig.cu:21, not device_atomic_functions.hpp:112)."""
+    if ins.loc is None:
+        return None
+    if not is_toolkit_header(ins.loc.file):
+        return ins.loc
+    for loc in reversed(ins.inline_chain):
+        if not is_toolkit_header(loc.file):
+            return loc
+    return ins.loc
 
 
 def _innermost(name: str) -> str:

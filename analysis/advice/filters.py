@@ -13,9 +13,15 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from warpwise.analysis.advice.common import same_loop
-from warpwise.analysis.advice.context import KernelView, demangle_short, is_math_routine, is_runtime_function
+from warpwise.analysis.advice.context import (
+    KernelView,
+    demangle_short,
+    is_math_routine,
+    is_runtime_function,
+    user_loc,
+)
 from warpwise.analysis.advice.model import Advice, RegionEstimate, Scope, Skipped
-from warpwise.analysis.binary.model import Instruction, SourceLoc
+from warpwise.analysis.binary.model import SourceLoc
 
 #: Advice with an estimated speedup at or below this (×) is reported as skipped: it prints as 1.000x and
 #: promises nothing measurable. A warpwise reporting threshold, not a GPA constant.
@@ -23,8 +29,6 @@ MIN_SPEEDUP = 1.0005
 
 #: The CDP2 device-runtime entry point every device-side ``kernel<<<...>>>`` compiles to (CUDA 12+, -rdc).
 CDP_LAUNCH = "__cudaCDP2LaunchDeviceV2"
-#: Folder fragments of CUDA toolkit headers: a call inlined from them belongs to the user line that used them.
-TOOLKIT_HEADER_DIRS = ("/include/", "\\include\\")
 
 
 def runtime_only(a: Advice) -> bool:
@@ -33,19 +37,6 @@ def runtime_only(a: Advice) -> bool:
     if not is_runtime_function(a.scope.function):
         return False
     return all(is_runtime_function(h.use.function) for h in a.hotspots)
-
-
-def user_loc(ins: Instruction) -> SourceLoc | None:
-    """The user's source position of an instruction: its own line unless that lies in a toolkit header, else
-    the outermost inlined call site (the user line that used the header code)."""
-    if ins.loc is None:
-        return None
-    if not any(d in ins.loc.file for d in TOOLKIT_HEADER_DIRS):
-        return ins.loc
-    for loc in reversed(ins.inline_chain):
-        if not any(d in loc.file for d in TOOLKIT_HEADER_DIRS):
-            return loc
-    return ins.loc
 
 
 def call_site_scope(view: KernelView, callee: str, depth: int = 4) -> Scope | None:

@@ -76,8 +76,9 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 loop unrolling: per-loop eq. 5."""
     if view.program is None:
         return Skipped("loop_unrolling", "needs the loop structure of the binary (no cubin given)", missing=True)
+    # a wait on a CALL is on the callee's result (the ABI's return registers): inlining's, not more iterations'
     evs = [e for e in _dependency_edges(view) if e.use_loop is not None and e.def_loop is e.use_loop
-           and e.def_fn is e.use_fn]
+           and e.def_fn is e.use_fn and cm.base(e.def_ins) not in CALL_OPS]
     regions = cm.group_regions(view, evs)
     rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
 

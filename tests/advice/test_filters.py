@@ -146,14 +146,15 @@ def test_never_both_loop_optimizers_on_one_loop(reports: dict[str, AdviceReport]
         assert not any(cm.same_loop(x, y) for x in loops_un for y in loops_no)
 
 
-def test_noinline_keeps_the_larger_loop_estimate(reports: dict[str, AdviceReport]) -> None:
+def test_noinline_loop_gets_neither_loop_optimizer(reports: dict[str, AdviceReport]) -> None:
+    # the 4x-unrolled loop around the __noinline__ call: its instruction-fetch stalls are the calls' return
+    # refetch (function_inlining's), and its waits are on the CALL's result, so neither loop optimizer matches
+    # (before: loop_no_unroll 1.019x "the unrolled body does not fit the instruction cache", 265 samples)
     rep = reports["noinline"]
-    no = next(a for a in rep.candidates if a.optimizer == "loop_no_unroll")
-    reason = next(s.reason for s in rep.skipped if s.optimizer == "loop_unrolling")
-    assert "contradicts loop_no_unroll" in reason
-    dropped = float(re.search(r"\((\d+\.\d+)x against", reason).group(1))  # type: ignore[union-attr]
-    assert dropped <= no.estimated_speedup
-    assert "unrolled about 4x" in no.hint
+    assert not {"loop_no_unroll", "loop_unrolling"} & {a.optimizer for a in rep.candidates}
+    skipped = {s.optimizer: s.reason for s in rep.skipped}
+    assert skipped["loop_no_unroll"] == ("instruction-fetch stalls in unrolled loops are 62 samples (0.4% of all), "
+                                         "below the 1% minimum")
 
 
 # ---- 3. function_inlining: stack traffic only when STL/LDL exist ----------------------------------------

@@ -129,5 +129,8 @@ def test_atomics_advice_names_the_users_line_and_the_header_only_as_via() -> Non
     hint = hint_text(adv.hint, adv.scope.file)
     assert hint.startswith("the global atomics at line 13 (via device_atomic_functions.hpp:112, the CUDA header's "
                            "atomic function inlined there) go to addresses taken from the data"), hint
-    # the stalled instructions themselves are still where the SASS puts them
-    assert any(h.use.file and h.use.file.endswith("device_atomic_functions.hpp") for h in adv.hotspots)
+    # the stalled instructions are shown at the user's line too (header code at its inlined-at call site;
+    # before: device_atomic_functions.hpp:112), their opcodes as the SASS has them
+    assert adv.hotspots and all(h.use.file is not None and h.use.file.endswith("confusion_atomics/orig.cu")
+                                and h.use.line == 13 for h in adv.hotspots if h.use.opcode.startswith("RED"))
+    assert not any(h.use.file and h.use.file.endswith("device_atomic_functions.hpp") for h in adv.hotspots)

@@ -93,12 +93,22 @@ def test_the_sources_kernels_are_read_from_their_declarations(tmp_path: Path) ->
     from warpwise.server.advise_cmd import _defined_kernels
 
     src = tmp_path / "k.cu"
-    src.write_text('template <int N> __global__ void __launch_bounds__(256, 2) tk(float* x) {}\n'
-                   'extern "C" __global__ void plain(int n);\n__global__ void\nsplit_line (int a)\n{ foo(1); }\n'
-                   "__device__ void helper(int b) {}\n")
+    body = ('template <int N> __global__ void __launch_bounds__(256, 2) tk(float* x) {}\n'
+            'extern "C" __global__ void plain(int n);\nnamespace ns { __global__ void\nsplit_line (int a)\n{ }\n}\n'
+            "__device__ void helper(int b) {}\n")
+    src.write_text(body)
+    broken = tmp_path / "b.cu"  # a call of an undeclared name in a kernel: libclang's AST is not trusted
+    broken.write_text("__global__ void __launch_bounds__(128) bk(int a) { foo(a); }\n")
     before = confine._roots
     try:
         confine.set_roots([tmp_path])
-        assert _defined_kernels([src]) == {"__launch_bounds__", "tk", "plain", "split_line"}
+        # the libclang parse (analysis/rewrite): the compiler's names, not __launch_bounds__
+        assert _defined_kernels([src]) == ({"tk", "plain", "split_line"}, [])
+        names, fallback = _defined_kernels([broken])
+        assert names == {"__launch_bounds__", "bk"}  # the text scan's superset
+        # (the parse's own hint after the message depends on whether the CUDA headers are installed)
+        assert len(fallback) == 1 and fallback[0].startswith(
+            f"kernel names of b.cu read by a text scan (parse failed at {broken}:1:52: use of undeclared identifier "
+            "'foo'")
     finally:
         confine._roots = before
