@@ -551,9 +551,9 @@ def _strength_removed(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
             on_div[name].append(i)
     for name, ins in on_div.items():
         seq = division_sequence(ins)
-        kept_hi = reused_reciprocal_share(seq)
+        kept = fixed_point_kept_share(seq)
         for i in seq:
-            out[(name, i.offset)] = 1.0 - kept_hi if is_multiply_high(i) else 1.0
+            out[(name, i.offset)] = 1.0 - kept
     return out
 
 
@@ -574,13 +574,42 @@ def reused_reciprocal_share(seq: list[Instruction]) -> float:
     integers using multiplication", PLDI 1994), which keeps one multiply-high per quotient and drops the
     set-up and the corrections — so (multiply-highs − seeds) / multiply-highs of them stay. With at most one
     quotient per seed (a divisor used once) the division goes altogether (a power-of-two shift, or index math
-    without it): 0. 64-bit sequences (I2F.U64.RP, a called routine) are left out: 0."""
+    without it): 0. 64-bit sequences (I2F.U64.RP, a called routine) are left out: 0. A positive share is the
+    reuse test of :func:`fixed_point_kept_share`, which sets what the fix keeps."""
     seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
     highs = sum(1 for i in seq if is_multiply_high(i))
     quotients = highs - seeds
     if seeds <= 0 or quotients <= seeds:
         return 0.0
     return quotients / highs
+
+
+#: Instructions per quotient of division by a run-time invariant divisor through a precomputed fixed-point
+#: reciprocal, for every 32-bit unsigned dividend: t1 = MULUH(m', n); q = SRL(t1 + SRL(n - t1, sh1), sh2)
+#: (Granlund & Montgomery, "Division by invariant integers using multiplication", PLDI 1994, Figure 4.1: one
+#: multiply-high and four adds/shifts). nvcc 13 (sm_90) builds the 33-bit form of the same quotient,
+#: (__umulhi(n, m) + n) >> s, as IMAD.HI with a carry, IADD3.X and SHF.R.U64, and a modulo's remainder
+#: n - q * d as a negate and an IMAD: five per modulo as well (bench/advice/pairs/periodic_divmod/fix.cu).
+FIXED_POINT_QUOTIENT_OPS = 5
+
+
+def fixed_point_kept_share(seq: list[Instruction]) -> float:
+    """The share of a function's division sequences (``seq``, :func:`division_sequence`) that the hint's fix for a
+    reused divisor keeps, 0..1: FIXED_POINT_QUOTIENT_OPS instructions per quotient of the
+    (quotient multiply-highs − seeds) quotients (:func:`reused_reciprocal_share`) over the sequences'
+    instructions; 0 where a divisor is used once (the division goes altogether).
+
+    The share is taken of the whole sequence, not of the instructions that look alike in both forms: nvcc's
+    sequence is straight-line integer code issued once per execution, and where warps wait to issue
+    (not_selected, dispatch and math-pipe throttle stalls lead periodic_divmod's sequence) a sample on one of its
+    instructions measures where a warp waited for an issue slot, not what that instruction costs (its ISETPs
+    hold 359 samples, a multiply-high 3): the sequence costs its issue slots, and a replacement of c of its n
+    instructions keeps c/n of its samples (GPA eq. 2 over the rest)."""
+    if reused_reciprocal_share(seq) <= 0 or not seq:
+        return 0.0
+    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
+    quotients = sum(1 for i in seq if is_multiply_high(i)) - seeds
+    return min(1.0, FIXED_POINT_QUOTIENT_OPS * quotients / len(seq))
 
 
 def is_fp64_seed(i: Instruction) -> bool:

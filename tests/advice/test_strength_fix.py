@@ -9,7 +9,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from warpwise.analysis.advice.code import division_sequence, is_fp64_seed, reused_reciprocal_share
+from warpwise.analysis.advice.code import (
+    FIXED_POINT_QUOTIENT_OPS,
+    division_sequence,
+    fixed_point_kept_share,
+    is_fp64_seed,
+    reused_reciprocal_share,
+)
 from warpwise.analysis.binary.load import load_cubin
 from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.program.build import build_program
@@ -42,20 +48,25 @@ def _line(pair: str, line: int | set[int], where: Path = PAIRS) -> list[Any]:
             if i.loc is not None and i.loc.line in lines]
 
 
-def test_a_reused_divisor_keeps_one_multiply_high_per_quotient() -> None:
+def test_a_reused_divisor_keeps_the_fixed_point_quotient() -> None:
     # periodic_divmod lines 10-13: three run-time extents, each reciprocal set up once (I2F.U32.RP, MUFU.RCP, F2I
     # and one IMAD.HI) and used by eight divisions/modulos (one IMAD.HI each): 11 multiply-highs, 8 of them
-    # quotients that q = __umulhi(n, m) >> s keeps
+    # quotients that a precomputed reciprocal and __umulhi keep
     seq = division_sequence(_line("periodic_divmod", {10, 11, 12, 13}))
     assert reused_reciprocal_share(seq) == 8 / 11
+    # the fixed-point form issues five instructions per quotient (Granlund & Montgomery 1994, Fig. 4.1): 40 of the
+    # sequence's 106 instructions stay
+    assert len(seq) == 106
+    assert fixed_point_kept_share(seq) == FIXED_POINT_QUOTIENT_OPS * 8 / 106
     adv = _strength("periodic_divmod")
     assert "instructions removed" in adv.estimate.equation
-    # H200: 1.283x measured; 1.455x with every multiply-high counted as removed
-    assert _achieved("periodic_divmod") < adv.estimated_speedup < 1.44
+    # H200: 1.283x measured; 1.455x with every multiply-high counted as removed, 1.431x keeping only the eight
+    # multiply-highs; about 1.29x with the fixed-point form's five per quotient kept
+    assert 1.25 < adv.estimated_speedup < 1.32
     # upsample_div64 line 12: two divisors used once each (2 seeds, 4 multiply-highs): the fix that paid removed the
     # division from the index math altogether, and nothing is kept
     up = division_sequence(_line("upsample_div64", 12, PAIRS.parent / "holdout2" / "pairs"))
-    assert up and reused_reciprocal_share(up) == 0.0
+    assert up and reused_reciprocal_share(up) == 0.0 and fixed_point_kept_share(up) == 0.0
 
 
 def test_a_double_division_seed_is_fp64_work_of_the_float_statement() -> None:
