@@ -732,7 +732,9 @@ def function_split(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 function split: instruction-fetch stalls in inlined code, eq. 2."""
     if view.program is None:
         return Skipped("function_split", "needs the binary's inline information (no cubin given)", missing=True)
-    evs = [e for e in _icache_edges(view) if e.use_ins is not None and e.use_ins.inline_chain]
+    # copies of a fully unrolled loop body are loop_no_unroll's (the fix is the unroll factor, not a split)
+    evs = [e for e in _icache_edges(view) if e.use_ins is not None and e.use_ins.inline_chain
+           and cm.fully_unrolled_line(e.use_fn, e.use_ins) is None]
     hint = ""
     if evs:
         calls = {(e.use_ins.inline_chain[0].file, e.use_ins.inline_chain[0].line) for e in evs if e.use_ins}
@@ -759,9 +761,10 @@ def loop_no_unroll(view: KernelView) -> Advice | Skipped:
     (:func:`common.call_refetch`) are the call's, not the unrolled body's."""
     if view.program is None:
         return Skipped("loop_no_unroll", "needs the loop structure of the binary (no cubin given)", missing=True)
-    in_loops = [e for e in _icache_edges(view) if e.use_loop is not None and e.use_fn is not None]
+    icache = [e for e in _icache_edges(view) if e.use_fn is not None]
+    in_loops = [e for e in icache if e.use_loop is not None]
     if not in_loops:
-        return Skipped("loop_no_unroll", "no instruction-fetch stalls in loops")
+        return _fully_unrolled(view, icache) or Skipped("loop_no_unroll", "no instruction-fetch stalls in loops")
     # a call's return point (and a callee's entry) waits for the fetch of the jump's target: inlining's, not the
     # cache capacity an unrolled body overflows (common.call_refetch)
     in_loops = [e for e in in_loops if not cm.call_refetch(e.use_fn, e.use_ins, view.program)]
@@ -771,7 +774,8 @@ def loop_no_unroll(view: KernelView) -> Advice | Skipped:
     evs = [e for e in in_loops if e.use_fn is not None and e.use_loop is not None
            and cm.unrolled_loop(e.use_fn, e.use_loop) is not None]
     if not evs:
-        return Skipped("loop_no_unroll", "the loops with instruction-fetch stalls are not unrolled in the binary")
+        return _fully_unrolled(view, icache) or \
+            Skipped("loop_no_unroll", "the loops with instruction-fetch stalls are not unrolled in the binary")
     m = sum(e.stall for e in evs if e.gpa_class not in cm.NOT_STALLS)
     if view.total <= 0 or m < ICACHE_MIN_SHARE * view.total:
         return Skipped("loop_no_unroll", f"instruction-fetch stalls in unrolled loops are {m:.0f} samples "
@@ -788,6 +792,40 @@ def loop_no_unroll(view: KernelView) -> Advice | Skipped:
             "its unroll factor (#pragma unroll 2) or unroll by hand only what is needed")
     return cm.stall_elimination_advice(view, "loop_no_unroll", evs, hint,
                                        nothing="no instruction-fetch stalls in unrolled loops")
+
+
+def _fully_unrolled(view: KernelView, icache: list[EdgeView]) -> Advice | None:
+    """loop_no_unroll for a loop the compiler unrolled completely (no back edge left in the SASS): the
+    instruction-fetch stalls (``icache``, edges with a function) on copies of one source line's instructions
+    (:func:`common.fully_unrolled_line`), outside any loop the binary shows unrolled (those are the caller's),
+    when they reach ICACHE_MIN_SHARE of T; eq. 2 over them (the SM roofline caps it: ranking.UNCHANGED_UNITS).
+    None when there are none or too few."""
+    assert view.program is not None
+    evs: list[EdgeView] = []
+    lines: dict[tuple[str, int, int], int] = {}
+    for e in icache:
+        if e.use_loop is not None and e.use_fn is not None and cm.unrolled_loop(e.use_fn, e.use_loop) is not None:
+            continue
+        if cm.call_refetch(e.use_fn, e.use_ins, view.program):
+            continue
+        hit = cm.fully_unrolled_line(e.use_fn, e.use_ins)
+        if hit is not None:
+            evs.append(e)
+            lines[hit[:3]] = max(lines.get(hit[:3], 0), hit[3])
+    m = sum(e.stall for e in evs if e.gpa_class not in cm.NOT_STALLS)
+    if not evs or view.total <= 0 or m < ICACHE_MIN_SHARE * view.total:
+        return None
+    # the loop's own lines: the outermost of the repeated frames (a helper it calls repeats with it)
+    top = min(d for _, _, d in lines)
+    body = {(f, ln): c for (f, ln, d), c in lines.items() if d == top}
+    copies = sorted(body.values())[len(body) // 2]
+    hint = (f"instruction-cache misses in straight-line copies of the loop body at {cm.lines_text(body)} "
+            f"(each line's instructions repeated about {copies} times, no loop left in the binary): the loop is "
+            "unrolled completely and its code does not fit the instruction cache; limit the unroll "
+            "(#pragma unroll 4, or #pragma unroll 1 before the loop)")
+    out = cm.stall_elimination_advice(view, "loop_no_unroll", evs, hint,
+                                      nothing="no instruction-fetch stalls in fully unrolled loops")
+    return out if isinstance(out, Advice) else None
 
 
 @register("kernel_merge", "Kernel merge", "stall_elimination",
@@ -2002,9 +2040,48 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
     if cm.is_memory(use):
         return bool(loaded & cm.address_registers(use))
     produced = cm.dest_registers(use)
-    if not produced:
+    if produced and produced & _address_registers_after(view, ev.use_fn, use.offset):
+        return True
+    return _guards_dependent_access(ev.use_fn, use, loaded)
+
+
+def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[str]) -> bool:
+    """Whether ``use`` (the first reader of the ``loaded`` registers) writes a predicate that guards a later
+    memory instruction of its block whose address is computed from the loaded value: the validity test of a
+    gathered index (``src >= 0 ? img[src] : 0`` compiles to ``ISETP P0, R5`` then ``@P0 IMAD.WIDE R2, R5`` and
+    ``@P0 LDG [R2]``). The first use of the index is then the test, not the address, yet the gather waits for
+    the index all the same. A forward scan from ``use`` to the end of its block: registers written from the
+    loaded value (or from registers written from it) carry it; a register or predicate rewritten from other
+    values stops carrying it (common.def_use semantics of the first operand as the destination)."""
+    preds = {r for r in _written_registers(use) if r.startswith(("P", "UP"))}
+    if not preds:
         return False
-    return bool(produced & _address_registers_after(view, ev.use_fn, use.offset))
+    block = pc_table(pf).block.get(use.offset)
+    if block is None:
+        block = pf.block_of(use.offset)
+    if block is None:
+        return False
+    tainted = set(loaded)
+    after = False
+    for i in block.instructions:
+        if i.offset == use.offset:
+            after = True
+            continue
+        if not after:
+            continue
+        guard = i.predicate.lstrip("@!") if i.predicate else ""
+        if cm.is_memory(i) and guard in preds and cm.address_registers(i) & tainted:
+            return True
+        written = _written_registers(i)
+        if _read_registers(i) & tainted:
+            tainted |= {r for r in written if not r.startswith(("P", "UP"))}
+        elif not guard:  # an unpredicated write from other values replaces the register
+            tainted -= written
+        if not guard:
+            preds -= written
+        if not preds or not tainted:
+            return False
+    return False
 
 
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:

@@ -749,6 +749,79 @@ def unrolled_loop(pf: ProgramFunction, loop: Loop) -> Loop | None:
     return pf.memo(("unrolled_loop", loop.header), lambda: _unrolled_sibling(pf, loop, _loops_sharing_lines(pf, loop)))
 
 
+#: A source line's instructions (same file, line and inline call sites) count as copies of a fully unrolled
+#: loop body when their median opcode occurs at least this often in the function and the line has at least
+#: FULL_UNROLL_MIN_OPCODES opcodes (the median, as in :func:`unroll_factor`: code the compiler hoisted out of
+#: the loop leaves a few single opcodes on the body's lines). CUDA C++ Programming Guide, "#pragma unroll":
+#: without an argument "the loop will be completely unrolled if its trip count is constant", and the compiler
+#: unrolls small loops with a known trip count by default; a fully unrolled loop has no back edge, so the
+#: SASS shows its body as straight-line copies. A line that calls an inlined helper twice, or a one-opcode
+#: expression such as a Horner chain (FFMA x degree), repeats too, but not with the median opcode of a
+#: multi-opcode line four times or more. A warpwise heuristic.
+FULL_UNROLL_MIN_COPIES = 4
+FULL_UNROLL_MIN_OPCODES = 2
+
+LineContext = tuple[str, int, tuple[tuple[str, int], ...]]
+
+
+def line_context(ins: Instruction) -> LineContext | None:
+    """(file, line, inline call sites innermost first as (file, line)) of ``ins``; None without line info."""
+    if ins.loc is None:
+        return None
+    return (ins.loc.file, ins.loc.line, tuple((c.file, c.line) for c in ins.inline_chain))
+
+
+def repeated_lines(pf: ProgramFunction) -> dict[LineContext, int]:
+    """Line contexts of ``pf`` whose instructions are copies of a fully unrolled loop body
+    (FULL_UNROLL_MIN_COPIES, FULL_UNROLL_MIN_OPCODES), each with its copy count: the median count of its
+    opcodes (branches and NOPs left out); a one-opcode line repeated as often counts too when a multi-opcode
+    line of the same file and inline call sites repeats (a one-instruction statement of the same body).
+    Memoized per function."""
+    def make() -> dict[LineContext, int]:
+        counts: dict[LineContext, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+        for ins in pf.instructions:
+            ctx = line_context(ins)
+            if ctx is not None and ins.base_opcode not in BRANCH_OPS | {"NOP"}:
+                counts[ctx][ins.opcode] += 1
+        out: dict[LineContext, int] = {}
+        for ctx, ops in counts.items():
+            vals = sorted(ops.values())
+            med = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) // 2
+            if len(vals) >= FULL_UNROLL_MIN_OPCODES and med >= FULL_UNROLL_MIN_COPIES:
+                out[ctx] = med
+        # a one-opcode statement of the same body (``sum += s``: one FADD per step) repeats with it: it counts
+        # when a multi-opcode line of the same file and inline call sites does
+        bodies = {(ctx[0], ctx[2]) for ctx in out}
+        for ctx, ops in counts.items():
+            n = next(iter(ops.values()))
+            if len(ops) == 1 and (ctx[0], ctx[2]) in bodies and n >= FULL_UNROLL_MIN_COPIES:
+                out[ctx] = n
+        return out
+    out: dict[LineContext, int] = pf.memo("repeated_lines", make)
+    return out
+
+
+def fully_unrolled_line(pf: ProgramFunction | None, ins: Instruction | None) -> tuple[str, int, int, int] | None:
+    """(file, line, depth, copies) of the source line of the fully unrolled loop body that ``ins`` is a copy
+    of: the outermost frame of ``ins``'s location and inline call sites whose line context repeats
+    (:func:`repeated_lines`; an inlined helper's line repeats because the loop's call of it does); ``depth``:
+    how many inline call sites that frame sits in (0: the function's own code). None when ``ins`` is not in
+    repeated code, or either argument is None."""
+    if pf is None or ins is None or (ctx := line_context(ins)) is None:
+        return None
+    rep = repeated_lines(pf)
+    if ctx not in rep:
+        return None
+    frames = [(ctx[0], ctx[1]), *ctx[2]]
+    best = (ctx[0], ctx[1], len(ctx[2]), rep[ctx])
+    for j in range(1, len(frames)):
+        outer: LineContext = (frames[j][0], frames[j][1], tuple(frames[j + 1:]))
+        if outer not in rep:
+            break
+        best = (outer[0], outer[1], len(outer[2]), rep[outer])
+    return best
+
+
 def _unrolled_sibling(pf: ProgramFunction, loop: Loop, cands: Iterable[Loop]) -> Loop | None:
     for other in cands:
         if other is not loop and other.lines & loop.lines and unroll_factor(pf, other) >= UNROLLED_MEDIAN_COPIES:

@@ -47,6 +47,10 @@ UNCHANGED_UNITS: dict[str, tuple[str, ...]] = {
     "shared_memory_coalesce": ("dram", "l2"),
     # inlining removes the call machinery (its estimate is eq. 2 over those samples): SM work shrinks
     "function_inlining": _STALL_ELIMINATION_UNITS,
+    # rolling an unrolled loop back up keeps every iteration's instructions (and adds the loop's increment,
+    # compare and branch): only the fetch stalls go, the SM's issue work does not shrink, so its roofline caps
+    # the gain like any reordering fix
+    "loop_no_unroll": _REORDER_UNITS,
     # privatized atomics leave the L1 (shared atomics, their compare-and-swap loops) and the L2 slices (global
     # atomics) with the instructions: only DRAM traffic stays
     "atomic_privatization": ("dram",),
