@@ -10,6 +10,7 @@ kernel's section and is reported under the kernel's name), the program model has
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -128,10 +129,12 @@ class KernelView:
         use), so an optimizer that wants one class or reason reads those edges only instead of all of them."""
         edges = self.edges
         runs: list[list[int]] = []
+        attrs = 0
         for attr, wanted in (("gpa_class", gpa_class), ("reason", reason), ("category", category)):
             values = set(wanted)
             if not values:
                 continue
+            attrs += 1
             get = _EDGE_KEYS[attr]
 
             def index(get: Callable[[EdgeView], str] = get) -> dict[str, list[int]]:
@@ -144,9 +147,23 @@ class KernelView:
             runs += [by[v] for v in values if v in by]
         if not runs:
             return []
-        # one run is already in order; several (disjoint per attribute, overlapping across) are merged
-        pos = runs[0] if len(runs) == 1 else sorted({k for run in runs for k in run})
+        # one run is already in order; several are merged: one attribute's are disjoint (each edge has one value),
+        # so a sort of their concatenation; several attributes' may overlap, so a sort of their union
+        if len(runs) == 1:
+            pos = runs[0]
+        elif attrs == 1:
+            pos = sorted(itertools.chain.from_iterable(runs))
+        else:
+            pos = sorted({k for run in runs for k in run})
         return [edges[k] for k in pos]
+
+    def use_functions(self) -> dict[str, ProgramFunction]:
+        """Name -> program function of the edges' uses, in the order of the first edge of each (``{e.use_fn.name:
+        e.use_fn for e in edges if e.use_fn is not None}``; :func:`build_view` records it as it makes the edges)."""
+        def make() -> dict[str, ProgramFunction]:
+            return {e.use_fn.name: e.use_fn for e in self.edges if e.use_fn is not None}
+        found: dict[str, ProgramFunction] = self.memo("use_functions", make)
+        return found
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
@@ -281,7 +298,7 @@ class KernelView:
                 if pf is _UNRESOLVED:
                     pf = self.resolve(*pc)
                 key = id(pf)
-                issued = s.issued
+                issued = s.samples - s.not_issued  # PCSample.issued, written out (one per sampled PC)
                 by_fn[key] = by_fn.get(key, 0) + issued
                 if pf is not None:
                     if pf is not last:
@@ -454,6 +471,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     # _join's lookups for a PC inside it, inlined below (one per blamed use; None: no function of that name)
     named: dict[str, tuple[ProgramFunction, int, int, PcTable, bool] | None] = {}
     resolved = view._pc_fn
+    use_fns: dict[str, ProgramFunction] = {}  # KernelView.use_functions, per use instead of per edge
     use_name: str | None = None
     use_off = -1
     for e in blame.edges:
@@ -478,6 +496,8 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
                     hit = _join(view, key)
                 at[key] = hit
             use = hit
+            if use[0] is not None and not use[3] and use[0].name not in use_fns:
+                use_fns[use[0].name] = use[0]  # its edges are kept below (neither outside nor runtime)
         use_fn = use[0]
         if use_fn is None and program is not None:
             view.outside += e.stall_samples  # e.g. CDP device-runtime code: no SASS, no source, not the user's
@@ -509,6 +529,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     view._memo[("edges_by", "gpa_class")] = by_class
     view._memo[("edges_by", "reason")] = by_reason
     view._memo[("edges_by", "category")] = by_category
+    view._memo["use_functions"] = use_fns
     return view
 
 

@@ -58,10 +58,12 @@ def _dependency(e: EdgeView) -> bool:
 
 def _dependency_edges(view: KernelView) -> list[EdgeView]:
     """The :func:`_dependency` edges in edge order (a new list; the class index leaves out the other classes)."""
-    glob = cm.instructions_of_class(view, "global")  # id(def_ins) in glob == cm.is_global_mem(def_ins)
-    return [e for e in view.edges_by(gpa_class=(stalls.EXECUTION_DEPENDENCY, stalls.MEMORY_DEPENDENCY))
-            if not e.is_self and (e.gpa_class == stalls.EXECUTION_DEPENDENCY or (
-                e.edge.category == "global_memory" or id(e.def_ins) in glob))]
+    def make() -> list[EdgeView]:  # once per view: loop_unrolling and code_reordering both ask
+        glob = cm.instructions_of_class(view, "global")  # id(def_ins) in glob == cm.is_global_mem(def_ins)
+        return [e for e in view.edges_by(gpa_class=(stalls.EXECUTION_DEPENDENCY, stalls.MEMORY_DEPENDENCY))
+                if not e.is_self and (e.gpa_class == stalls.EXECUTION_DEPENDENCY or (
+                    e.edge.category == "global_memory" or id(e.def_ins) in glob))]
+    return list(view.memo("dependency_edges", make))
 
 
 # ---- loop_unrolling ---------------------------------------------------------------------------------
@@ -587,7 +589,7 @@ def full_unroll_nests(view: KernelView) -> list[FullUnroll]:
     row) is not counted."""
     if view.program is None:
         return []
-    fns = {e.use_fn.name: e.use_fn for e in view.edges if e.use_fn is not None}
+    fns = view.use_functions()
     out = []
     for pf in fns.values():
         trips: dict[int, float | None] = {}
@@ -763,7 +765,9 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
         blocks: dict[int, BasicBlock] = {}
         for (name, off), smp in view.profile.pcs.items():
             w = smp.stalls_not_issued.get("wait", 0)  # not issued: disjoint from the issued samples A
-            fn = view.resolve(name, off) if w else None
+            if not w:
+                continue
+            fn = view.resolve(name, off)
             if fn is None:
                 continue
             if fn is not last:  # the function's PC table (context.pc_table), not a bisection per PC
@@ -792,16 +796,65 @@ def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
         out: list[tuple[int, int, float, int]] = []
         blocks = pc_table(fn).block
+        pcs, name = view.profile.pcs, fn.name
         for i in fn.instructions:
-            b = blocks.get(i.offset)
+            off = i.offset
+            b = blocks.get(off)
             if b is None:
-                b = fn.block_of(i.offset)
-            smp = view.sample_at(fn.name, i.offset)
-            if b is not None and smp is not None and smp.issued:
-                out.append((bisect.bisect_right(bars, i.offset), b.start, float(smp.issued), i.offset))
+                b = fn.block_of(off)
+            smp = pcs.get((name, off))  # view.sample_at, its first lookup written out
+            if smp is None:
+                smp = view.sample_at(name, off)
+            if b is not None and smp is not None:
+                n = smp.samples - smp.not_issued  # PCSample.issued
+                if n:
+                    out.append((bisect.bisect_right(bars, off), b.start, float(n), off))
         return out
     found: list[tuple[int, int, float, int]] = view.memo(("issued_by_interval", fn.name), make)
     return found
+
+
+def _issued_by_block(view: KernelView, fn: ProgramFunction) -> dict[int, list[tuple[int, float, int]]]:
+    """:func:`_issued_by_interval` grouped by block start: block -> (barrier interval, issued samples, offset) in
+    address order, once per view and function."""
+    def make() -> dict[int, list[tuple[int, float, int]]]:
+        out: dict[int, list[tuple[int, float, int]]] = {}
+        for k, b, n, off in _issued_by_interval(view, fn):
+            rows = out.get(b)
+            if rows is None:
+                rows = out[b] = []
+            rows.append((k, n, off))
+        return out
+    found: dict[int, list[tuple[int, float, int]]] = view.memo(("issued_by_block", fn.name), make)
+    return found
+
+
+#: :func:`_region_issue`: (offset -> issued samples, and per barrier interval the issued samples, the number of
+#: issued instructions and the last one's offset, -1 when none)
+_RegionIssue = tuple[dict[int, float], list[float], list[int], list[int]]
+
+
+def _region_issue(view: KernelView, fn: ProgramFunction, blocks: frozenset[int] | None) -> _RegionIssue:
+    """The issued instructions of ``fn`` (``blocks`` only, when given: a loop region) grouped by barrier interval.
+    The whole function's once per view (every region outside loops asks); a loop's from its own blocks' rows."""
+    def make(rows_of: Iterable[list[tuple[int, float, int]]]) -> _RegionIssue:
+        n_iv = len(fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))) + 1
+        at: dict[int, float] = {}
+        tot, cnt, end = [0.0] * n_iv, [0] * n_iv, [-1] * n_iv
+        for rows in rows_of:
+            for k, n, off in rows:
+                at[off] = n
+                tot[k] += n
+                cnt[k] += 1
+                if off > end[k]:
+                    end[k] = off
+        return at, tot, cnt, end
+
+    by_block = _issued_by_block(view, fn)
+    if blocks is None:
+        found: _RegionIssue = view.memo(("region_issue", fn.name), lambda: make(by_block.values()))
+        return found
+    return make([by_block[b] for b in blocks if b in by_block])
 
 
 def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, float]]:
@@ -821,16 +874,9 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
     blocks = r.loop.blocks if r.loop is not None else None
 
-    at: dict[int, float] = {}  # offset -> issued samples, the region's instructions
-    tot = [0.0] * (len(bars) + 1)  # per barrier interval: issued samples ...
-    cnt = [0] * (len(bars) + 1)  # ... instructions with issued samples ...
-    end: list[int | None] = [None] * (len(bars) + 1)  # ... and the last of them
-    for k, b, n, off in _issued_by_interval(view, fn):
-        if blocks is None or b in blocks:
-            at[off] = n
-            tot[k] += n
-            cnt[k] += 1
-            end[k] = off
+    # offset -> issued samples of the region's instructions; per barrier interval their sum (integer sample
+    # counts: exact in any grouping), count and last offset
+    at, tot, cnt, end = _region_issue(view, fn, blocks)
     spans: dict[tuple[int, int], list[EdgeView]] = {}
     for e in r.edges:
         use = e.use_ins.offset if e.use_ins is not None else None
@@ -842,7 +888,7 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
     out = []
     for (lo, hi), edges in sorted(spans.items()):
         total: float = 0  # sum() of the part's samples in address order: an int 0 when none issued
-        last = None
+        last: int | None = None
         for k in range(lo, hi + 1):
             if cnt[k]:
                 total += tot[k]
