@@ -165,6 +165,12 @@ class KernelView:
         found: dict[str, ProgramFunction] = self.memo("use_functions", make)
         return found
 
+    def edge_stalls(self) -> float:
+        """``sum(e.stall for e in edges)``: the stall samples of every edge, summed in edge order (:func:`build_view`
+        sums them as it makes the edges)."""
+        found: float = self.memo("edge_stalls", lambda: sum(e.stall for e in self.edges))
+        return found
+
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
         program a view holds do not change)."""
@@ -472,6 +478,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     named: dict[str, tuple[ProgramFunction, int, int, PcTable, bool] | None] = {}
     resolved = view._pc_fn
     use_fns: dict[str, ProgramFunction] = {}  # KernelView.use_functions, per use instead of per edge
+    stall_sum: float = 0  # KernelView.edge_stalls: sum() over the kept edges, in their order
     use_name: str | None = None
     use_off = -1
     for e in blame.edges:
@@ -518,6 +525,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
         if cat is None:
             cat = by_category[e.category] = []
         cat.append(k)
+        stall_sum += e.stall_samples
         if e.def_offset is None:
             edges.append(EdgeView(e, use_fn, use[1], use[2], None, None, None, cls))
             continue
@@ -530,6 +538,7 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     view._memo[("edges_by", "reason")] = by_reason
     view._memo[("edges_by", "category")] = by_category
     view._memo["use_functions"] = use_fns
+    view._memo["edge_stalls"] = stall_sum
     return view
 
 

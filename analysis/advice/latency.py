@@ -1112,7 +1112,7 @@ def function_inlining(view: KernelView) -> Advice | Skipped:
     prog = view.program
     if prog is None:
         return Skipped("function_inlining", "needs the call graph of the binary (no cubin given)", missing=True)
-    all_stall = sum(e.stall for e in view.edges)
+    all_stall = view.edge_stalls()
     icache = sum(e.stall for e in view.edges_by(reason=cm.ICACHE_REASONS))
     if all_stall > 0 and icache / all_stall > IFETCH_UPPER:
         return Skipped("function_inlining",
