@@ -955,14 +955,16 @@ def _forward_slices(index: dict[int, int], rows: list[tuple[int, tuple[str, ...]
     weight lookups are written out in the loop: ~4 * 10^5 instruction steps on a 200k-instruction gemm.)"""
     defs = list(weights)
     bit = {d: 1 << k for k, d in enumerate(defs)}
+    by_bit = [weights[d] for d in defs]  # bit k -> the k-th def's weight
     wt: dict[int, float] = {0: 0.0}  # mask -> the sum of its defs' weights
 
     def weight(m: int, base: int) -> float:
-        """Weight of ``m`` from that of ``base``, a submask of it whose weight is known (stored in ``wt``)."""
+        """Weight of ``m`` from that of ``base``, a submask of it whose weight is known (stored in ``wt``): the
+        defs ``m`` adds, in ascending bit order."""
         got, diff = wt[base], m & ~base
         while diff:
             low = diff & -diff
-            got += weights[defs[low.bit_length() - 1]]
+            got += by_bit[low.bit_length() - 1]
             diff ^= low
         wt[m] = got
         return got
