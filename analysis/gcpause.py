@@ -44,6 +44,7 @@ def without_gc(fn: _F) -> _F:
 _lock = threading.Lock()
 _depth = 0  # heap_frozen scopes open (all threads)
 _owner = False  # the outermost scope froze, so the last one to close unfreezes
+_held = False  # the permanent generation is freeze_long_lived's: scopes add to it and leave it frozen
 
 
 @contextmanager
@@ -58,15 +59,19 @@ def heap_frozen() -> Iterator[None]:
     walk the whole program and blame heap (~10^6 objects at 200k instructions: 0.4-0.7 s, docs/benchmarks.md,
     issue 15 "Seventh pass").
 
-    Inert (freezes and unfreezes nothing) when the permanent generation already holds objects at the outermost
-    entry: someone else froze them (the server's ``freeze_heap`` after a reload) and ``gc.unfreeze`` would hand
-    back theirs too. Exception-safe; nested and concurrent scopes share one freeze (a counter under a lock).
-    Python docs: ``gc.freeze`` / ``gc.unfreeze``."""
-    global _depth, _owner
+    When the permanent generation is :func:`freeze_long_lived`'s (the server's freeze after a reload), the scope
+    freezes and adds as above but hands nothing back: ``gc.unfreeze`` would hand back the holder's objects too,
+    and the holder's next :func:`freeze_long_lived` unfreezes and collects everything once. Inert (freezes and
+    unfreezes nothing) when someone else's ``gc.freeze`` filled the permanent generation. Exception-safe; nested
+    and concurrent scopes share one freeze (a counter under a lock). Python docs: ``gc.freeze`` /
+    ``gc.unfreeze``."""
+    global _depth, _owner, _held
     with _lock:
         if _depth == 0:
             _owner = gc.get_freeze_count() == 0
             if _owner:
+                _held = False
+            if _owner or _held:
                 gc.freeze()
         _depth += 1
     try:
@@ -80,7 +85,24 @@ def heap_frozen() -> Iterator[None]:
 
 
 def freeze_built() -> None:
-    """Inside an owning :func:`heap_frozen` scope: freeze every object alive now (``gc.freeze``); else nothing."""
+    """Inside a freezing :func:`heap_frozen` scope: freeze every object alive now (``gc.freeze``); else nothing."""
     with _lock:
-        if _depth and _owner:
+        if _depth and (_owner or _held):
             gc.freeze()
+
+
+def freeze_long_lived() -> None:
+    """Collect once, then move every object alive into the permanent generation and hold it there: for a
+    long-running process whose objects now live until its next call (the server after a reload: its analyses).
+
+    ``gc.unfreeze`` first hands the previous call's objects back (and those :func:`heap_frozen` scopes added
+    since), so the collection also frees the reference cycles among them. Scopes entered later freeze what
+    they build into this generation and leave it frozen (see :func:`heap_frozen`); a scope open now hands
+    nothing back when it closes. Python docs: ``gc.freeze`` / ``gc.unfreeze`` / ``gc.collect``."""
+    global _owner, _held
+    with _lock:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        _owner = False
+        _held = True

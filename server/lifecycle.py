@@ -10,7 +10,6 @@ watchdog that ends the process with ``os._exit`` after a short grace if the norm
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import sys
@@ -19,6 +18,7 @@ import time
 from typing import Any
 
 from lsprotocol import types as lsp
+from warpwise.analysis import gcpause
 from warpwise.analysis.bounded import kill_all
 from warpwise.analysis.bounded import kill_group as kill_group
 from warpwise.analysis.bounded import track_group as track_group
@@ -163,13 +163,12 @@ def serve_stdio(server: Any) -> None:
 
 def freeze_heap() -> None:
     """After a reload: collect once, then move every object alive into the collector's permanent
-    generation (``gc.freeze``).
+    generation (``gc.freeze``), held there until the next reload (analysis/gcpause.freeze_long_lived).
 
     The analyses (profiles, cubins, blame graphs: millions of objects) live until the next reload; left in
     the collected generations, every full collection walks them all and can stall the event loop for a
     long time in the middle of a typing burst. Frozen objects are still freed by reference counting; the
     ``gc.unfreeze`` first hands the previous reload's objects back, so the collection here also frees the
-    reference cycles among them."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
+    reference cycles among them. The next reload's analyses freeze what they build into the same generation
+    (``gcpause.heap_frozen``), which is why the freeze goes through gcpause."""
+    gcpause.freeze_long_lived()

@@ -12,6 +12,7 @@ import functools
 import re
 import weakref
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -1773,13 +1774,22 @@ def _at_branches(view: KernelView) -> list[EdgeView]:
     return edges
 
 
-def _branch_edges(view: KernelView, pred: object) -> list[EdgeView]:
+def _branch_edges(view: KernelView, pred: Callable[[Instruction, PCSample | None], bool]) -> list[EdgeView]:
+    """The :func:`_at_branches` edges whose blamed branch and its profile sample satisfy ``pred(ins, sample)``,
+    in edge order. ``pred`` is asked once per branch PC: the edges of one PC (a stall reason and use each) share
+    the instruction and the sample (both fixed by the edge's function and the PC)."""
     out = []
+    seen: dict[tuple[str, int | None], bool] = {}
     for e in _at_branches(view):
         self_ = e.is_self
-        ins = e.use_ins if self_ else e.def_ins
-        s = _sample(view, e) if self_ else _sample(view, e, at_def=True)
-        if pred(ins, s):  # type: ignore[operator]
+        key = (e.edge.function, e.edge.use_offset if self_ else e.edge.def_offset)
+        ok = seen.get(key)
+        if ok is None:
+            ins = e.use_ins if self_ else e.def_ins
+            assert ins is not None  # _at_branches keeps edges with an instruction only
+            s = _sample(view, e) if self_ else _sample(view, e, at_def=True)
+            ok = seen[key] = bool(pred(ins, s))
+        if ok:
             out.append(e)
     return out
 
@@ -1960,10 +1970,20 @@ def loop_control(fn: ProgramFunction | None, ins: Instruction | None) -> Loop | 
     ``fn``: the function holding ``ins`` (program/model)."""
     if fn is None or ins is None:
         return None
-    b = fn.block_of(ins.offset)
+    table = pc_table(fn)  # block_of / loop_nest of the offset from the function's PC table
+    b = table.block.get(ins.offset)
     if b is None:
-        return None
-    for lp in fn.loop_nest(ins.offset):
+        b = fn.block_of(ins.offset)
+        if b is None:
+            return None
+        nest = fn.loop_nest(ins.offset)
+    else:
+        nest = []
+        lp = table.loop[ins.offset]
+        while lp is not None:
+            nest.append(lp)
+            lp = None if lp.parent is None else fn.loops[lp.parent]
+    for lp in nest:
         if any(latch == b.start for latch, _ in lp.back_edges):
             return lp
         if b.start == lp.header and any(s not in lp.blocks for s in fn.cfg.successors(b.start)):
@@ -2015,9 +2035,18 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
         r = s.predicated_on_thread_inst_executed / s.thread_inst_executed
         return r >= PRED_LIMIT or r <= 1 - PRED_LIMIT
 
+    steers: dict[tuple[int, int | None], bool] = {}  # per branch: a loop's control or nvcc's dispatch (pure in it)
+
+    def excluded(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
+        key = (id(fn), None if ins is None else ins.offset)  # a function's instruction is fixed by its offset
+        got = steers.get(key)
+        if got is None:
+            got = steers[key] = loop_control(fn, ins) is not None or compiler_branch(fn, ins)
+        return got
+
+    # one test per branch, not per edge (a ptx_loops 200k kernel: 125k edges at a few thousand branches)
     evs = [e for e in _branch_edges(view, decided)
-           if loop_control(fn := e.use_fn if e.is_self else e.def_fn, ins := e.use_ins if e.is_self else e.def_ins)
-           is None and not compiler_branch(fn, ins)]
+           if not excluded(e.use_fn if e.is_self else e.def_fn, e.use_ins if e.is_self else e.def_ins)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

@@ -10,6 +10,7 @@ kernel's section and is reported under the kernel's name), the program model has
 from __future__ import annotations
 
 import functools
+import itertools
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -128,10 +129,12 @@ class KernelView:
         use), so an optimizer that wants one class or reason reads those edges only instead of all of them."""
         edges = self.edges
         runs: list[list[int]] = []
+        attrs = 0
         for attr, wanted in (("gpa_class", gpa_class), ("reason", reason), ("category", category)):
             values = set(wanted)
             if not values:
                 continue
+            attrs += 1
             get = _EDGE_KEYS[attr]
 
             def index(get: Callable[[EdgeView], str] = get) -> dict[str, list[int]]:
@@ -144,9 +147,29 @@ class KernelView:
             runs += [by[v] for v in values if v in by]
         if not runs:
             return []
-        # one run is already in order; several (disjoint per attribute, overlapping across) are merged
-        pos = runs[0] if len(runs) == 1 else sorted({k for run in runs for k in run})
+        # one run is already in order; several are merged: one attribute's are disjoint (each edge has one value),
+        # so a sort of their concatenation; several attributes' may overlap, so a sort of their union
+        if len(runs) == 1:
+            pos = runs[0]
+        elif attrs == 1:
+            pos = sorted(itertools.chain.from_iterable(runs))
+        else:
+            pos = sorted({k for run in runs for k in run})
         return [edges[k] for k in pos]
+
+    def use_functions(self) -> dict[str, ProgramFunction]:
+        """Name -> program function of the edges' uses, in the order of the first edge of each (``{e.use_fn.name:
+        e.use_fn for e in edges if e.use_fn is not None}``; :func:`build_view` records it as it makes the edges)."""
+        def make() -> dict[str, ProgramFunction]:
+            return {e.use_fn.name: e.use_fn for e in self.edges if e.use_fn is not None}
+        found: dict[str, ProgramFunction] = self.memo("use_functions", make)
+        return found
+
+    def edge_stalls(self) -> float:
+        """``sum(e.stall for e in edges)``: the stall samples of every edge, summed in edge order (:func:`build_view`
+        sums them as it makes the edges)."""
+        found: float = self.memo("edge_stalls", lambda: sum(e.stall for e in self.edges))
+        return found
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
@@ -281,7 +304,7 @@ class KernelView:
                 if pf is _UNRESOLVED:
                     pf = self.resolve(*pc)
                 key = id(pf)
-                issued = s.issued
+                issued = s.samples - s.not_issued  # PCSample.issued, written out (one per sampled PC)
                 by_fn[key] = by_fn.get(key, 0) + issued
                 if pf is not None:
                     if pf is not last:
@@ -482,15 +505,32 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     by_reason: dict[str, list[int]] = {}
     by_category: dict[str, list[int]] = {}
     edges = view.edges
-    use: _Joined = (None, None, None, False)
     # per profile name, the program function of that name with its offset range, PC table and runtime flag:
     # _join's lookups for a PC inside it, inlined below (one per blamed use; None: no function of that name)
     named: dict[str, tuple[ProgramFunction, int, int, PcTable, bool] | None] = {}
     resolved = view._pc_fn
+    use_fns: dict[str, ProgramFunction] = {}  # KernelView.use_functions, per use instead of per edge
+    stall_sum: float = 0  # KernelView.edge_stalls: sum() over the kept edges, in their order
     use_name: str | None = None
     use_off = -1
+    use_fn: ProgramFunction | None = None
+    use_ins: Instruction | None = None
+    use_loop: Loop | None = None
+    # what the use's edges add to: 0 kept edges, 1 view.outside, 2 view.runtime
+    skip = 0
+    outside, runtime = view.outside, view.runtime  # summed here in edge order, stored after the loop
+    # per profile name, def offset -> its join (the defs of one name looked up without a key tuple per edge)
+    def_at: dict[str, dict[int, _Joined]] = {}
+    defs_here: dict[int, _Joined] = {}
+    append = edges.append
+    k = len(edges)  # the next edge's position
     for e in blame.edges:
         if e.use_offset != use_off or e.function != use_name:  # the edges of one use come one after another
+            if e.function != use_name:
+                got = def_at.get(e.function)
+                if got is None:
+                    got = def_at[e.function] = {}
+                defs_here = got
             use_name, use_off = e.function, e.use_offset
             key = (use_name, use_off)
             hit = at.get(key)
@@ -510,13 +550,20 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
                 else:
                     hit = _join(view, key)
                 at[key] = hit
-            use = hit
-        use_fn = use[0]
-        if use_fn is None and program is not None:
-            view.outside += e.stall_samples  # e.g. CDP device-runtime code: no SASS, no source, not the user's
-            continue
-        if use[3]:
-            view.runtime += e.stall_samples  # __cudaCDP2* etc.: stalls inside code the user cannot change
+            use_fn, use_ins, use_loop, use_rt = hit
+            if use_fn is None and program is not None:
+                skip = 1  # e.g. CDP device-runtime code: no SASS, no source, not the user's
+            elif use_rt:
+                skip = 2  # __cudaCDP2* etc.: stalls inside code the user cannot change
+            else:
+                skip = 0
+                if use_fn is not None and use_fn.name not in use_fns:
+                    use_fns[use_fn.name] = use_fn  # its edges are kept below
+        if skip:
+            if skip == 1:
+                outside += e.stall_samples
+            else:
+                runtime += e.stall_samples
             continue
         reason = e.reason
         r = per_reason.get(reason)
@@ -524,24 +571,32 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
             cls = stalls.stall_class(reason)
             r = per_reason[reason] = (cls, by_class.setdefault(cls, []), by_reason.setdefault(reason, []))
         cls = r[0]
-        k = len(edges)
         r[1].append(k)
         r[2].append(k)
         cat = by_category.get(e.category)
         if cat is None:
             cat = by_category[e.category] = []
         cat.append(k)
-        if e.def_offset is None:
-            edges.append(EdgeView(e, use_fn, use[1], use[2], None, None, None, cls))
+        k += 1
+        stall_sum += e.stall_samples
+        off = e.def_offset
+        if off is None:
+            append(EdgeView(e, use_fn, use_ins, use_loop, None, None, None, cls))
             continue
-        key = (e.function, e.def_offset)
-        d = at.get(key)
+        d = defs_here.get(off)
         if d is None:
-            d = at[key] = _join(view, key)
-        edges.append(EdgeView(e, use_fn, use[1], use[2], d[0], d[1], d[2], cls))
+            key = (e.function, off)
+            d = at.get(key)
+            if d is None:
+                d = at[key] = _join(view, key)
+            defs_here[off] = d
+        append(EdgeView(e, use_fn, use_ins, use_loop, d[0], d[1], d[2], cls))
+    view.outside, view.runtime = outside, runtime
     view._memo[("edges_by", "gpa_class")] = by_class
     view._memo[("edges_by", "reason")] = by_reason
     view._memo[("edges_by", "category")] = by_category
+    view._memo["use_functions"] = use_fns
+    view._memo["edge_stalls"] = stall_sum
     return view
 
 

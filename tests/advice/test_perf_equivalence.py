@@ -9,7 +9,9 @@ from collections import defaultdict
 import pytest
 from conftest import EXAMPLES
 from warpwise.analysis import pipeline
-from warpwise.analysis.advice import code, common
+import bisect
+
+from warpwise.analysis.advice import code, common, latency
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import KernelView
 from warpwise.analysis.program.model import Program, ProgramFunction
@@ -67,6 +69,33 @@ def _instructions_on_scan(view, lines):  # type: ignore[no-untyped-def]
             if i.loc is not None and (i.loc.file, i.loc.line) in lines]
 
 
+def _barrier_intervals_scan(view, r):  # type: ignore[no-untyped-def]
+    # per part, a scan of the function's issued instructions (the region's blocks) in its barrier intervals
+    fn = r.fn
+    bars = latency._barrier_offsets(fn)
+    blocks = r.loop.blocks if r.loop is not None else None
+    issued = [(k, n, off) for k, b, n, off in latency._issued_by_interval(view, fn) if blocks is None or b in blocks]
+    spans: dict = {}
+    for e in r.edges:
+        use = e.use_ins.offset if e.use_ins is not None else None
+        dfn = e.def_ins.offset if e.def_ins is not None and not e.is_self else use
+        if use is None or dfn is None:
+            continue
+        lo, hi = sorted((bisect.bisect_right(bars, dfn), bisect.bisect_right(bars, use)))
+        spans.setdefault((lo, hi), []).append(e)
+    out = []
+    for (lo, hi), edges in sorted(spans.items()):
+        here = [(n, off) for k, n, off in issued if lo <= k <= hi]
+        at = {off: n for n, off in here}
+        out.append((cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges),
+                    latency._independent_issue(fn, edges, at, sum(n for n, _ in here), max(at, default=None))))
+    return out
+
+
+def _use_functions_scan(self):  # type: ignore[no-untyped-def]
+    return {e.use_fn.name: e.use_fn for e in self.edges if e.use_fn is not None}
+
+
 def _memo_uncached(self, key, make):  # type: ignore[no-untyped-def]
     return make()
 
@@ -91,6 +120,50 @@ def test_advice_json_identical_to_reference_scans(name: str, capsys: pytest.Capt
         m.setattr(Program, "memo", _memo_uncached)
         m.setattr(ProgramFunction, "memo", _memo_uncached)
         m.setattr(common, "_loops_sharing_lines", lambda pf, loop: list(pf.loops.values()))
+        m.setattr(latency, "_barrier_intervals", _barrier_intervals_scan)
+        m.setattr(KernelView, "use_functions", _use_functions_scan)
+        m.setattr(KernelView, "edge_stalls", lambda self: sum(e.stall for e in self.edges))
+        m.setattr(KernelView, "memo", _memo_uncached)  # per-view tables (region issue, dependency edges) remade
         slow = _advise_json(name, capsys)
     assert '"advice"' in fast and len(fast) > 1000
     assert fast == slow
+
+
+BARRIER_PAIRS = ("causal_tiles", "rowsum_tree", "transpose_bank")  # bench/advice/pairs kernels with __syncthreads
+
+
+def _pair_advice(pair: str) -> list[str]:
+    import json
+    from pathlib import Path
+
+    from tests.conftest import pair_report
+
+    d = Path(__file__).resolve().parents[2] / "bench" / "advice" / "pairs" / pair
+    meta = json.loads((d / "pair.json").read_text())
+    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [d.parent / "bench.cuh"]
+    pipeline._profile_cache.clear()
+    pipeline._binary_cache.clear()
+    an = pipeline.analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    return [repr(k.advice_report) for k in an.kernels]
+
+
+@pytest.mark.parametrize("pair", BARRIER_PAIRS)
+def test_barrier_parts_identical_to_a_scan_per_part(pair: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # code_reordering's barrier rule: the region's issued samples grouped by interval once (latency._region_issue)
+    # against the scan of the function's issued instructions per part it replaced
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    parts: list[int] = []
+    real = latency._independent_issue
+
+    def counted(*a):  # type: ignore[no-untyped-def]
+        parts.append(len(a[1]))
+        return real(*a)
+
+    monkeypatch.setattr(latency, "_independent_issue", counted)
+    fast = _pair_advice(pair)
+    assert parts, "the kernel has no barrier parts: the test would not compare anything"
+    with monkeypatch.context() as m:
+        m.setattr(latency, "_barrier_intervals", _barrier_intervals_scan)
+        m.setattr(KernelView, "memo", _memo_uncached)
+        slow = _pair_advice(pair)
+    assert fast == slow and "code_reordering" in "".join(fast)

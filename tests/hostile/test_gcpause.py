@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Iterator
 
 import pytest
-from warpwise.analysis.gcpause import freeze_built, heap_frozen
+from warpwise.analysis.gcpause import freeze_built, freeze_long_lived, heap_frozen
 
 
 class _Node:
@@ -105,4 +105,49 @@ def test_pipeline_hands_the_heap_back_and_leaves_the_servers_freeze(monkeypatch:
     frozen = gc.get_freeze_count()
     again = analyze(*args)
     assert gc.get_freeze_count() == frozen
+    assert [a.optimizer for a in again.kernels[0].advice] == [a.optimizer for a in first.kernels[0].advice]
+
+
+def test_after_a_held_freeze_scopes_freeze_and_leave_it_to_the_holder() -> None:
+    # the server's freeze after a reload (lifecycle.freeze_heap) used to make every later analysis's scope inert:
+    # the reload's analyses were walked by the collector's full passes again
+    freeze_long_lived()
+    held = gc.get_freeze_count()
+    young = [_Node() for _ in range(1000)]  # allocated after the holder's freeze
+    with heap_frozen():
+        assert gc.get_freeze_count() >= held + 1000
+        built = [_Node() for _ in range(1000)]
+        garbage = _Node()
+        ref = weakref.ref(garbage)
+        freeze_built()
+        assert gc.get_freeze_count() >= held + 2000
+        del garbage
+    assert gc.get_freeze_count() >= held + 2000 - 10  # nothing handed back (refcounting may free a few)
+    gc.collect()
+    assert ref() is not None  # frozen until the holder's next freeze
+    freeze_long_lived()  # the next reload: unfreeze, collect, freeze
+    assert ref() is None
+    del young, built
+
+
+def test_a_held_freeze_taken_inside_an_open_scope_stays() -> None:
+    with heap_frozen():  # owns the freeze ...
+        freeze_long_lived()  # ... until the server's reload finishes beside it
+        held = gc.get_freeze_count()
+    assert gc.get_freeze_count() >= held - 10 > 0  # the scope's exit does not unfreeze the holder's generation
+
+
+def test_pipeline_adds_to_the_servers_held_freeze(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pathlib import Path
+
+    from warpwise.analysis.pipeline import analyze
+
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    ex = Path(__file__).resolve().parents[2] / "examples" / "stencil"
+    args = (ex / "stencil.source.csv", [ex / "stencil.sm_90.cubin"], [ex / "stencil.cu"])
+    first = analyze(*args)
+    freeze_long_lived()  # the server after its first reload
+    held = gc.get_freeze_count()
+    again = analyze(*args)
+    assert gc.get_freeze_count() > held  # the second analysis's objects were frozen, and stay for the holder
     assert [a.optimizer for a in again.kernels[0].advice] == [a.optimizer for a in first.kernels[0].advice]
