@@ -4,13 +4,12 @@ reference, patched in for the "before" run; per-program tables are recomputed on
 
 from __future__ import annotations
 
+import bisect
 from collections import defaultdict
 
 import pytest
 from conftest import EXAMPLES
 from warpwise.analysis import pipeline
-import bisect
-
 from warpwise.analysis.advice import code, common, latency
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import KernelView
