@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import operator
 import re
+import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -674,10 +675,7 @@ def _unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
                 counts[(ins.loc.line, ins.opcode)] += 1
     if not counts:
         return 1
-    vals = sorted(counts.values())
-    mid = len(vals) // 2
-    med = vals[mid] if len(vals) % 2 else (vals[mid - 1] + vals[mid]) / 2
-    return max(1, round(med))
+    return max(1, round(statistics.median(counts.values())))
 
 
 #: Opcodes that read what the launch sets up: special registers (thread/block index, clock: S2R, S2UR, CS2R) and,
@@ -785,9 +783,8 @@ def repeated_lines(pf: ProgramFunction) -> dict[LineContext, int]:
                 counts[ctx][ins.opcode] += 1
         out: dict[LineContext, int] = {}
         for ctx, ops in counts.items():
-            vals = sorted(ops.values())
-            med = vals[len(vals) // 2] if len(vals) % 2 else (vals[len(vals) // 2 - 1] + vals[len(vals) // 2]) // 2
-            if len(vals) >= FULL_UNROLL_MIN_OPCODES and med >= FULL_UNROLL_MIN_COPIES:
+            med = int(statistics.median(ops.values()))  # the copies of a line: its opcodes' median count, floored
+            if len(ops) >= FULL_UNROLL_MIN_OPCODES and med >= FULL_UNROLL_MIN_COPIES:
                 out[ctx] = med
         # a one-opcode statement of the same body (``sum += s``: one FADD per step) repeats with it: it counts
         # when a multi-opcode line of the same file and inline call sites does
