@@ -11,6 +11,8 @@
 #   usage: bash bench/advice/gpu_example_fixes.sh
 #   env:   OUT=dir  ROUNDS=5  ARCH=sm_90  NVCC=nvcc  NCU=ncu  JOBS=nproc  BUDGET_S=240 (no round starts that
 #          would end past it)  DRY=1 (build only; no GPU needed)
+#          BUILD_DIR=dir: build there and keep the binaries (default: a temporary folder, removed at exit, so
+#          that $OUT holds only what is worth bringing back)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
@@ -22,7 +24,13 @@ JOBS=${JOBS:-$(nproc)}
 BUDGET_S=${BUDGET_S:-240}
 OUT=${OUT:-$(mktemp -d)}
 here=bench/advice
-logs=$OUT/logs build=$OUT/build
+logs=$OUT/logs
+if [ -n "${BUILD_DIR:-}" ]; then
+  build=$BUILD_DIR
+else
+  build=$(mktemp -d)
+  trap 'rm -rf "$build"' EXIT
+fi
 mkdir -p "$logs" "$build" "$OUT/sass"
 t0=$(date +%s)
 elapsed() { echo $(( $(date +%s) - t0 )); }

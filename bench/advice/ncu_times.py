@@ -90,18 +90,18 @@ def split_round(csv_text: str, pids_text: str, kernels: dict[str, str], source: 
     out: dict[tuple[str, str], list[float]] = {}
     seen: dict[str, list[str]] = {}  # pair -> pids in order of appearance
     for pid, name, us in duration_rows(csv_text, source):
-        pair = next((p for p, k in kernels.items() if _is_kernel(name, k)), None)
         if pid in by_pid:
             key = by_pid[pid]
-            if pair is not None and key[0] != pair:
-                continue  # another kernel of that program, not the benchmarked one
-        elif pair is not None:
+            if key[0] not in kernels or not _is_kernel(name, kernels[key[0]]):
+                continue  # another kernel of that program (the -k regex matches prefixes: k_helper for k)
+        else:
+            pair = next((p for p, k in kernels.items() if _is_kernel(name, k)), None)
+            if pair is None:
+                continue
             order = seen.setdefault(pair, [])
             if pid not in order:
                 order.append(pid)
             key = (pair, "orig" if order.index(pid) == 0 else "fix")
-        else:
-            continue
         out.setdefault(key, []).append(us)
     return out
 

@@ -59,6 +59,21 @@ def test_ncu_csv_durations_in_launch_order_and_microseconds() -> None:
         ncu_times.launch_durations_us("prog: FAIL\n", "x.csv")
 
 
+def test_split_round_keeps_only_each_programs_benchmarked_kernel() -> None:
+    header = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",' \
+             '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+    row = '"0","{pid}","prog","h","{k}","1","7","(256, 1, 1)","(8, 1, 1)","0","9.0",' \
+          '"Command line profiler metrics","gpu__time_duration.sum","usecond","{v}"'
+    rows = [(11, "scan(float *)", 10), (11, "scan_helper(int)", 99), (12, "scan(float *)", 4),
+            (21, "scan(float *)", 8), (31, "norm", 6), (32, "norm<float>", 3)]
+    text = "\n".join([header] + [row.format(pid=p, k=k, v=v) for p, k, v in rows])
+    pids = "a orig 11\na fix 12\nb orig 21\n"  # b's fix and both c programs lost their pid lines
+    split = ncu_times.split_round(text, pids, {"a": "scan", "b": "scan", "c": "norm"})
+    # the prefix-matched scan_helper of a's orig is not a's kernel; two pairs may share a kernel name
+    assert split == {("a", "orig"): [10.0], ("a", "fix"): [4.0], ("b", "orig"): [8.0],
+                     ("c", "orig"): [6.0], ("c", "fix"): [3.0]}
+
+
 def test_every_pair_json_is_well_formed() -> None:
     pairs = sorted(p for p in (BENCH / "pairs").iterdir() if (p / "pair.json").is_file())
     kinds = [ncu_times.pair_meta(p)["kind"] for p in pairs]

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from ncu_times import duration_rows
+from ncu_times import split_round
 
 
 def variants(path: Path) -> list[tuple[str, str, str, str]]:
@@ -31,21 +31,15 @@ def variants(path: Path) -> list[tuple[str, str, str, str]]:
 
 def round_durations(csv_text: str, pids_text: str, kernel_of: dict[tuple[str, str], str],
                     source: str) -> dict[tuple[str, str], float]:
-    """Summed duration (µs) of each program's launches of its kernel in one round; unknown pids are skipped."""
-    by_pid = {}
-    for line in pids_text.splitlines():
-        p = line.split()
-        if len(p) == 3:
-            by_pid[p[2]] = (p[0], p[1])
-    out: dict[tuple[str, str], float] = {}
-    for pid, name, us in duration_rows(csv_text, source):
-        key = by_pid.get(pid)
-        if key is None:
-            continue
-        k = kernel_of[key]
-        if name == k or name.startswith((k + "(", k + "<")):
-            out[key] = out.get(key, 0.0) + us
-    return out
+    """Summed duration (µs) of each program's launches of its kernel in one round.
+
+    The launches are split by ``ncu_times.split_round`` (one reading of the ncu CSV for every benchmark):
+    keyed by the ``<example> <variant> <pid>`` lines, an example's kernel taken from ``kernel_of``; a row of a
+    process without a pid line is kept only when split_round's order rule names a listed variant.
+    """
+    kernels = {ex: k for (ex, _), k in kernel_of.items()}
+    split = split_round(csv_text, pids_text, kernels, source)
+    return {key: sum(us) for key, us in split.items() if key in kernel_of}
 
 
 def main(argv: list[str]) -> int:
