@@ -214,25 +214,13 @@ def find_child(p: Parsed, name: str) -> Child | None:
 
 
 #: Declarations a __global__ function can sit in at file scope: namespaces and ``extern "C"`` blocks.
-_SCOPES = {K.NAMESPACE, K.LINKAGE_SPEC, K.UNEXPOSED_DECL}
-
-
 def global_functions(p: Parsed) -> set[str]:
     """Names of the ``__global__`` functions and function templates declared or defined in the main file of
-    ``p`` (inside namespaces and ``extern "C"`` blocks too), as the compiler names them: ``tk`` for
-    ``template <int N> __global__ void __launch_bounds__(256) tk(...)``. Function bodies are not entered."""
-    out: set[str] = set()
-    stack = [p.tu.cursor]
-    while stack:
-        cur = stack.pop()
-        for k in cur.get_children():
-            if not p.in_main(k):
-                continue
-            if k.kind in _SCOPES:
-                stack.append(k)
-            elif k.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and has_attr(k, K.CUDAGLOBAL_ATTR):
-                out.add(k.spelling)
-    return out
+    ``p`` (inside namespaces and ``extern "C"`` blocks too: ``Parsed.top_level``), as the compiler names them:
+    ``tk`` for ``template <int N> __global__ void __launch_bounds__(256) tk(...)``. Function bodies are not
+    entered."""
+    return {c.spelling for c in p.top_level()
+            if c.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and has_attr(c, K.CUDAGLOBAL_ATTR)}
 
 
 def find_child_template(p: Parsed, name: str) -> ci.Cursor | None:

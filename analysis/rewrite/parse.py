@@ -52,6 +52,8 @@ _SHIM_ARGS = ["-x", "cuda", "--cuda-host-only", "-nocudainc", "-nocudalib", "-no
               "-ferror-limit=0", "-Wno-unknown-cuda-version", "-include", str(SHIM)]
 _SYS_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*<[^>\n]*>", re.M)
 _TEMPLATE_LAUNCH_NOTE = "call to __global__ function from __global__ function"
+# declaration scopes Parsed.top_level enters: namespace, extern "C" (LINKAGE_SPEC; UNEXPOSED_DECL in older libclang)
+_DECL_SCOPES = frozenset({ci.CursorKind.NAMESPACE, ci.CursorKind.LINKAGE_SPEC, ci.CursorKind.UNEXPOSED_DECL})
 # Errors that a name missing from the shim causes (the system headers are not read): in host-only code
 # they say nothing about the device-side launches (a host `std::vector<int> v;` gives these, then
 # follow-on parse errors in the same declaration).
@@ -115,16 +117,17 @@ class Parsed:
         return f is not None and f.name == self.path
 
     def top_level(self) -> Iterator[ci.Cursor]:
-        """Top-level declarations of the main file (namespaces are entered)."""
+        """Top-level declarations of the main file: namespaces and ``extern "C"`` blocks are entered (libclang
+        spells the latter LINKAGE_SPEC, older versions UNEXPOSED_DECL); function bodies are not."""
         stack = [self.tu.cursor]
         while stack:
             cur = stack.pop()
             kids = [k for k in cur.get_children() if self.in_main(k)]
             for k in reversed(kids):
-                if k.kind == ci.CursorKind.NAMESPACE:
+                if k.kind in _DECL_SCOPES:
                     stack.append(k)
             for k in kids:
-                if k.kind != ci.CursorKind.NAMESPACE:
+                if k.kind not in _DECL_SCOPES:
                     yield k
 
 

@@ -105,3 +105,20 @@ def test_child_defined_after_parent_is_refused() -> None:
            "__global__ void child(int *a) { a[threadIdx.x] = 1; }\n")
     (la,) = find_launches(src, "after.cu")
     assert la.transforms == [] and "defined after its parent" in la.refusals["coarsen"]
+
+
+def test_launches_and_kernels_inside_extern_c_and_namespaces_are_found() -> None:
+    # kernels in an extern "C" block (how libraries export unmangled kernels), a CDP parent among them
+    src = (
+        'namespace img { __global__ void blur(float* o, int n) { if (threadIdx.x < n) o[threadIdx.x] = 0; } }\n'
+        'extern "C" {\n'
+        '__global__ void scale(float* o, int n) { if (threadIdx.x < n) o[threadIdx.x] *= 2; }\n'
+        '__global__ void parent(float* o, int n) { scale<<<(n + 255) / 256, 256>>>(o, n); }\n'
+        '}\n'
+    )
+    from warpwise.analysis.rewrite.kernel import global_functions
+    from warpwise.analysis.rewrite.parse import parse
+
+    (la,) = find_launches(src, "c_api.cu")
+    assert (la.parent, la.child, la.line) == ("parent", "scale", 4)
+    assert global_functions(parse(src, "c_api.cu")) == {"blur", "scale", "parent"}
