@@ -1,6 +1,6 @@
 // Luminance histogram of a 32 M-pixel 8-bit image (an auto-exposure pass), the kernel in the project header
 // include/hist256_coarse.cuh (built with -I). Fix: the kernel coarsened, 64 pixels per thread, so a block
-// covers 16384 pixels and its zeroing and ~256 global flush atomics are spread over 64x the work (2048 blocks).
+// covers 16384 pixels and its zeroing and ~100 global flush atomics are spread over 64x the work (2048 blocks).
 #include "bench.cuh"
 #include "hist256_coarse.cuh"
 
