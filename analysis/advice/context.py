@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import itertools
+import posixpath
+import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -389,18 +391,24 @@ SYSTEM_HEADER_DIRS = ("/usr/include/", "/usr/local/include/", "/usr/lib/gcc/", "
                       "/windows kits/")
 
 
+#: The ``include`` folder of a CUDA installation, on a normalized lower-case path: ``cuda/include/``,
+#: ``cuda-13.0/targets/x86_64-linux/include/`` (the runfile and the Debian/RPM packages), ``cuda/v13.0/include/``
+#: (Windows), ``cuda/12.3/include/`` (the HPC SDK), ``nvidia/cu13/include/`` and ``nvidia/cuda_runtime/include/``
+#: (the PyPI wheels). A project folder that merely names CUDA (``cuda-kernels/include/``) is not one.
+_TOOLKIT_INCLUDE = re.compile(r"(?:^|/)(?:cuda(?:[-/]v?\d+(?:\.\d+)*)?|nvidia/cu\d+|nvidia/cuda_\w+)"
+                              r"(?:/targets/[^/]+)?/include/")
+
+
 def is_toolkit_header(path: str) -> bool:
     """Whether a recorded source path is a header of the CUDA toolkit or of the system's compiler, not the user's:
-    a file in an ``include`` folder of a CUDA installation (a path naming ``cuda`` or ``nvidia``:
-    ``.../cuda/targets/x86_64-linux/include/device_atomic_functions.hpp``, ``.../site-packages/nvidia/cu13/
+    a file in the ``include`` folder of a CUDA installation (:data:`_TOOLKIT_INCLUDE`:
+    ``.../cuda/bin/../targets/x86_64-linux/include/device_atomic_functions.hpp``, ``.../site-packages/nvidia/cu13/
     include/...``) or under a system header folder (:data:`SYSTEM_HEADER_DIRS`: ``/usr/include/c++/13/cmath``).
     Code inlined from it belongs to the user line that called it."""
-    p = path.replace("\\", "/")
-    low = p.lower()
+    low = posixpath.normpath(path.replace("\\", "/")).lower()
     if any(d in low for d in SYSTEM_HEADER_DIRS):
         return True
-    head, sep, _ = p.rpartition("/include/")
-    return bool(sep) and ("cuda" in head.lower() or "nvidia" in head.lower())
+    return _TOOLKIT_INCLUDE.search(low) is not None
 
 
 def user_loc(ins: Instruction) -> SourceLoc | None:
