@@ -2113,6 +2113,42 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
     return False
 
 
+#: Atomic and reduction opcodes, global and shared (atomics.GLOBAL_ATOMICS | atomics.SHARED_ATOMICS).
+ATOMIC_OPS = atomics.GLOBAL_ATOMICS | atomics.SHARED_ATOMICS
+
+
+def _picks_atomic_bin(ev: EdgeView) -> bool:
+    """Whether ``ev``'s loaded value picks the address of an atomic or reduction (ATOMS, ATOM/ATOMG, RED) in the
+    use's block: a histogram's or scatter-reduction's bin (``atomicAdd(&local[img[i]], 1)``: ``LDG.U8 R2`` then
+    ``ATOMS.ADD [R2.X4]``). The index there *is* the data being counted, so there is no indirection to remove
+    (neither computing the index nor storing the data in read order applies); the fix for waits on such atomics
+    is privatization or more work per thread, not indirect address elimination. A forward taint scan from the
+    use (inclusive) to the end of its block: registers written from the loaded value carry it, an unpredicated
+    write from other values stops it (the semantics of :func:`_guards_dependent_access`)."""
+    use, d, pf = ev.use_ins, ev.def_ins, ev.use_fn
+    if use is None or d is None or pf is None:
+        return False
+    tainted = set(cm.dest_registers(d))
+    block = pc_table(pf).block.get(use.offset)
+    if block is None:
+        block = pf.block_of(use.offset)
+    if not tainted or block is None:
+        return False
+    for i in block.instructions:
+        if i.offset < use.offset:
+            continue
+        if cm.base(i) in ATOMIC_OPS and cm.address_registers(i) & tainted:
+            return True
+        written = {r for r in _written_registers(i) if not r.startswith(("P", "UP"))}
+        if _read_registers(i) & tainted:
+            tainted |= written
+        elif not i.predicate:
+            tainted -= written
+        if not tainted:
+            return False
+    return False
+
+
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
     """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
     per block, so each edge costs a lookup instead of a scan of the block)."""
@@ -2145,7 +2181,7 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
         return miss
     evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
            if not e.is_self and cm.base(e.def_ins) in cm.GLOBAL_LOADS and _feeds_address(view, e)
-           and not atomics.feeds_atomic_address(view, e)]
+           and not atomics.feeds_atomic_address(view, e) and not _picks_atomic_bin(e)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

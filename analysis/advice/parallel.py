@@ -372,6 +372,42 @@ def block_decrease(view: KernelView) -> Advice | Skipped:
                                     nothing="no instruction-fetch stalls")
 
 
+def _per_sm_load(view: KernelView, v: float) -> Advice | Skipped:
+    """sm_balance for a grid under one wave (V < 1) with more CTAs B than SMs N: the CTA scheduler spreads the
+    grid over the SMs, so some SMs hold ceil(B/N) CTAs and the mean is B/N. When one CTA alone already keeps its
+    SM's issue busy — warps compete for issue slots, Nsight Compute's ``not_selected`` samples above the
+    ``selected`` ones (the stall reasons' definitions: a warp ready while another issued), the gate
+    occupancy_decrease uses — co-resident CTAs share the SM's issue and do not overlap for free, so the
+    launch lasts as long as its busiest SM: S = max / mean = ceil(B/N) / (B/N), with the work spread evenly
+    (more, smaller CTAs). Skipped when B ≤ N (block_increase's case) or warps do not compete for issue
+    (co-resident CTAs then hide each other's latency)."""
+    lc = view.profile.launch
+    b, n = lc.blocks, view.sm_count
+    if b <= 0 or n <= 0 or b <= n:
+        return Skipped("sm_balance", f"the grid is {v:.2f} of one wave: see block_increase")
+    most = math.ceil(b / n)
+    if most * n == b:
+        return Skipped("sm_balance", f"the grid's {b} CTAs fill the {n} SMs evenly ({most} each)")
+    tot = view.stall_totals()
+    nsel, sel = tot.get("not_selected", 0), tot.get("selected", 0)
+    if nsel <= sel:
+        return Skipped("sm_balance", f"{b} CTAs on {n} SMs ({most} on some, {b / n:.2f} on average), but warps are "
+                                     "not competing for issue (not_selected <= selected): co-resident CTAs overlap")
+    mean = b / n
+    e = Estimate(most / mean, "ceil(B/N)/(B/N)", {"B": float(b), "N": float(n), "ceil(B/N)": float(most),
+                                                   "not_selected": float(nsel), "selected": float(sel)},
+                 "per-SM load imbalance (CTA scheduler, one wave)")
+    heavy = b - (most - 1) * n
+    hint = (f"{b} CTAs on {n} SMs: {heavy} SMs run {most} CTAs, the others {most - 1}, and one CTA already keeps its "
+            f"SM's issue busy ({nsel:,.0f} not-selected samples against {sel:,.0f} selected), so the launch lasts as "
+            f"long as its busiest SMs; split the work into many more, smaller CTAs so every SM gets an even share")
+    a = _kernel_advice(view, "sm_balance", e, 0.0, hint)
+    a.basis = (f"the launch's CTAs per SM: at most {most}, {mean:.2f} on average ({b:,} CTAs on {n} SMs; LaunchStats), "
+               "with co-resident CTAs sharing a busy SM's issue, not warp samples")
+    a.params["confirmed"] = 1  # the premise (issue already busy with one CTA) is measured: an expected value
+    return a
+
+
 @register("sm_balance", "SM balance", "parallel",
           "The grid ends with a partial wave of blocks, leaving SMs idle at the tail.",
           "Size the grid to a whole number of waves (SMs × blocks per SM) or use a grid-stride loop with that "
@@ -379,12 +415,13 @@ def block_decrease(view: KernelView) -> Advice | Skipped:
 def sm_balance(view: KernelView) -> Advice | Skipped:
     """Tail-effect estimate from the launch's waves per SM V: S = ceil(V) / V (upper bound: the last
     partial wave takes as long as a full one). GPA's released optimizer uses SM efficiency, which the
-    SourceCounters profile lacks; Nsight Compute's LaunchStats give V."""
+    SourceCounters profile lacks; Nsight Compute's LaunchStats give V. A grid under one wave with more CTAs
+    than SMs is uneven per SM instead (:func:`_per_sm_load`)."""
     v = view.profile.launch.waves_per_sm
     if v <= 0:
         return Skipped("sm_balance", "the profile has no waves-per-SM value", missing=True)
     if v < 1.0:
-        return Skipped("sm_balance", f"the grid is {v:.2f} of one wave: see block_increase")
+        return _per_sm_load(view, v)
     full = math.ceil(v - 1e-9)
     if full - v < 1e-6:
         return Skipped("sm_balance", f"the grid is exactly {full} waves")
