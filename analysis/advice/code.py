@@ -1699,11 +1699,7 @@ def _mio_queue_bound(view: KernelView) -> bool:
     guidance reads the top stall reason as the warps' bottleneck; only then does the kernel's time follow the
     L1 work the queue holds."""
     def make() -> bool:
-        by: dict[str, float] = defaultdict(float)
-        for s in view.profile.pcs.values():
-            for r, c in s.stalls.items():
-                if stalls.stall_class(r) not in cm.NOT_STALLS:
-                    by[r] += c
+        by = {r: c for r, c in view.stall_totals().items() if stalls.stall_class(r) not in cm.NOT_STALLS}
         return bool(by) and max(by, key=lambda r: by[r]) == "mio_throttle"
     bound: bool = view.memo("mio_queue_bound", make)
     return bound
