@@ -1770,10 +1770,12 @@ def _at_branches(view: KernelView) -> list[EdgeView]:
     return edges
 
 
-def _branch_edges(view: KernelView, pred: Callable[[Instruction, PCSample | None], bool]) -> list[EdgeView]:
-    """The :func:`_at_branches` edges whose blamed branch and its profile sample satisfy ``pred(ins, sample)``,
-    in edge order. ``pred`` is asked once per branch PC: the edges of one PC (a stall reason and use each) share
-    the instruction and the sample (both fixed by the edge's function and the PC)."""
+def _branch_edges(view: KernelView,
+                  pred: Callable[[ProgramFunction | None, Instruction, PCSample | None], bool]) -> list[EdgeView]:
+    """The :func:`_at_branches` edges whose blamed branch, its program function and its profile sample satisfy
+    ``pred(fn, ins, sample)``, in edge order. ``pred`` is asked once per branch PC (the one memo of the rules
+    that read the branch: its outcome, loop control, nvcc's dispatch): the edges of one PC (a stall reason and
+    use each) share the function, the instruction and the sample (all fixed by the edge's function and the PC)."""
     out = []
     seen: dict[tuple[str, int | None], bool] = {}
     for e in _at_branches(view):
@@ -1784,7 +1786,7 @@ def _branch_edges(view: KernelView, pred: Callable[[Instruction, PCSample | None
             ins = e.use_ins if self_ else e.def_ins
             assert ins is not None  # _at_branches keeps edges with an instruction only
             s = _sample(view, e) if self_ else _sample(view, e, at_def=True)
-            ok = seen[key] = bool(pred(ins, s))
+            ok = seen[key] = bool(pred(e.use_fn if self_ else e.def_fn, ins, s))
         if ok:
             out.append(e)
     return out
@@ -1798,12 +1800,12 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
     """GPA released divergence reduction: stalls tied to branches whose thread efficiency is < 0.5, eq. 2."""
     if (miss := _needs_binary(view, "divergence_reduction")) is not None:
         return miss
-    def diverged(ins: Instruction, s: PCSample | None) -> bool:
+    def diverged(fn: ProgramFunction | None, ins: Instruction, s: PCSample | None) -> bool:
         eff = _branch_efficiency(view, s)
-        return s is not None and (s.divergent_branches > 0 or (eff is not None and eff < DIVERGENCE_LIMIT))
+        return (s is not None and (s.divergent_branches > 0 or (eff is not None and eff < DIVERGENCE_LIMIT))
+                and not compiler_branch(fn, ins))
 
-    evs = [e for e in _branch_edges(view, diverged)
-           if not compiler_branch(e.use_fn if e.is_self else e.def_fn, e.use_ins if e.is_self else e.def_ins)]
+    evs = _branch_edges(view, diverged)
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
@@ -2025,24 +2027,15 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
     its compare cannot be hoisted) and nvcc's own branches (:func:`compiler_branch`)."""
     if (miss := _needs_binary(view, "branch_elimination")) is not None:
         return miss
-    def decided(ins: Instruction, s: PCSample | None) -> bool:
+    def decided(fn: ProgramFunction | None, ins: Instruction, s: PCSample | None) -> bool:
         if ins.predicate is None or s is None or s.thread_inst_executed <= 0:
             return False
         r = s.predicated_on_thread_inst_executed / s.thread_inst_executed
-        return r >= PRED_LIMIT or r <= 1 - PRED_LIMIT
-
-    steers: dict[tuple[int, int | None], bool] = {}  # per branch: a loop's control or nvcc's dispatch (pure in it)
-
-    def excluded(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
-        key = (id(fn), None if ins is None else ins.offset)  # a function's instruction is fixed by its offset
-        got = steers.get(key)
-        if got is None:
-            got = steers[key] = loop_control(fn, ins) is not None or compiler_branch(fn, ins)
-        return got
+        return ((r >= PRED_LIMIT or r <= 1 - PRED_LIMIT)
+                and loop_control(fn, ins) is None and not compiler_branch(fn, ins))
 
     # one test per branch, not per edge (a ptx_loops 200k kernel: 125k edges at a few thousand branches)
-    evs = [e for e in _branch_edges(view, decided)
-           if not excluded(e.use_fn if e.is_self else e.def_fn, e.use_ins if e.is_self else e.def_ins)]
+    evs = _branch_edges(view, decided)
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
