@@ -23,9 +23,9 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import (
     EdgeView,
     KernelView,
+    block_at,
     is_math_routine,
     is_user_function,
-    pc_table,
     user_loc,
 )
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
@@ -1966,22 +1966,9 @@ def loop_control(fn: ProgramFunction | None, ins: Instruction | None) -> Loop | 
     back edge is taken ≥ 99.9% of the time), so branch elimination does not advise them. A branch of another
     statement written on the loop's own line (``for (...) if (f) ...;``) is taken for loop control too.
     ``fn``: the function holding ``ins`` (program/model)."""
-    if fn is None or ins is None:
+    if fn is None or ins is None or (b := block_at(fn, ins.offset)) is None:
         return None
-    table = pc_table(fn)  # block_of / loop_nest of the offset from the function's PC table
-    b = table.block.get(ins.offset)
-    if b is None:
-        b = fn.block_of(ins.offset)
-        if b is None:
-            return None
-        nest = fn.loop_nest(ins.offset)
-    else:
-        nest = []
-        lp = table.loop[ins.offset]
-        while lp is not None:
-            nest.append(lp)
-            lp = None if lp.parent is None else fn.loops[lp.parent]
-    for lp in nest:
+    for lp in fn.loop_nest(ins.offset):
         if any(latch == b.start for latch, _ in lp.back_edges):
             return lp
         if b.start == lp.header and any(s not in lp.blocks for s in fn.cfg.successors(b.start)):
@@ -2074,9 +2061,7 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
     preds = {r for r in _written_registers(use) if r.startswith(("P", "UP"))}
     if not preds:
         return False
-    block = pc_table(pf).block.get(use.offset)
-    if block is None:
-        block = pf.block_of(use.offset)
+    block = block_at(pf, use.offset)
     if block is None:
         return False
     tainted = set(loaded)
@@ -2105,9 +2090,7 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
     """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
     per block, so each edge costs a lookup instead of a scan of the block)."""
-    block = pc_table(pf).block.get(offset)
-    if block is None:
-        block = pf.block_of(offset)
+    block = block_at(pf, offset)
     if block is None:
         return frozenset()
 

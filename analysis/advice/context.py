@@ -650,3 +650,10 @@ def pc_table(pf: ProgramFunction) -> PcTable:
 
     table: PcTable = pf.memo("advice_pc_table", make)
     return table
+
+
+def block_at(pf: ProgramFunction, offset: int) -> BasicBlock | None:
+    """``pf.block_of(offset)``: the basic block holding the instruction at section offset ``offset`` (None outside
+    the function's blocks), read from :func:`pc_table`; the bisection only for an offset the table lacks."""
+    b = pc_table(pf).block.get(offset)
+    return b if b is not None else pf.block_of(offset)

@@ -18,10 +18,10 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import (
     EdgeView,
     KernelView,
+    block_at,
     demangle_short,
     is_math_routine,
     is_runtime_function,
-    pc_table,
 )
 from warpwise.analysis.advice.filters import MIN_SPEEDUP
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
@@ -37,7 +37,7 @@ from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.operands import def_use, def_use_all
-from warpwise.analysis.program.model import BasicBlock, Loop, Program, ProgramFunction
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
 #: most this share of all stalls (more code would make them worse) ...
@@ -763,8 +763,6 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
     stays ≤ T/2 (eq. 4 ≤ 2, Theorem 5.1)."""
     def make() -> dict[int, dict[int, float]]:  # one pass over the profile: id(function) -> block start -> samples
         out: dict[int, dict[int, float]] = {}
-        last: ProgramFunction | None = None
-        blocks: dict[int, BasicBlock] = {}
         for (name, off), smp in view.profile.pcs.items():
             w = smp.stalls_not_issued.get("wait", 0)  # not issued: disjoint from the issued samples A
             if not w:
@@ -772,11 +770,7 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
             fn = view.resolve(name, off)
             if fn is None:
                 continue
-            if fn is not last:  # the function's PC table (context.pc_table), not a bisection per PC
-                last, blocks = fn, pc_table(fn).block
-            b = blocks.get(off)
-            if b is None:
-                b = fn.block_of(off)
+            b = block_at(fn, off)  # the function's PC table (context.pc_table), not a bisection per PC
             if b is not None:
                 per = out.setdefault(id(fn), {})
                 per[b.start] = per.get(b.start, 0.0) + w
@@ -797,13 +791,10 @@ def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int
     def make() -> list[tuple[int, int, float, int]]:
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
         out: list[tuple[int, int, float, int]] = []
-        blocks = pc_table(fn).block
         pcs, name = view.profile.pcs, fn.name
         for i in fn.instructions:
             off = i.offset
-            b = blocks.get(off)
-            if b is None:
-                b = fn.block_of(off)
+            b = block_at(fn, off)
             smp = pcs.get((name, off))  # view.sample_at, its first lookup written out
             if smp is None:
                 smp = view.sample_at(name, off)
