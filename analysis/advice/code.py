@@ -1902,10 +1902,10 @@ def _in_compiler_routine(view: KernelView, function: str, offset: int) -> bool:
     pf = view.resolve(function, offset)
     if pf is None:
         return False
-    if not pf.is_kernel and is_math_routine(pf.name):
+    if _math_routine_function(pf):
         return True
-    b = pf.block_of(offset)
-    return b is not None and any(cm.nvcc_routine_call(i) for i in b.instructions)
+    b = block_at(pf, offset)
+    return b is not None and b.start in _routine_call_blocks(pf)
 
 
 def _imbalanced_loop_instructions(view: KernelView) -> set[cm.InsKey]:
@@ -1985,9 +1985,24 @@ def compiler_branch(fn: ProgramFunction | None, ins: Instruction | None) -> bool
     ``__internal_trig_reduction_slowpathd``: context.is_math_routine). The user cannot hoist, specialise or
     un-diverge them; the fix of that arithmetic (strength reduction, fast math) removes them. Branch elimination
     and divergence reduction both leave them out (one rule for both)."""
-    if fn is not None and not fn.is_kernel and is_math_routine(fn.name):
+    if fn is not None and _math_routine_function(fn):
         return True
     return routine_dispatch(fn, ins)
+
+
+def _math_routine_function(fn: ProgramFunction) -> bool:
+    """Whether ``fn`` is a compiler-emitted math routine (context.is_math_routine; a kernel never is)."""
+    return not fn.is_kernel and is_math_routine(fn.name)
+
+
+def _routine_call_blocks(fn: ProgramFunction) -> frozenset[int]:
+    """Start offsets of ``fn``'s blocks that call one of nvcc's internal arithmetic routines
+    (common.nvcc_routine_call), found once per function: :func:`routine_dispatch` asks per branch and
+    :func:`_in_compiler_routine` per sampled PC."""
+    def make() -> frozenset[int]:
+        return frozenset(s for s, b in fn.blocks.items() if any(cm.nvcc_routine_call(i) for i in b.instructions))
+    found: frozenset[int] = fn.memo("nvcc_routine_call_blocks", make)
+    return found
 
 
 def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
@@ -1996,13 +2011,10 @@ def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> boo
     I2F.U32.RP path when both operands fit in 32 bits), an IEEE float division's FCHK slow path
     ``__cuda_sm3x_div_rn_noftz_f32_slowpath``. Compiler-made, not a condition of the user's to hoist: strength
     reduction and fast_math own that arithmetic."""
-    if fn is None or ins is None or (b := fn.block_of(ins.offset)) is None:
+    if fn is None or ins is None or (b := block_at(fn, ins.offset)) is None:
         return False
-    for s in fn.cfg.successors(b.start):
-        blk = fn.blocks.get(s)
-        if blk is not None and any(cm.nvcc_routine_call(i) for i in blk.instructions):
-            return True
-    return False
+    calls = _routine_call_blocks(fn)
+    return any(s in calls for s in fn.cfg.successors(b.start))
 
 
 @register("branch_elimination", "Branch elimination", "stall_elimination",
