@@ -109,6 +109,8 @@ class KernelView:
     _pc_fn: dict[tuple[str, int], ProgramFunction | None] = field(default_factory=dict, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
     _locs: dict[tuple[str, int], Location] = field(default_factory=dict, repr=False)
+    _use_fns: dict[str, ProgramFunction] = field(default_factory=dict, repr=False)  # use_functions, by build_view
+    _edge_stalls: float = field(default=0.0, repr=False)  # edge_stalls, by build_view
 
     @property
     def reach(self) -> dict[str, float]:
@@ -159,17 +161,14 @@ class KernelView:
 
     def use_functions(self) -> dict[str, ProgramFunction]:
         """Name -> program function of the edges' uses, in the order of the first edge of each (``{e.use_fn.name:
-        e.use_fn for e in edges if e.use_fn is not None}``; :func:`build_view` records it as it makes the edges)."""
-        def make() -> dict[str, ProgramFunction]:
-            return {e.use_fn.name: e.use_fn for e in self.edges if e.use_fn is not None}
-        found: dict[str, ProgramFunction] = self.memo("use_functions", make)
-        return found
+        e.use_fn for e in edges if e.use_fn is not None}``), recorded by :func:`build_view` as it makes the edges
+        (one per use, not per edge; empty for a view made without edges)."""
+        return self._use_fns
 
     def edge_stalls(self) -> float:
-        """``sum(e.stall for e in edges)``: the stall samples of every edge, summed in edge order (:func:`build_view`
-        sums them as it makes the edges)."""
-        found: float = self.memo("edge_stalls", lambda: sum(e.stall for e in self.edges))
-        return found
+        """``sum(e.stall for e in edges)``: the stall samples of every edge, summed in edge order by
+        :func:`build_view` as it makes the edges (0 for a view made without edges)."""
+        return self._edge_stalls
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
@@ -595,8 +594,8 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     view._memo[("edges_by", "gpa_class")] = by_class
     view._memo[("edges_by", "reason")] = by_reason
     view._memo[("edges_by", "category")] = by_category
-    view._memo["use_functions"] = use_fns
-    view._memo["edge_stalls"] = stall_sum
+    view._use_fns = use_fns
+    view._edge_stalls = stall_sum
     return view
 
 
