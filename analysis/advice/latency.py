@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 from warpwise.analysis.advice import common as cm
@@ -84,18 +85,21 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
 
     # Per region, each asked several times (the factor, both estimates, the hint; ~18k loop regions on a
-    # ptx_loops 200k kernel): pure in the region, so kept by id(region) for this call.
-    pinned_memo: dict[int, bool] = {}
-    share_memo: dict[tuple[int, bool], float] = {}
-    chain_memo: dict[int, float] = {}
+    # ptx_loops 200k kernel): pure in the region, so kept by (what, id(region), flag) for this call (``regions``
+    # keeps every region alive, so an id is not reused meanwhile).
+    per_region: dict[tuple[str, int, bool], Any] = {}
+
+    def once(what: str, r: cm.Region, make: Callable[[], Any], flag: bool = False) -> Any:
+        key = (what, id(r), flag)
+        if key not in per_region:
+            per_region[key] = make()
+        return per_region[key]
 
     def pinned(r: cm.Region) -> bool:
         """Whether the loop's loads must stay behind its own global writes: a store/atomic in the loop and plain
         (not read-only) loads, so unrolled iterations cannot load ahead of the previous iteration's store."""
-        got = pinned_memo.get(id(r))
-        if got is None:
-            got = pinned_memo[id(r)] = (r.fn is not None and r.loop is not None
-                                        and bool(cm.loop_writes_global(r.fn, r.loop)))
+        got: bool = once("pinned", r, lambda: r.fn is not None and r.loop is not None
+                         and bool(cm.loop_writes_global(r.fn, r.loop)))
         return got
 
     def load_share(r: cm.Region, restrict: bool = True) -> float:
@@ -104,20 +108,18 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         hint's `const ... __restrict__` applied (the advice as written); without it they are left out."""
         if view.total <= 0:
             return 0.0
-        key = (id(r), restrict)
-        got = share_memo.get(key)
-        if got is None:
+
+        def make() -> float:
             stuck = not restrict and pinned(r)
             loads = sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY and
                         (e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins)) and
                         not (stuck and not cm.is_reorderable_load(e.def_ins)))
-            got = share_memo[key] = (loads + chain_latency(r)) / view.total
+            return (loads + chain_latency(r)) / view.total
+        got: float = once("load_share", r, make, restrict)
         return got
 
     def chain_latency(r: cm.Region) -> float:
-        got = chain_memo.get(id(r))
-        if got is None:
-            got = chain_memo[id(r)] = _chain_latency(r)
+        got: float = once("chain_latency", r, lambda: _chain_latency(r))
         return got
 
     def _chain_latency(r: cm.Region) -> float:
@@ -159,13 +161,10 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                           reach_of=view.reach)
     ceiling = cap.cap if cap is not None else math.inf
 
-    advised_memo: dict[int, tuple[int, int | None]] = {}
-
     def advised(r: cm.Region) -> tuple[int, int | None]:
         """:func:`advise_factor` once per region (the hint, the quick-fix params and both estimates ask)."""
-        if id(r) not in advised_memo:
-            advised_memo[id(r)] = advise_factor(r)
-        return advised_memo[id(r)]
+        got: tuple[int, int | None] = once("advised", r, lambda: advise_factor(r))
+        return got
 
     def advise_factor(r: cm.Region) -> tuple[int, int | None]:
         """(unroll factor the binary shows, factor to ask for). An unrolled loop: twice its factor. A rolled one:
