@@ -31,6 +31,8 @@ TOP_HOTSPOTS = 5
 TOP_REGIONS = 5
 
 BRANCH_OPS = frozenset({"BRA", "BRX", "JMP", "JMX"})
+#: Opcodes the copy counts of unrolled code leave out (:func:`unroll_factor`, :func:`repeated_lines`).
+NOT_COPIED_OPS = BRANCH_OPS | {"NOP"}
 SHARED_STORES = frozenset({"STS"})
 GLOBAL_LOADS = frozenset({"LDG", "LD"})
 #: Global/generic stores, reductions and atomics: writes a later load in program order may depend on.
@@ -671,7 +673,7 @@ def _unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
     counts: dict[tuple[int, str], int] = defaultdict(int)
     for b in loop.blocks:
         for ins in pf.blocks[b].instructions:
-            if ins.loc is not None and ins.base_opcode not in BRANCH_OPS | {"NOP"}:
+            if ins.loc is not None and ins.base_opcode not in NOT_COPIED_OPS:
                 counts[(ins.loc.line, ins.opcode)] += 1
     if not counts:
         return 1
@@ -780,7 +782,7 @@ def repeated_lines(pf: ProgramFunction) -> dict[LineContext, int]:
         counts: dict[LineContext, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for ins in pf.instructions:
             ctx = line_context(ins)
-            if ctx is not None and ins.base_opcode not in BRANCH_OPS | {"NOP"}:
+            if ctx is not None and ins.base_opcode not in NOT_COPIED_OPS:
                 counts[ctx][ins.opcode] += 1
         out: dict[LineContext, int] = {}
         for ctx, ops in counts.items():
