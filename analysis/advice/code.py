@@ -89,8 +89,10 @@ def _spill_where(view: KernelView, evs: list[EdgeView]) -> str:
     return where + (f" in the {', '.join(sorted(loops))}" if loops else "")
 
 
-def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
-    return (f"values spilled to local memory (LDL/STL) stall {_spill_where(view, evs)}: the kernel uses "
+def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str, where: str | None = None) -> str:
+    """The spill hint; ``where``: :func:`_spill_where` of ``evs`` when the caller has it already."""
+    where = _spill_where(view, evs) if where is None else where
+    return (f"values spilled to local memory (LDL/STL) stall {where}: the kernel uses "
             f"{view.profile.launch.registers_per_thread or '?'} registers per thread and the compiler ran out. "
             + extra)
 
@@ -213,7 +215,8 @@ def register_increase(view: KernelView) -> Advice | Skipped:
     relax = (f"{view.arch.arch} allows up to {view.arch.max_registers_per_thread}: relax __launch_bounds__ (fewer "
              "minimum blocks per SM) or raise -maxrregcount, and check that the lower occupancy costs less than the "
              "spills.")
-    hint = _spill_hint(view, evs, relax) if evs else ""
+    where = _spill_where(view, evs) if evs else ""  # the hint's, and the capped hint's below
+    hint = _spill_hint(view, evs, relax, where) if evs else ""
     res = _local_removal(view, "register_increase", evs, hint, spills_only=True)
     if isinstance(res, Advice):
         # The spills' traffic goes with them: the roofline after the fix, not the DRAM/L2 throughput now
@@ -227,7 +230,7 @@ def register_increase(view: KernelView) -> Advice | Skipped:
         # the direct fix, register reuse the alternative
         res.priority = 1
         # one sentence on the cap and where the spills stall, then the fix (the register count said once)
-        spills = (f"values spilled to local memory (LDL/STL) stall {_spill_where(view, evs)}" if evs
+        spills = (f"values spilled to local memory (LDL/STL) stall {where}" if evs
                   else "the kernel spills")
         res.hint = (f"{view.profile.launch.registers_per_thread} registers per thread is exactly the budget of "
                     f"{_budget_ctas(view)} CTAs of {view.profile.launch.threads_per_block} threads per SM (a "
