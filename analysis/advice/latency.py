@@ -930,7 +930,7 @@ def _edge_def(e: EdgeView) -> int:
     return e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
 
 
-def _forward_slices(index: dict[int, int], rows: list[tuple[int, tuple[str, ...], tuple[str, ...]]],
+def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str], frozenset[str]]],
                     weights: dict[int, float], last: int | None, at: dict[int, float]
                     ) -> tuple[float, Callable[[int, int], bool]]:
     """The forward slices of the instructions at ``weights``' offsets (the defs), in address order up to
@@ -1008,13 +1008,14 @@ def _forward_slices(index: dict[int, int], rows: list[tuple[int, tuple[str, ...]
     return weighted, dep_of
 
 
-def _slice_rows(fn: ProgramFunction) -> tuple[dict[int, int], list[tuple[int, tuple[str, ...], tuple[str, ...]]]]:
+def _slice_rows(fn: ProgramFunction) -> tuple[dict[int, int], list[tuple[int, frozenset[str], frozenset[str]]]]:
     """(offset -> row number, rows): (offset, registers read, registers written) of each of ``fn``'s instructions
     in address order, from blame/operands' def/use sets (``def_use_all``, the engine the blame index reads), built
     once per function: what the forward-slice pass reads per instruction."""
     ins = fn.instructions
     index = {i.offset: k for k, i in enumerate(ins)}
-    return index, [(i.offset, tuple(du.reg_reads), tuple(du.defs)) for i, du in zip(ins, def_use_all(ins), strict=True)]
+    # the DefUse's own frozensets (shared by every instruction of one SASS text), iterated in their fixed order
+    return index, [(i.offset, du.reg_reads, du.defs) for i, du in zip(ins, def_use_all(ins), strict=True)]
 
 
 # ---- function_inlining ------------------------------------------------------------------------------
