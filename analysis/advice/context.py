@@ -325,12 +325,15 @@ class KernelView:
         return float(sum(s.samples for (n, o), s in self.profile.pcs.items() if self.resolve(n, o) is pf))
 
     def stall_totals(self) -> dict[str, int]:
-        """Kernel-wide samples per stall reason."""
-        out: dict[str, int] = defaultdict(int)
-        for s in self.profile.pcs.values():
-            for r, v in s.stalls.items():
-                out[r] += v
-        return dict(out)
+        """Kernel-wide samples per stall reason, in the order the profile's PCs first name them (one pass per view;
+        each call gets its own copy)."""
+        def make() -> dict[str, int]:
+            out: dict[str, int] = defaultdict(int)
+            for s in self.profile.pcs.values():
+                for r, v in s.stalls.items():
+                    out[r] += v
+            return dict(out)
+        return dict(self.memo("stall_totals", make))
 
     def latency_totals(self) -> dict[str, int]:
         """Kernel-wide not-issued samples per stall reason."""
