@@ -631,6 +631,12 @@ class PcTable:
     block: dict[int, BasicBlock]
     loop: dict[int, Loop | None]
 
+    def block_at(self, pf: ProgramFunction, offset: int) -> BasicBlock | None:
+        """``pf.block_of(offset)`` (``pf``: the table's function), the bisection only for an offset the table
+        lacks; a loop over one function's PCs asks the table it holds (:func:`block_at` looks the table up)."""
+        b = self.block.get(offset)
+        return b if b is not None else pf.block_of(offset)
+
 
 def pc_table(pf: ProgramFunction) -> PcTable:
     """:class:`PcTable` of ``pf``, made once per function (one pass over the blocks instead of two bisections and
@@ -657,5 +663,4 @@ def pc_table(pf: ProgramFunction) -> PcTable:
 def block_at(pf: ProgramFunction, offset: int) -> BasicBlock | None:
     """``pf.block_of(offset)``: the basic block holding the instruction at section offset ``offset`` (None outside
     the function's blocks), read from :func:`pc_table`; the bisection only for an offset the table lacks."""
-    b = pc_table(pf).block.get(offset)
-    return b if b is not None else pf.block_of(offset)
+    return pc_table(pf).block_at(pf, offset)

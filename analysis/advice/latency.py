@@ -19,10 +19,10 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import (
     EdgeView,
     KernelView,
-    block_at,
     demangle_short,
     is_math_routine,
     is_runtime_function,
+    pc_table,
 )
 from warpwise.analysis.advice.filters import MIN_SPEEDUP
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
@@ -762,6 +762,8 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
     stays ≤ T/2 (eq. 4 ≤ 2, Theorem 5.1)."""
     def make() -> dict[int, dict[int, float]]:  # one pass over the profile: id(function) -> block start -> samples
         out: dict[int, dict[int, float]] = {}
+        last: ProgramFunction | None = None
+        table = None
         for (name, off), smp in view.profile.pcs.items():
             w = smp.stalls_not_issued.get("wait", 0)  # not issued: disjoint from the issued samples A
             if not w:
@@ -769,7 +771,9 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
             fn = view.resolve(name, off)
             if fn is None:
                 continue
-            b = block_at(fn, off)  # the function's PC table (context.pc_table), not a bisection per PC
+            if fn is not last or table is None:  # the function's PC table (context.pc_table), not a bisection per PC
+                last, table = fn, pc_table(fn)
+            b = table.block_at(fn, off)
             if b is not None:
                 per = out.setdefault(id(fn), {})
                 per[b.start] = per.get(b.start, 0.0) + w
@@ -791,9 +795,10 @@ def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
         out: list[tuple[int, int, float, int]] = []
         pcs, name = view.profile.pcs, fn.name
+        table = pc_table(fn)
         for i in fn.instructions:
             off = i.offset
-            b = block_at(fn, off)
+            b = table.block_at(fn, off)
             smp = pcs.get((name, off))  # view.sample_at, its first lookup written out
             if smp is None:
                 smp = view.sample_at(name, off)
