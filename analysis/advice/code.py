@@ -23,9 +23,9 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import (
     EdgeView,
     KernelView,
+    block_at,
     is_math_routine,
     is_user_function,
-    pc_table,
     user_loc,
 )
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
@@ -89,8 +89,10 @@ def _spill_where(view: KernelView, evs: list[EdgeView]) -> str:
     return where + (f" in the {', '.join(sorted(loops))}" if loops else "")
 
 
-def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str) -> str:
-    return (f"values spilled to local memory (LDL/STL) stall {_spill_where(view, evs)}: the kernel uses "
+def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str, where: str | None = None) -> str:
+    """The spill hint; ``where``: :func:`_spill_where` of ``evs`` when the caller has it already."""
+    where = _spill_where(view, evs) if where is None else where
+    return (f"values spilled to local memory (LDL/STL) stall {where}: the kernel uses "
             f"{view.profile.launch.registers_per_thread or '?'} registers per thread and the compiler ran out. "
             + extra)
 
@@ -213,7 +215,8 @@ def register_increase(view: KernelView) -> Advice | Skipped:
     relax = (f"{view.arch.arch} allows up to {view.arch.max_registers_per_thread}: relax __launch_bounds__ (fewer "
              "minimum blocks per SM) or raise -maxrregcount, and check that the lower occupancy costs less than the "
              "spills.")
-    hint = _spill_hint(view, evs, relax) if evs else ""
+    where = _spill_where(view, evs) if evs else ""  # the hint's, and the capped hint's below
+    hint = _spill_hint(view, evs, relax, where) if evs else ""
     res = _local_removal(view, "register_increase", evs, hint, spills_only=True)
     if isinstance(res, Advice):
         # The spills' traffic goes with them: the roofline after the fix, not the DRAM/L2 throughput now
@@ -227,7 +230,7 @@ def register_increase(view: KernelView) -> Advice | Skipped:
         # the direct fix, register reuse the alternative
         res.priority = 1
         # one sentence on the cap and where the spills stall, then the fix (the register count said once)
-        spills = (f"values spilled to local memory (LDL/STL) stall {_spill_where(view, evs)}" if evs
+        spills = (f"values spilled to local memory (LDL/STL) stall {where}" if evs
                   else "the kernel spills")
         res.hint = (f"{view.profile.launch.registers_per_thread} registers per thread is exactly the budget of "
                     f"{_budget_ctas(view)} CTAs of {view.profile.launch.threads_per_block} threads per SM (a "
@@ -1699,11 +1702,7 @@ def _mio_queue_bound(view: KernelView) -> bool:
     guidance reads the top stall reason as the warps' bottleneck; only then does the kernel's time follow the
     L1 work the queue holds."""
     def make() -> bool:
-        by: dict[str, float] = defaultdict(float)
-        for s in view.profile.pcs.values():
-            for r, c in s.stalls.items():
-                if stalls.stall_class(r) not in cm.NOT_STALLS:
-                    by[r] += c
+        by = {r: c for r, c in view.stall_totals().items() if stalls.stall_class(r) not in cm.NOT_STALLS}
         return bool(by) and max(by, key=lambda r: by[r]) == "mio_throttle"
     bound: bool = view.memo("mio_queue_bound", make)
     return bound
@@ -1774,10 +1773,12 @@ def _at_branches(view: KernelView) -> list[EdgeView]:
     return edges
 
 
-def _branch_edges(view: KernelView, pred: Callable[[Instruction, PCSample | None], bool]) -> list[EdgeView]:
-    """The :func:`_at_branches` edges whose blamed branch and its profile sample satisfy ``pred(ins, sample)``,
-    in edge order. ``pred`` is asked once per branch PC: the edges of one PC (a stall reason and use each) share
-    the instruction and the sample (both fixed by the edge's function and the PC)."""
+def _branch_edges(view: KernelView,
+                  pred: Callable[[ProgramFunction | None, Instruction, PCSample | None], bool]) -> list[EdgeView]:
+    """The :func:`_at_branches` edges whose blamed branch, its program function and its profile sample satisfy
+    ``pred(fn, ins, sample)``, in edge order. ``pred`` is asked once per branch PC (the one memo of the rules
+    that read the branch: its outcome, loop control, nvcc's dispatch): the edges of one PC (a stall reason and
+    use each) share the function, the instruction and the sample (all fixed by the edge's function and the PC)."""
     out = []
     seen: dict[tuple[str, int | None], bool] = {}
     for e in _at_branches(view):
@@ -1788,7 +1789,7 @@ def _branch_edges(view: KernelView, pred: Callable[[Instruction, PCSample | None
             ins = e.use_ins if self_ else e.def_ins
             assert ins is not None  # _at_branches keeps edges with an instruction only
             s = _sample(view, e) if self_ else _sample(view, e, at_def=True)
-            ok = seen[key] = bool(pred(ins, s))
+            ok = seen[key] = bool(pred(e.use_fn if self_ else e.def_fn, ins, s))
         if ok:
             out.append(e)
     return out
@@ -1802,12 +1803,12 @@ def divergence_reduction(view: KernelView) -> Advice | Skipped:
     """GPA released divergence reduction: stalls tied to branches whose thread efficiency is < 0.5, eq. 2."""
     if (miss := _needs_binary(view, "divergence_reduction")) is not None:
         return miss
-    def diverged(ins: Instruction, s: PCSample | None) -> bool:
+    def diverged(fn: ProgramFunction | None, ins: Instruction, s: PCSample | None) -> bool:
         eff = _branch_efficiency(view, s)
-        return s is not None and (s.divergent_branches > 0 or (eff is not None and eff < DIVERGENCE_LIMIT))
+        return (s is not None and (s.divergent_branches > 0 or (eff is not None and eff < DIVERGENCE_LIMIT))
+                and not compiler_branch(fn, ins))
 
-    evs = [e for e in _branch_edges(view, diverged)
-           if not compiler_branch(e.use_fn if e.is_self else e.def_fn, e.use_ins if e.is_self else e.def_ins)]
+    evs = _branch_edges(view, diverged)
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
@@ -1904,10 +1905,10 @@ def _in_compiler_routine(view: KernelView, function: str, offset: int) -> bool:
     pf = view.resolve(function, offset)
     if pf is None:
         return False
-    if not pf.is_kernel and is_math_routine(pf.name):
+    if _math_routine_function(pf):
         return True
-    b = pf.block_of(offset)
-    return b is not None and any(cm.nvcc_routine_call(i) for i in b.instructions)
+    b = block_at(pf, offset)
+    return b is not None and b.start in _routine_call_blocks(pf)
 
 
 def _imbalanced_loop_instructions(view: KernelView) -> set[cm.InsKey]:
@@ -1968,22 +1969,9 @@ def loop_control(fn: ProgramFunction | None, ins: Instruction | None) -> Loop | 
     back edge is taken ≥ 99.9% of the time), so branch elimination does not advise them. A branch of another
     statement written on the loop's own line (``for (...) if (f) ...;``) is taken for loop control too.
     ``fn``: the function holding ``ins`` (program/model)."""
-    if fn is None or ins is None:
+    if fn is None or ins is None or (b := block_at(fn, ins.offset)) is None:
         return None
-    table = pc_table(fn)  # block_of / loop_nest of the offset from the function's PC table
-    b = table.block.get(ins.offset)
-    if b is None:
-        b = fn.block_of(ins.offset)
-        if b is None:
-            return None
-        nest = fn.loop_nest(ins.offset)
-    else:
-        nest = []
-        lp = table.loop[ins.offset]
-        while lp is not None:
-            nest.append(lp)
-            lp = None if lp.parent is None else fn.loops[lp.parent]
-    for lp in nest:
+    for lp in fn.loop_nest(ins.offset):
         if any(latch == b.start for latch, _ in lp.back_edges):
             return lp
         if b.start == lp.header and any(s not in lp.blocks for s in fn.cfg.successors(b.start)):
@@ -2000,9 +1988,24 @@ def compiler_branch(fn: ProgramFunction | None, ins: Instruction | None) -> bool
     ``__internal_trig_reduction_slowpathd``: context.is_math_routine). The user cannot hoist, specialise or
     un-diverge them; the fix of that arithmetic (strength reduction, fast math) removes them. Branch elimination
     and divergence reduction both leave them out (one rule for both)."""
-    if fn is not None and not fn.is_kernel and is_math_routine(fn.name):
+    if fn is not None and _math_routine_function(fn):
         return True
     return routine_dispatch(fn, ins)
+
+
+def _math_routine_function(fn: ProgramFunction) -> bool:
+    """Whether ``fn`` is a compiler-emitted math routine (context.is_math_routine; a kernel never is)."""
+    return not fn.is_kernel and is_math_routine(fn.name)
+
+
+def _routine_call_blocks(fn: ProgramFunction) -> frozenset[int]:
+    """Start offsets of ``fn``'s blocks that call one of nvcc's internal arithmetic routines
+    (common.nvcc_routine_call), found once per function: :func:`routine_dispatch` asks per branch and
+    :func:`_in_compiler_routine` per sampled PC."""
+    def make() -> frozenset[int]:
+        return frozenset(s for s, b in fn.blocks.items() if any(cm.nvcc_routine_call(i) for i in b.instructions))
+    found: frozenset[int] = fn.memo("nvcc_routine_call_blocks", make)
+    return found
 
 
 def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
@@ -2011,13 +2014,10 @@ def routine_dispatch(fn: ProgramFunction | None, ins: Instruction | None) -> boo
     I2F.U32.RP path when both operands fit in 32 bits), an IEEE float division's FCHK slow path
     ``__cuda_sm3x_div_rn_noftz_f32_slowpath``. Compiler-made, not a condition of the user's to hoist: strength
     reduction and fast_math own that arithmetic."""
-    if fn is None or ins is None or (b := fn.block_of(ins.offset)) is None:
+    if fn is None or ins is None or (b := block_at(fn, ins.offset)) is None:
         return False
-    for s in fn.cfg.successors(b.start):
-        blk = fn.blocks.get(s)
-        if blk is not None and any(cm.nvcc_routine_call(i) for i in blk.instructions):
-            return True
-    return False
+    calls = _routine_call_blocks(fn)
+    return any(s in calls for s in fn.cfg.successors(b.start))
 
 
 @register("branch_elimination", "Branch elimination", "stall_elimination",
@@ -2029,24 +2029,15 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
     its compare cannot be hoisted) and nvcc's own branches (:func:`compiler_branch`)."""
     if (miss := _needs_binary(view, "branch_elimination")) is not None:
         return miss
-    def decided(ins: Instruction, s: PCSample | None) -> bool:
+    def decided(fn: ProgramFunction | None, ins: Instruction, s: PCSample | None) -> bool:
         if ins.predicate is None or s is None or s.thread_inst_executed <= 0:
             return False
         r = s.predicated_on_thread_inst_executed / s.thread_inst_executed
-        return r >= PRED_LIMIT or r <= 1 - PRED_LIMIT
-
-    steers: dict[tuple[int, int | None], bool] = {}  # per branch: a loop's control or nvcc's dispatch (pure in it)
-
-    def excluded(fn: ProgramFunction | None, ins: Instruction | None) -> bool:
-        key = (id(fn), None if ins is None else ins.offset)  # a function's instruction is fixed by its offset
-        got = steers.get(key)
-        if got is None:
-            got = steers[key] = loop_control(fn, ins) is not None or compiler_branch(fn, ins)
-        return got
+        return ((r >= PRED_LIMIT or r <= 1 - PRED_LIMIT)
+                and loop_control(fn, ins) is None and not compiler_branch(fn, ins))
 
     # one test per branch, not per edge (a ptx_loops 200k kernel: 125k edges at a few thousand branches)
-    evs = [e for e in _branch_edges(view, decided)
-           if not excluded(e.use_fn if e.is_self else e.def_fn, e.use_ins if e.is_self else e.def_ins)]
+    evs = _branch_edges(view, decided)
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
@@ -2085,9 +2076,7 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
     preds = {r for r in _written_registers(use) if r.startswith(("P", "UP"))}
     if not preds:
         return False
-    block = pc_table(pf).block.get(use.offset)
-    if block is None:
-        block = pf.block_of(use.offset)
+    block = block_at(pf, use.offset)
     if block is None:
         return False
     tainted = set(loaded)
@@ -2152,9 +2141,7 @@ def _picks_atomic_bin(ev: EdgeView) -> bool:
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
     """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
     per block, so each edge costs a lookup instead of a scan of the block)."""
-    block = pc_table(pf).block.get(offset)
-    if block is None:
-        block = pf.block_of(offset)
+    block = block_at(pf, offset)
     if block is None:
         return frozenset()
 

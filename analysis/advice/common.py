@@ -21,7 +21,7 @@ from warpwise.analysis.advice.context import EdgeView, KernelView, is_math_routi
 from warpwise.analysis.advice.model import Advice, Hotspot, RegionEstimate, Scope, Skipped
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.latency import MEMORY_CLASSES, latency_class, latency_of, latency_table
-from warpwise.analysis.binary.model import Instruction
+from warpwise.analysis.binary.model import Instruction, SourceLoc
 from warpwise.analysis.blame.operands import def_use
 from warpwise.analysis.program import cfg as cf
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
@@ -31,6 +31,8 @@ TOP_HOTSPOTS = 5
 TOP_REGIONS = 5
 
 BRANCH_OPS = frozenset({"BRA", "BRX", "JMP", "JMX"})
+#: Opcodes the copy counts of unrolled code leave out (:func:`unroll_factor`, :func:`repeated_lines`).
+NOT_COPIED_OPS = BRANCH_OPS | {"NOP"}
 SHARED_STORES = frozenset({"STS"})
 GLOBAL_LOADS = frozenset({"LDG", "LD"})
 #: Global/generic stores, reductions and atomics: writes a later load in program order may depend on.
@@ -671,7 +673,7 @@ def _unroll_factor(pf: ProgramFunction, loop: Loop) -> int:
     counts: dict[tuple[int, str], int] = defaultdict(int)
     for b in loop.blocks:
         for ins in pf.blocks[b].instructions:
-            if ins.loc is not None and ins.base_opcode not in BRANCH_OPS | {"NOP"}:
+            if ins.loc is not None and ins.base_opcode not in NOT_COPIED_OPS:
                 counts[(ins.loc.line, ins.opcode)] += 1
     if not counts:
         return 1
@@ -759,14 +761,15 @@ def unrolled_loop(pf: ProgramFunction, loop: Loop) -> Loop | None:
 FULL_UNROLL_MIN_COPIES = 4
 FULL_UNROLL_MIN_OPCODES = 2
 
-LineContext = tuple[str, int, tuple[tuple[str, int], ...]]
+LineContext = tuple[str, int, tuple[SourceLoc, ...]]
 
 
 def line_context(ins: Instruction) -> LineContext | None:
-    """(file, line, inline call sites innermost first as (file, line)) of ``ins``; None without line info."""
+    """(file, line, inline call sites innermost first: ``ins.inline_chain``, SourceLocs compared by file and line)
+    of ``ins``; None without line info."""
     if ins.loc is None:
         return None
-    return (ins.loc.file, ins.loc.line, tuple((c.file, c.line) for c in ins.inline_chain))
+    return (ins.loc.file, ins.loc.line, ins.inline_chain)
 
 
 def repeated_lines(pf: ProgramFunction) -> dict[LineContext, int]:
@@ -779,7 +782,7 @@ def repeated_lines(pf: ProgramFunction) -> dict[LineContext, int]:
         counts: dict[LineContext, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for ins in pf.instructions:
             ctx = line_context(ins)
-            if ctx is not None and ins.base_opcode not in BRANCH_OPS | {"NOP"}:
+            if ctx is not None and ins.base_opcode not in NOT_COPIED_OPS:
                 counts[ctx][ins.opcode] += 1
         out: dict[LineContext, int] = {}
         for ctx, ops in counts.items():
@@ -809,10 +812,10 @@ def fully_unrolled_line(pf: ProgramFunction | None, ins: Instruction | None) -> 
     rep = repeated_lines(pf)
     if ctx not in rep:
         return None
-    frames = [(ctx[0], ctx[1]), *ctx[2]]
-    best = (ctx[0], ctx[1], len(ctx[2]), rep[ctx])
-    for j in range(1, len(frames)):
-        outer: LineContext = (frames[j][0], frames[j][1], tuple(frames[j + 1:]))
+    chain = ctx[2]
+    best = (ctx[0], ctx[1], len(chain), rep[ctx])
+    for j in range(len(chain)):
+        outer: LineContext = (chain[j].file, chain[j].line, chain[j + 1:])
         if outer not in rep:
             break
         best = (outer[0], outer[1], len(outer[2]), rep[outer])

@@ -111,6 +111,8 @@ class KernelView:
     _pc_fn: dict[tuple[str, int], ProgramFunction | None] = field(default_factory=dict, repr=False)
     _memo: dict[Any, Any] = field(default_factory=dict, repr=False)
     _locs: dict[tuple[str, int], Location] = field(default_factory=dict, repr=False)
+    _use_fns: dict[str, ProgramFunction] = field(default_factory=dict, repr=False)  # use_functions, by build_view
+    _edge_stalls: float = field(default=0.0, repr=False)  # edge_stalls, by build_view
 
     @property
     def reach(self) -> dict[str, float]:
@@ -161,17 +163,14 @@ class KernelView:
 
     def use_functions(self) -> dict[str, ProgramFunction]:
         """Name -> program function of the edges' uses, in the order of the first edge of each (``{e.use_fn.name:
-        e.use_fn for e in edges if e.use_fn is not None}``; :func:`build_view` records it as it makes the edges)."""
-        def make() -> dict[str, ProgramFunction]:
-            return {e.use_fn.name: e.use_fn for e in self.edges if e.use_fn is not None}
-        found: dict[str, ProgramFunction] = self.memo("use_functions", make)
-        return found
+        e.use_fn for e in edges if e.use_fn is not None}``), recorded by :func:`build_view` as it makes the edges
+        (one per use, not per edge; empty for a view made without edges)."""
+        return self._use_fns
 
     def edge_stalls(self) -> float:
-        """``sum(e.stall for e in edges)``: the stall samples of every edge, summed in edge order (:func:`build_view`
-        sums them as it makes the edges)."""
-        found: float = self.memo("edge_stalls", lambda: sum(e.stall for e in self.edges))
-        return found
+        """``sum(e.stall for e in edges)``: the stall samples of every edge, summed in edge order by
+        :func:`build_view` as it makes the edges (0 for a view made without edges)."""
+        return self._edge_stalls
 
     def memo(self, key: Any, make: Callable[[], Any]) -> Any:
         """``make()``, computed once per view and ``key`` (derived per-function tables: the profile and
@@ -328,12 +327,15 @@ class KernelView:
         return float(sum(s.samples for (n, o), s in self.profile.pcs.items() if self.resolve(n, o) is pf))
 
     def stall_totals(self) -> dict[str, int]:
-        """Kernel-wide samples per stall reason."""
-        out: dict[str, int] = defaultdict(int)
-        for s in self.profile.pcs.values():
-            for r, v in s.stalls.items():
-                out[r] += v
-        return dict(out)
+        """Kernel-wide samples per stall reason, in the order the profile's PCs first name them (one pass per view;
+        each call gets its own copy)."""
+        def make() -> dict[str, int]:
+            out: dict[str, int] = defaultdict(int)
+            for s in self.profile.pcs.values():
+                for r, v in s.stalls.items():
+                    out[r] += v
+            return dict(out)
+        return dict(self.memo("stall_totals", make))
 
     def latency_totals(self) -> dict[str, int]:
         """Kernel-wide not-issued samples per stall reason."""
@@ -603,8 +605,8 @@ def build_view(profile: KernelProfile, program: Program | None, blame: BlameGrap
     view._memo[("edges_by", "gpa_class")] = by_class
     view._memo[("edges_by", "reason")] = by_reason
     view._memo[("edges_by", "category")] = by_category
-    view._memo["use_functions"] = use_fns
-    view._memo["edge_stalls"] = stall_sum
+    view._use_fns = use_fns
+    view._edge_stalls = stall_sum
     return view
 
 
@@ -637,6 +639,12 @@ class PcTable:
     block: dict[int, BasicBlock]
     loop: dict[int, Loop | None]
 
+    def block_at(self, pf: ProgramFunction, offset: int) -> BasicBlock | None:
+        """``pf.block_of(offset)`` (``pf``: the table's function), the bisection only for an offset the table
+        lacks; a loop over one function's PCs asks the table it holds (:func:`block_at` looks the table up)."""
+        b = self.block.get(offset)
+        return b if b is not None else pf.block_of(offset)
+
 
 def pc_table(pf: ProgramFunction) -> PcTable:
     """:class:`PcTable` of ``pf``, made once per function (one pass over the blocks instead of two bisections and
@@ -658,3 +666,9 @@ def pc_table(pf: ProgramFunction) -> PcTable:
 
     table: PcTable = pf.memo("advice_pc_table", make)
     return table
+
+
+def block_at(pf: ProgramFunction, offset: int) -> BasicBlock | None:
+    """``pf.block_of(offset)``: the basic block holding the instruction at section offset ``offset`` (None outside
+    the function's blocks), read from :func:`pc_table`; the bisection only for an offset the table lacks."""
+    return pc_table(pf).block_at(pf, offset)

@@ -10,6 +10,7 @@ import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 import networkx as nx
 from warpwise.analysis.advice import common as cm
@@ -37,7 +38,7 @@ from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.operands import def_use, def_use_all
-from warpwise.analysis.program.model import BasicBlock, Loop, Program, ProgramFunction
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
 #: most this share of all stalls (more code would make them worse) ...
@@ -84,18 +85,21 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
 
     # Per region, each asked several times (the factor, both estimates, the hint; ~18k loop regions on a
-    # ptx_loops 200k kernel): pure in the region, so kept by id(region) for this call.
-    pinned_memo: dict[int, bool] = {}
-    share_memo: dict[tuple[int, bool], float] = {}
-    chain_memo: dict[int, float] = {}
+    # ptx_loops 200k kernel): pure in the region, so kept by (what, id(region), flag) for this call (``regions``
+    # keeps every region alive, so an id is not reused meanwhile).
+    per_region: dict[tuple[str, int, bool], Any] = {}
+
+    def once(what: str, r: cm.Region, make: Callable[[], Any], flag: bool = False) -> Any:
+        key = (what, id(r), flag)
+        if key not in per_region:
+            per_region[key] = make()
+        return per_region[key]
 
     def pinned(r: cm.Region) -> bool:
         """Whether the loop's loads must stay behind its own global writes: a store/atomic in the loop and plain
         (not read-only) loads, so unrolled iterations cannot load ahead of the previous iteration's store."""
-        got = pinned_memo.get(id(r))
-        if got is None:
-            got = pinned_memo[id(r)] = (r.fn is not None and r.loop is not None
-                                        and bool(cm.loop_writes_global(r.fn, r.loop)))
+        got: bool = once("pinned", r, lambda: r.fn is not None and r.loop is not None
+                         and bool(cm.loop_writes_global(r.fn, r.loop)))
         return got
 
     def load_share(r: cm.Region, restrict: bool = True) -> float:
@@ -104,20 +108,18 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         hint's `const ... __restrict__` applied (the advice as written); without it they are left out."""
         if view.total <= 0:
             return 0.0
-        key = (id(r), restrict)
-        got = share_memo.get(key)
-        if got is None:
+
+        def make() -> float:
             stuck = not restrict and pinned(r)
             loads = sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY and
                         (e.edge.category == "global_memory" or cm.is_global_mem(e.def_ins)) and
                         not (stuck and not cm.is_reorderable_load(e.def_ins)))
-            got = share_memo[key] = (loads + chain_latency(r)) / view.total
+            return (loads + chain_latency(r)) / view.total
+        got: float = once("load_share", r, make, restrict)
         return got
 
     def chain_latency(r: cm.Region) -> float:
-        got = chain_memo.get(id(r))
-        if got is None:
-            got = chain_memo[id(r)] = _chain_latency(r)
+        got: float = once("chain_latency", r, lambda: _chain_latency(r))
         return got
 
     def _chain_latency(r: cm.Region) -> float:
@@ -159,13 +161,10 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                           reach_of=view.reach)
     ceiling = cap.cap if cap is not None else math.inf
 
-    advised_memo: dict[int, tuple[int, int | None]] = {}
-
     def advised(r: cm.Region) -> tuple[int, int | None]:
         """:func:`advise_factor` once per region (the hint, the quick-fix params and both estimates ask)."""
-        if id(r) not in advised_memo:
-            advised_memo[id(r)] = advise_factor(r)
-        return advised_memo[id(r)]
+        got: tuple[int, int | None] = once("advised", r, lambda: advise_factor(r))
+        return got
 
     def advise_factor(r: cm.Region) -> tuple[int, int | None]:
         """(unroll factor the binary shows, factor to ask for). An unrolled loop: twice its factor. A rolled one:
@@ -764,7 +763,7 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
     def make() -> dict[int, dict[int, float]]:  # one pass over the profile: id(function) -> block start -> samples
         out: dict[int, dict[int, float]] = {}
         last: ProgramFunction | None = None
-        blocks: dict[int, BasicBlock] = {}
+        table = None
         for (name, off), smp in view.profile.pcs.items():
             w = smp.stalls_not_issued.get("wait", 0)  # not issued: disjoint from the issued samples A
             if not w:
@@ -772,11 +771,9 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
             fn = view.resolve(name, off)
             if fn is None:
                 continue
-            if fn is not last:  # the function's PC table (context.pc_table), not a bisection per PC
-                last, blocks = fn, pc_table(fn).block
-            b = blocks.get(off)
-            if b is None:
-                b = fn.block_of(off)
+            if fn is not last or table is None:  # the function's PC table (context.pc_table), not a bisection per PC
+                last, table = fn, pc_table(fn)
+            b = table.block_at(fn, off)
             if b is not None:
                 per = out.setdefault(id(fn), {})
                 per[b.start] = per.get(b.start, 0.0) + w
@@ -797,13 +794,11 @@ def _issued_by_interval(view: KernelView, fn: ProgramFunction) -> list[tuple[int
     def make() -> list[tuple[int, int, float, int]]:
         bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
         out: list[tuple[int, int, float, int]] = []
-        blocks = pc_table(fn).block
         pcs, name = view.profile.pcs, fn.name
+        table = pc_table(fn)
         for i in fn.instructions:
             off = i.offset
-            b = blocks.get(off)
-            if b is None:
-                b = fn.block_of(off)
+            b = table.block_at(fn, off)
             smp = pcs.get((name, off))  # view.sample_at, its first lookup written out
             if smp is None:
                 smp = view.sample_at(name, off)
@@ -940,7 +935,7 @@ def _edge_def(e: EdgeView) -> int:
     return e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
 
 
-def _forward_slices(index: dict[int, int], rows: list[tuple[int, tuple[str, ...], tuple[str, ...]]],
+def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str], frozenset[str]]],
                     weights: dict[int, float], last: int | None, at: dict[int, float]
                     ) -> tuple[float, Callable[[int, int], bool]]:
     """The forward slices of the instructions at ``weights``' offsets (the defs), in address order up to
@@ -1018,13 +1013,14 @@ def _forward_slices(index: dict[int, int], rows: list[tuple[int, tuple[str, ...]
     return weighted, dep_of
 
 
-def _slice_rows(fn: ProgramFunction) -> tuple[dict[int, int], list[tuple[int, tuple[str, ...], tuple[str, ...]]]]:
+def _slice_rows(fn: ProgramFunction) -> tuple[dict[int, int], list[tuple[int, frozenset[str], frozenset[str]]]]:
     """(offset -> row number, rows): (offset, registers read, registers written) of each of ``fn``'s instructions
     in address order, from blame/operands' def/use sets (``def_use_all``, the engine the blame index reads), built
     once per function: what the forward-slice pass reads per instruction."""
     ins = fn.instructions
     index = {i.offset: k for k, i in enumerate(ins)}
-    return index, [(i.offset, tuple(du.reg_reads), tuple(du.defs)) for i, du in zip(ins, def_use_all(ins), strict=True)]
+    # the DefUse's own frozensets (shared by every instruction of one SASS text), iterated in their fixed order
+    return index, [(i.offset, du.reg_reads, du.defs) for i, du in zip(ins, def_use_all(ins), strict=True)]
 
 
 # ---- function_inlining ------------------------------------------------------------------------------
