@@ -2118,9 +2118,7 @@ def _picks_atomic_bin(ev: EdgeView) -> bool:
     if use is None or d is None or pf is None:
         return False
     tainted = set(cm.dest_registers(d))
-    block = pc_table(pf).block.get(use.offset)
-    if block is None:
-        block = pf.block_of(use.offset)
+    block = block_at(pf, use.offset)
     if not tainted or block is None:
         return False
     for i in block.instructions:
