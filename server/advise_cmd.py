@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from warpwise.analysis.confine import set_roots
-from warpwise.analysis.pipeline import SOURCE_SUFFIXES, Analysis, InputError, analyze, discover
+from warpwise.analysis.pipeline import SOURCE_SUFFIXES, Analysis, InputError, analyze, discover, unique_files
 
 
 def _special(p: Path) -> str | None:
@@ -169,8 +169,9 @@ def run_advise(args: argparse.Namespace) -> int:
     pages: list[Path] = []
     if given:
         # .ncu-rep reports are analysed one by one; all .csv files given are pages of one export
-        profiles = [Path(g) for g in given if not g.endswith(".csv")]
-        csvs = [Path(g) for g in given if g.endswith(".csv")]
+        # (one file named twice, `r.ncu-rep` and `./r.ncu-rep`, is one input: its launches count once)
+        profiles = unique_files(Path(g) for g in given if not g.endswith(".csv"))
+        csvs = unique_files(Path(g) for g in given if g.endswith(".csv"))
         if csvs:
             profiles.append(csvs[0])
             pages = csvs[1:]

@@ -1,0 +1,50 @@
+"""Second fresh-user check (DONE-fresh, 2026-12-02): every report and launch is counted once however it is found;
+a report given with --profile is never dropped silently; CSV pages given alone say where their samples come from."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_input_errors import run
+from tests.conftest import EXAMPLES, example
+
+
+@pytest.fixture()
+def nested(tmp_path: Path) -> Path:
+    """``a/common.cuh`` with ``a/gather/`` (source, report, cubin) one level down: the P1 layout."""
+    root = tmp_path / "a"
+    shutil.copytree(EXAMPLES / "gather", root / "gather")
+    shutil.copy(EXAMPLES / "common.cuh", root / "common.cuh")
+    return root
+
+
+def test_a_folder_with_a_header_and_sources_one_level_down_counts_each_report_once(nested: Path) -> None:
+    res = run("advise", str(nested), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    kernels = json.loads(res.stdout)["kernels"]
+    assert [k["name"] for k in kernels] == ["spmv_ell"]
+    res = run("advise", str(nested), "--top", "1")
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.count("== spmv_ell") == 1
+    assert "GPU time" not in res.stdout  # one kernel: no share line (it printed 50.0% when counted twice)
+
+
+def test_the_examples_folder_lists_each_kernel_once() -> None:
+    res = run("advise", str(EXAMPLES), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    names = [k["name"] for k in json.loads(res.stdout)["kernels"]]
+    assert sorted(names) == ["advance", "blur_rows", "bucket_score", "scale_all", "spmv_ell"]
+    text = run("advise", str(EXAMPLES), "--top", "1").stdout
+    assert "GPU time: 1,684.3 us, 59.9% of the profiled kernels' time" in text  # scale_all; 30.0% when doubled
+
+
+def test_one_report_named_twice_is_read_once() -> None:
+    rep = example("gather", ".ncu-rep")
+    res = run("advise", str(example("gather", ".cu")), "--profile", str(rep), "--profile",
+              str(rep.parent / ".." / "gather" / rep.name), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    assert [k["name"] for k in json.loads(res.stdout)["kernels"]] == ["spmv_ell"]
