@@ -226,9 +226,14 @@ def run_advise(args: argparse.Namespace) -> int:
     # keep only kernels with samples in the given sources (a kernel without line information — built without
     # -lineinfo, or a CSV export of launch facts only — cannot be placed: keep it, its kernel-level advice still
     # applies and its notes say what it lacks)
+    sampled_nowhere: list[str] = []  # a given report none of whose kernels has samples in the sources
     for a in analyses:
+        before = a.kernels
         a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values()) or not k.local]
         a._groups = None
+        if given and before and not a.kernels:
+            sampled_nowhere.append(f"{a.report}: left out, it has no samples in {', '.join(args.sources)}; "
+                                   f"it covers {_covered(before)}")
     unmatched: list[str] = []
     if not given:  # a report found beside (or one folder below) the sources must be theirs
         unmatched = _drop_foreign_kernels(analyses, sources)
@@ -237,10 +242,9 @@ def run_advise(args: argparse.Namespace) -> int:
                                              "a kernel of these sources; pass --profile REPORT.ncu-rep (record one "
                                              "with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
     if not any(a.kernels for a in analyses):
-        covered = ", ".join(sorted({Path(f).name for k in found for f in k.local})) or "no source lines"
         return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
-                            f"{', '.join(map(str, args.sources))}; it covers {covered}"])
-    notes = unmatched + _uncovered_sources(args.sources, found, given) + _unread_sources(found)
+                            f"{', '.join(map(str, args.sources))}; it covers {_covered(found)}"])
+    notes = unmatched + sampled_nowhere + _uncovered_sources(args.sources, found, given) + _unread_sources(found)
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
@@ -269,6 +273,11 @@ def run_advise(args: argparse.Namespace) -> int:
         for n in notes:
             print(f"warpwise advise: note: {n}", file=sys.stderr)
     return 0
+
+
+def _covered(kernels: list[Any]) -> str:
+    """The file names the kernels' samples are recorded in (``stencil.cu``), or ``no source lines``."""
+    return ", ".join(sorted({Path(f).name for k in kernels for f in k.local})) or "no source lines"
 
 
 def _unread_sources(found: list[Any]) -> list[str]:

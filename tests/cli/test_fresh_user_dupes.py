@@ -48,3 +48,20 @@ def test_one_report_named_twice_is_read_once() -> None:
               str(rep.parent / ".." / "gather" / rep.name), "--format", "json")
     assert res.returncode == 0, res.stderr
     assert [k["name"] for k in json.loads(res.stdout)["kernels"]] == ["spmv_ell"]
+
+
+def test_a_given_report_without_samples_in_the_sources_is_named_in_a_note() -> None:
+    gather, stencil = example("gather", ".ncu-rep"), example("stencil", ".ncu-rep")
+    src = str(example("gather", ".cu"))
+    note = f"{stencil}: left out, it has no samples in {src}; it covers stencil.cu"
+    res = run("advise", src, "--profile", str(gather), "--profile", str(stencil), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [k["name"] for k in out["kernels"]] == ["spmv_ell"] and out["notes"] == [note]
+    assert f"warpwise advise: note: {note}" in res.stderr
+    text = run("advise", src, "--profile", str(gather), "--profile", str(stencil)).stdout
+    assert text.startswith(f"note: {note}\n\n== spmv_ell")
+    # alone it is an error with the same wording (docs/cli.md)
+    res = run("advise", src, "--profile", str(stencil))
+    assert res.returncode == 2
+    assert res.stderr == f"warpwise advise: {stencil} has no samples in {src}; it covers stencil.cu\n"
