@@ -244,7 +244,8 @@ def run_advise(args: argparse.Namespace) -> int:
     if not any(a.kernels for a in analyses):
         return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
                             f"{', '.join(map(str, args.sources))}; it covers {_covered(found)}"])
-    notes = unmatched + sampled_nowhere + _uncovered_sources(args.sources, found, given) + _unread_sources(found)
+    notes = [*unmatched, *sampled_nowhere, *_drop_repeated_launches(analyses),
+             *_uncovered_sources(args.sources, found, given), *_unread_sources(found)]
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
@@ -273,6 +274,33 @@ def run_advise(args: argparse.Namespace) -> int:
         for n in notes:
             print(f"warpwise advise: note: {n}", file=sys.stderr)
     return 0
+
+
+def _drop_repeated_launches(analyses: list[Analysis]) -> list[str]:
+    """Drop, in place, each launch already read from an earlier file (KernelProfile.fingerprint: the same
+    profile given as ``R.ncu-rep`` and as its CSV export ``R.source.csv``), so it counts once; the first file
+    keeps it (a report before the CSV: the given ``.ncu-rep`` files come first). Returns one note per file that
+    lost launches, naming it, the kernels and the file they are counted from."""
+    first: dict[tuple[object, ...], Path] = {}
+    notes: list[str] = []
+    for a in analyses:
+        keep: list[Any] = []
+        repeated: dict[Path, set[str]] = {}
+        for k in a.kernels:
+            fp = k.profile.fingerprint()
+            if fp is not None and fp in first and first[fp] != a.report:
+                repeated.setdefault(first[fp], set()).add(k.profile.name)
+                continue
+            if fp is not None:
+                first.setdefault(fp, a.report)
+            keep.append(k)
+        if repeated:
+            a.kernels, a._groups = keep, None
+        for where, names in repeated.items():
+            notes.append(f"{a.report}: holds the same launches of {', '.join(sorted(names))} as {where} (same "
+                         f"kernel, grid, block and warp samples per PC: one profile in two files); counted once, "
+                         f"from {where}")
+    return notes
 
 
 def _covered(kernels: list[Any]) -> str:

@@ -65,3 +65,27 @@ def test_a_given_report_without_samples_in_the_sources_is_named_in_a_note() -> N
     res = run("advise", src, "--profile", str(stencil))
     assert res.returncode == 2
     assert res.stderr == f"warpwise advise: {stencil} has no samples in {src}; it covers stencil.cu\n"
+
+
+def test_one_profile_given_as_report_and_as_csv_export_is_counted_once() -> None:
+    rep, csv = example("gather", ".ncu-rep"), example("gather", ".source.csv")
+    note = (f"{csv}: holds the same launches of spmv_ell as {rep} (same kernel, grid, block and warp samples per "
+            f"PC: one profile in two files); counted once, from {rep}")
+    res = run("advise", str(example("gather", ".cu")), "--profile", str(rep), "--profile", str(csv),
+              "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [(k["name"], k["report"]) for k in out["kernels"]] == [("spmv_ell", str(rep))]
+    assert out["notes"] == [note]
+    text = run("advise", str(example("gather", ".cu")), "--profile", str(rep), "--profile", str(csv)).stdout
+    assert text.startswith(f"note: {note}\n\n== spmv_ell") and text.count("== spmv_ell") == 1
+    assert "50.0%" not in text
+
+
+def test_two_reports_of_different_programs_are_both_counted(tmp_path: Path) -> None:
+    src = [str(example("gather", ".cu")), str(example("stencil", ".cu"))]
+    res = run("advise", *src, "--profile", str(example("gather", ".ncu-rep")), "--profile",
+              str(example("stencil", ".ncu-rep")), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert sorted(k["name"] for k in out["kernels"]) == ["blur_rows", "spmv_ell"] and out["notes"] == []
