@@ -89,3 +89,24 @@ def test_two_reports_of_different_programs_are_both_counted(tmp_path: Path) -> N
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert sorted(k["name"] for k in out["kernels"]) == ["blur_rows", "spmv_ell"] and out["notes"] == []
+
+
+@pytest.fixture()
+def gather_csv(tmp_path: Path) -> Path:
+    for ext in (".cu", ".source.csv", ".details.csv", ".sm_90.cubin"):
+        shutil.copy(example("gather", ext), tmp_path / f"gather{ext}")
+    return tmp_path
+
+
+def test_a_details_page_given_alone_is_read_with_the_source_page_beside_it_and_the_header_names_that(
+        gather_csv: Path) -> None:
+    res = run("advise", "gather.cu", "--profile", "gather.details.csv", "--top", "1", cwd=gather_csv)
+    assert res.returncode == 0, res.stderr
+    assert "   report gather.source.csv   binary gather.sm_90.cubin" in res.stdout
+    out = json.loads(run("advise", "gather.cu", "--profile", "gather.details.csv", "--format", "json",
+                         cwd=gather_csv).stdout)
+    assert [(k["report"], k["launch"]["grid"]) for k in out["kernels"]] == [("gather.source.csv", [4096, 1, 1])]
+    # no Source page beside it: exit 2, launch facts only (docs/cli.md)
+    (gather_csv / "gather.source.csv").unlink()
+    res = run("advise", "gather.cu", "--profile", "gather.details.csv", cwd=gather_csv)
+    assert res.returncode == 2 and "holds launch facts only, no source counters" in res.stderr
