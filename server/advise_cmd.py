@@ -311,7 +311,8 @@ def _covered(kernels: list[Any]) -> str:
 def _unread_sources(found: list[Any]) -> list[str]:
     """One note per local source of the analysed kernels that is not read (over the source size limit,
     ``WARPWISE_MAX_SOURCE_BYTES``, default 64 MiB): its line text then comes from the report's embedded copy,
-    or is missing, and without the note nothing would say so."""
+    or is missing, and without the note nothing would say so; and one per source that is not UTF-8
+    (:func:`_not_utf8`)."""
     from warpwise.analysis.bounded import InputFileError, check_regular
 
     notes: list[str] = []
@@ -328,7 +329,34 @@ def _unread_sources(found: list[Any]) -> list[str]:
                 notes.append(f"{e}: not read; " + ("the source the report embeds is shown instead (the "
                                                     "profiled version)" if embedded else
                                                     "its lines are shown without their text"))
+                continue
+            if (why := _not_utf8(Path(here))) is not None:
+                notes.append(why)
     return notes
+
+
+def _not_utf8(path: Path) -> str | None:
+    """A note for a source that is not UTF-8 — read, as docs/security.md says, one code point per byte
+    (ISO-8859-1, analysis/encoding.decode_source) — naming the line of its first such byte; None for UTF-8 (or
+    a file outside the roots, or unreadable: other notes cover those)."""
+    from warpwise.analysis.bounded import InputFileError, read_bytes
+    from warpwise.analysis.confine import inside
+    from warpwise.analysis.encoding import decode_source
+
+    if not inside(path):
+        return None
+    try:
+        data = read_bytes(path.resolve(), "source")
+        text = decode_source(data, path)
+    except InputFileError:
+        return None
+    if text.first_non_utf8 is None:
+        return None
+    at = text.first_non_utf8
+    line = data.count(b"\n", 0, at) + 1
+    return (f"{path}: not UTF-8 (byte 0x{data[at]:02x} on line {line} is the first that is not): read one code "
+            "point per byte (ISO-8859-1), so its non-ASCII characters may be shown wrong; save it as UTF-8 to "
+            "see them as written")
 
 
 def _defined_kernels(sources: list[Path]) -> tuple[set[str], list[str]]:

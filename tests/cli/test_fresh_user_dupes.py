@@ -110,3 +110,17 @@ def test_a_details_page_given_alone_is_read_with_the_source_page_beside_it_and_t
     (gather_csv / "gather.source.csv").unlink()
     res = run("advise", "gather.cu", "--profile", "gather.details.csv", cwd=gather_csv)
     assert res.returncode == 2 and "holds launch facts only, no source counters" in res.stderr
+
+
+def test_a_source_that_is_not_utf8_is_named_in_a_note(tmp_path: Path) -> None:
+    for ext in (".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("gather", ext), tmp_path / f"gather{ext}")
+    data = example("gather", ".cu").read_bytes().replace(b"// load the column index", b"// load the col\xe9 index")
+    (tmp_path / "gather.cu").write_bytes(data)
+    res = run("advise", "gather.cu", "--format", "json", cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["notes"] == [
+        "gather.cu: not UTF-8 (byte 0xe9 on line 16 is the first that is not): read one code point per byte "
+        "(ISO-8859-1), so its non-ASCII characters may be shown wrong; save it as UTF-8 to see them as written"]
+    # the UTF-8 original: no note
+    assert json.loads(run("advise", str(example("gather", ".cu")), "--format", "json").stdout)["notes"] == []
