@@ -124,3 +124,13 @@ def test_a_source_that_is_not_utf8_is_named_in_a_note(tmp_path: Path) -> None:
         "(ISO-8859-1), so its non-ASCII characters may be shown wrong; save it as UTF-8 to see them as written"]
     # the UTF-8 original: no note
     assert json.loads(run("advise", str(example("gather", ".cu")), "--format", "json").stdout)["notes"] == []
+
+
+def test_a_cubin_cut_inside_its_elf_header_is_called_truncated(tmp_path: Path) -> None:
+    tiny = tmp_path / "tiny.cubin"
+    tiny.write_bytes(example("gather", ".sm_90.cubin").read_bytes()[:10])
+    res = run("advise", str(example("gather", ".cu")), "--binary", str(tiny))
+    assert res.returncode == 2
+    assert res.stderr == (f"warpwise advise: {tiny}: truncated ELF: the file has 10 bytes, fewer than the 64-byte "
+                          "ELF header, so it is no cubin, executable or library: was the build or the copy "
+                          "interrupted?\n")
