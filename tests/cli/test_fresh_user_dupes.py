@@ -134,3 +134,15 @@ def test_a_cubin_cut_inside_its_elf_header_is_called_truncated(tmp_path: Path) -
     assert res.stderr == (f"warpwise advise: {tiny}: truncated ELF: the file has 10 bytes, fewer than the 64-byte "
                           "ELF header, so it is no cubin, executable or library: was the build or the copy "
                           "interrupted?\n")
+
+
+def test_the_cdp_note_names_the_report_it_was_analysed_from_and_its_command_runs(tmp_path: Path) -> None:
+    for ext in (".cu", ".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("cdp", ext), tmp_path / f"cdp{ext}")
+    out = json.loads(run("advise", "cdp.cu", "--format", "json", cwd=tmp_path).stdout)
+    note = next(n for k in out["kernels"] for n in k["notes"] if "launches kernels from the device" in n)
+    command = f"warpwise rewrite plan cdp.cu --launch 22 --profile {(tmp_path / 'cdp.ncu-rep').resolve()}"
+    assert f"`{command}`" in note and "REPORT.ncu-rep" not in note
+    res = run(*command.split()[1:], cwd=tmp_path)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("cdp.cu:22: profile-guided: ")
