@@ -146,3 +146,14 @@ def test_the_cdp_note_names_the_report_it_was_analysed_from_and_its_command_runs
     res = run(*command.split()[1:], cwd=tmp_path)
     assert res.returncode == 0, res.stderr
     assert res.stdout.startswith("cdp.cu:22: profile-guided: ")
+
+
+def test_the_accuracy_benchmark_help_lists_the_hold_out_options() -> None:
+    import subprocess
+    import sys
+
+    script = EXAMPLES.parent / "bench" / "advice" / "accuracy.py"
+    res = subprocess.run([sys.executable, str(script), "--help"], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "--pairs-dir DIR" in res.stdout and "--timings FILE" in res.stdout
+    assert "bench/advice/holdoutN/pairs" in res.stdout
