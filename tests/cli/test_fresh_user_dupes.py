@@ -157,3 +157,15 @@ def test_the_accuracy_benchmark_help_lists_the_hold_out_options() -> None:
     assert res.returncode == 0, res.stderr
     assert "--pairs-dir DIR" in res.stdout and "--timings FILE" in res.stdout
     assert "bench/advice/holdoutN/pairs" in res.stdout
+
+
+def test_rewrite_plan_refuses_a_report_of_another_program_as_advise_does(tmp_path: Path) -> None:
+    src = tmp_path / "cdp.cu"
+    shutil.copy(example("cdp", ".cu"), src)
+    rep = example("gather", ".ncu-rep")
+    res = run("rewrite", "plan", str(src), "--launch", "22", "--profile", str(rep))
+    assert res.returncode == 2 and res.stdout == ""
+    assert res.stderr == (f"warpwise rewrite: {rep} has no launch of `scale_all`, the parent of {src}:22; "
+                          "it covers spmv_ell\n")
+    res = run("rewrite", "plan", str(src), "--launch", "22", "--profile", str(example("cdp", ".ncu-rep")))
+    assert res.returncode == 0 and res.stdout.startswith(f"{src}:22: profile-guided: ")
