@@ -238,9 +238,11 @@ def run_advise(args: argparse.Namespace) -> int:
     if not given:  # a report found beside (or one folder below) the sources must be theirs
         unmatched = _drop_foreign_kernels(analyses, sources)
         if not any(a.kernels for a in analyses):
-            return _fail(args, [*unmatched, f"no report found next to {', '.join(map(str, args.sources))} profiles "
-                                             "a kernel of these sources; pass --profile REPORT.ncu-rep (record one "
-                                             "with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
+            return _fail(args, [*unmatched, "none of the reports found next to "
+                                             f"{', '.join(map(str, args.sources))} profiles a kernel of these "
+                                             "sources (file names are matched case-sensitively); pass --profile "
+                                             "REPORT.ncu-rep (record one with `warpwise profile -o REPORT.ncu-rep "
+                                             "-- ./app`)"])
     if not any(a.kernels for a in analyses):
         return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
                             f"{', '.join(map(str, args.sources))}; it covers {_covered(found)}"])

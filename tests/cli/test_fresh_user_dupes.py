@@ -169,3 +169,15 @@ def test_rewrite_plan_refuses_a_report_of_another_program_as_advise_does(tmp_pat
                           "it covers spmv_ell\n")
     res = run("rewrite", "plan", str(src), "--launch", "22", "--profile", str(example("cdp", ".ncu-rep")))
     assert res.returncode == 0 and res.stdout.startswith(f"{src}:22: profile-guided: ")
+
+
+def test_an_upper_case_suffix_is_not_the_profiled_file_and_the_message_says_so(tmp_path: Path) -> None:
+    for ext in (".ncu-rep", ".sm_90.cubin"):
+        shutil.copy(example("gather", ext), tmp_path / f"gather{ext}")
+    shutil.copy(example("gather", ".cu"), tmp_path / "gather.CU")
+    res = run("advise", "gather.CU", cwd=tmp_path)
+    assert res.returncode == 2
+    assert res.stderr.endswith(
+        "warpwise advise: none of the reports found next to gather.CU profiles a kernel of these sources (file "
+        "names are matched case-sensitively); pass --profile REPORT.ncu-rep (record one with `warpwise profile "
+        "-o REPORT.ncu-rep -- ./app`)\n")
