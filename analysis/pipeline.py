@@ -351,7 +351,22 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
                     binaries.extend(sub_bins)
         profiles.extend(profs)
         binaries.extend(bins)
-    return profiles, binaries
+    # a folder's sub-folder may also be the folder of one of its sources (``a/x.cuh`` and ``a/g/g.cu``): the
+    # files found both ways are one input each, or every launch would count twice
+    return unique_files(profiles), unique_files(binaries)
+
+
+def unique_files(files: Iterable[Path]) -> list[Path]:
+    """``files`` without repeats of one file (compared by resolved path: ``a/g/../g/r.ncu-rep`` is ``a/g/r.ncu-rep``),
+    first occurrence kept, order kept."""
+    seen: set[Path] = set()
+    out: list[Path] = []
+    for f in files:
+        key = f.resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
 
 
 def _pick_cubin(profile: KernelProfile, cubins: Sequence[Cubin]) -> tuple[Cubin | None, list[str]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from warpwise.analysis.confine import set_roots
-from warpwise.analysis.pipeline import SOURCE_SUFFIXES, Analysis, InputError, analyze, discover
+from warpwise.analysis.pipeline import SOURCE_SUFFIXES, Analysis, InputError, analyze, discover, unique_files
 
 
 def _special(p: Path) -> str | None:
@@ -169,8 +169,9 @@ def run_advise(args: argparse.Namespace) -> int:
     pages: list[Path] = []
     if given:
         # .ncu-rep reports are analysed one by one; all .csv files given are pages of one export
-        profiles = [Path(g) for g in given if not g.endswith(".csv")]
-        csvs = [Path(g) for g in given if g.endswith(".csv")]
+        # (one file named twice, `r.ncu-rep` and `./r.ncu-rep`, is one input: its launches count once)
+        profiles = unique_files(Path(g) for g in given if not g.endswith(".csv"))
+        csvs = unique_files(Path(g) for g in given if g.endswith(".csv"))
         if csvs:
             profiles.append(csvs[0])
             pages = csvs[1:]
@@ -225,21 +226,28 @@ def run_advise(args: argparse.Namespace) -> int:
     # keep only kernels with samples in the given sources (a kernel without line information — built without
     # -lineinfo, or a CSV export of launch facts only — cannot be placed: keep it, its kernel-level advice still
     # applies and its notes say what it lacks)
+    sampled_nowhere: list[str] = []  # a given report none of whose kernels has samples in the sources
     for a in analyses:
+        before = a.kernels
         a.kernels = [k for k in a.kernels if any(p is not None for p in k.local.values()) or not k.local]
         a._groups = None
+        if given and before and not a.kernels:
+            sampled_nowhere.append(f"{a.report}: left out, it has no samples in {', '.join(args.sources)}; "
+                                   f"it covers {_covered(before)}")
     unmatched: list[str] = []
     if not given:  # a report found beside (or one folder below) the sources must be theirs
         unmatched = _drop_foreign_kernels(analyses, sources)
         if not any(a.kernels for a in analyses):
-            return _fail(args, [*unmatched, f"no report found next to {', '.join(map(str, args.sources))} profiles "
-                                             "a kernel of these sources; pass --profile REPORT.ncu-rep (record one "
-                                             "with `warpwise profile -o REPORT.ncu-rep -- ./app`)"])
+            return _fail(args, [*unmatched, "none of the reports found next to "
+                                             f"{', '.join(map(str, args.sources))} profiles a kernel of these "
+                                             "sources (file names are matched case-sensitively); pass --profile "
+                                             "REPORT.ncu-rep (record one with `warpwise profile -o REPORT.ncu-rep "
+                                             "-- ./app`)"])
     if not any(a.kernels for a in analyses):
-        covered = ", ".join(sorted({Path(f).name for k in found for f in k.local})) or "no source lines"
         return _fail(args, [f"{', '.join(map(str, profiles))} has no samples in "
-                            f"{', '.join(map(str, args.sources))}; it covers {covered}"])
-    notes = unmatched + _uncovered_sources(args.sources, found, given) + _unread_sources(found)
+                            f"{', '.join(map(str, args.sources))}; it covers {_covered(found)}"])
+    notes = [*unmatched, *sampled_nowhere, *_drop_repeated_launches(analyses),
+             *_uncovered_sources(args.sources, found, given), *_unread_sources(found)]
     if args.format == "json":
         from warpwise.analysis.report import to_json
 
@@ -270,10 +278,43 @@ def run_advise(args: argparse.Namespace) -> int:
     return 0
 
 
+def _drop_repeated_launches(analyses: list[Analysis]) -> list[str]:
+    """Drop, in place, each launch already read from an earlier file (KernelProfile.fingerprint: the same
+    profile given as ``R.ncu-rep`` and as its CSV export ``R.source.csv``), so it counts once; the first file
+    keeps it (a report before the CSV: the given ``.ncu-rep`` files come first). Returns one note per file that
+    lost launches, naming it, the kernels and the file they are counted from."""
+    first: dict[tuple[object, ...], Path] = {}
+    notes: list[str] = []
+    for a in analyses:
+        keep: list[Any] = []
+        repeated: dict[Path, set[str]] = {}
+        for k in a.kernels:
+            fp = k.profile.fingerprint()
+            if fp is not None and fp in first and first[fp] != a.report:
+                repeated.setdefault(first[fp], set()).add(k.profile.name)
+                continue
+            if fp is not None:
+                first.setdefault(fp, a.report)
+            keep.append(k)
+        if repeated:
+            a.kernels, a._groups = keep, None
+        for where, names in repeated.items():
+            notes.append(f"{a.report}: holds the same launches of {', '.join(sorted(names))} as {where} (same "
+                         f"kernel, grid, block and warp samples per PC: one profile in two files); counted once, "
+                         f"from {where}")
+    return notes
+
+
+def _covered(kernels: list[Any]) -> str:
+    """The file names the kernels' samples are recorded in (``stencil.cu``), or ``no source lines``."""
+    return ", ".join(sorted({Path(f).name for k in kernels for f in k.local})) or "no source lines"
+
+
 def _unread_sources(found: list[Any]) -> list[str]:
     """One note per local source of the analysed kernels that is not read (over the source size limit,
     ``WARPWISE_MAX_SOURCE_BYTES``, default 64 MiB): its line text then comes from the report's embedded copy,
-    or is missing, and without the note nothing would say so."""
+    or is missing, and without the note nothing would say so; and one per source that is not UTF-8
+    (:func:`_not_utf8`)."""
     from warpwise.analysis.bounded import InputFileError, check_regular
 
     notes: list[str] = []
@@ -290,7 +331,34 @@ def _unread_sources(found: list[Any]) -> list[str]:
                 notes.append(f"{e}: not read; " + ("the source the report embeds is shown instead (the "
                                                     "profiled version)" if embedded else
                                                     "its lines are shown without their text"))
+                continue
+            if (why := _not_utf8(Path(here))) is not None:
+                notes.append(why)
     return notes
+
+
+def _not_utf8(path: Path) -> str | None:
+    """A note for a source that is not UTF-8 — read, as docs/security.md says, one code point per byte
+    (ISO-8859-1, analysis/encoding.decode_source) — naming the line of its first such byte; None for UTF-8 (or
+    a file outside the roots, or unreadable: other notes cover those)."""
+    from warpwise.analysis.bounded import InputFileError, read_bytes
+    from warpwise.analysis.confine import inside
+    from warpwise.analysis.encoding import decode_source
+
+    if not inside(path):
+        return None
+    try:
+        data = read_bytes(path.resolve(), "source")
+        text = decode_source(data, path)
+    except InputFileError:
+        return None
+    if text.first_non_utf8 is None:
+        return None
+    at = text.first_non_utf8
+    line = data.count(b"\n", 0, at) + 1
+    return (f"{path}: not UTF-8 (byte 0x{data[at]:02x} on line {line} is the first that is not): read one code "
+            "point per byte (ISO-8859-1), so its non-ASCII characters may be shown wrong; save it as UTF-8 to "
+            "see them as written")
 
 
 def _defined_kernels(sources: list[Path]) -> tuple[set[str], list[str]]:

@@ -12,6 +12,7 @@ writes the file rewritten with the choice (``--alternative K``: the K-th alterna
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -164,6 +165,14 @@ def _run_plan(args: argparse.Namespace, src: Path, text: str, encode: Callable[[
         if k < 0 or k > len(plan.alternatives):
             print(f"warpwise rewrite: --alternative {k}: there are {len(plan.alternatives)} alternatives",
                   file=sys.stderr)
+            return 2
+        if given and profiles and plan.facts is None and (
+                m := re.match(r"the profile holds no launch of the parent `([^`]+)`", plan.reasons[0] if plan.reasons
+                              else "")):
+            # a report of another program: refused, as advise refuses a report with no samples in the sources
+            kernels = ", ".join(sorted({kp.name.split("(")[0].split("<")[0].strip() for kp in profiles}))
+            print(f"warpwise rewrite: {', '.join(reports)} has no launch of `{m.group(1)}`, the parent of "
+                  f"{src}:{args.launch}; it covers {kernels or 'no kernel'}", file=sys.stderr)
             return 2
         choice = plan.alternatives[k - 1] if k else plan.choice
         result = apply_edits(text, plan_edits(text, str(src), args.launch, choice)) if args.output else None

@@ -9,8 +9,9 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import replace
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from warpwise.analysis.advice.common import same_loop
 from warpwise.analysis.advice.context import (
@@ -136,8 +137,13 @@ def cdp_note(view: KernelView) -> str | None:
     where = ", ".join(f"{PurePosixPath(loc.file.replace(chr(92), '/')).name}:{loc.line}" for loc in locs)
     first = locs[0]
     name = PurePosixPath(first.file.replace("\\", "/")).name
+    # the report this was analysed from, as an absolute path (the command is run in the source's folder); a CSV
+    # export cannot serve the plan (no device-runtime samples): then the report it was exported from
+    rep = view.profile.report
+    report = shlex.quote(str(Path(rep).resolve())) if rep and view.profile.origin == "ncu-rep" else \
+        "REPORT.ncu-rep (the report the CSV export was made from)"
     return (f"{view.profile.name} launches kernels from the device ({CDP_LAUNCH} at {where}): launch overhead "
             "of many small child grids is not modelled by these optimizers; try the dynamic-parallelism rewrites "
             "(thresholding, coarsening, aggregation): the code actions on the launch line, or, in the source's "
-            f"folder, `warpwise rewrite plan {name} --launch {first.line} --profile REPORT.ncu-rep` (the "
+            f"folder, `warpwise rewrite plan {name} --launch {first.line} --profile {report}` (the "
             "profile-guided combination; threshold|coarsen|aggregate one at a time; docs/rewrites.md)")

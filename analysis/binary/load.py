@@ -138,6 +138,11 @@ def _kind(path: str, head: bytes) -> str:
         raise NotElfError(f"{path}: the file is empty (0 bytes), not a cubin, executable or fatbin: was the build "
                           "or the copy interrupted?")
     if head[:4] == b"\x7fELF":
+        need = 52 if head[4:5] == b"\x01" else 64  # the ELF header: ELFCLASS32 52 bytes, ELFCLASS64 64 (gABI)
+        if len(head) < need:  # a cut file would otherwise go to cuobjdump ("Invalid fatbin header")
+            raise NotElfError(f"{path}: truncated ELF: the file has {len(head)} bytes, fewer than the {need}-byte "
+                              "ELF header, so it is no cubin, executable or library: was the build or the copy "
+                              "interrupted?")
         if len(head) >= 20 and struct.unpack_from("<H", head, 18)[0] == EM_CUDA:
             return "cubin"
         return "host"

@@ -129,11 +129,15 @@ def _profile(funcs: list[csv_source.SassFunction], facts: csv_launch.LaunchFacts
 def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
     """Every kernel launch in the CSV exports ``paths`` (pages of one report), in launch order.
 
-    ``paths[0]`` names the report in messages. Raises CsvError when a file is unreadable, holds no ncu table,
-    or no file holds a Source page nor launch facts.
+    ``paths[0]`` names the report in messages. Each profile's ``report`` is the file its warp samples come
+    from: the first file holding a Source page table (``x.source.csv`` when ``x.details.csv`` was given and the
+    Source page beside it read as its companion), else ``paths[0]``. Raises CsvError when a file is unreadable,
+    holds no ncu table, or no file holds a Source page nor launch facts.
     """
     exports: list[CsvExport] = [read(p) for p in paths]
     report = str(paths[0])
+    sampled = next((str(e.path) for e in exports for t in e.tables
+                    if csv_source.is_sass_table(t) or csv_source.is_cuda_table(t)), report)
     functions: list[csv_source.SassFunction] = []
     by_line: list[csv_source.SassFunction] = []  # CUDA,SASS view: one table per (function, file)
     lines: list[csv_source.LineRow] = []
@@ -187,7 +191,7 @@ def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
                 next((f for f in launches if _same_kernel(f.title, group[0].title)), None)
             if facts is not None:
                 launches.remove(facts)
-            p = _profile(group, facts, report, i)
+            p = _profile(group, facts, sampled, i)
             if facts is None:
                 p.notes.append("no Details/Raw page with this launch: launch facts (grid, block, registers, "
                                "occupancy) are unknown and the advice that needs them is skipped "
@@ -200,7 +204,8 @@ def load_csv_profiles(paths: Sequence[str | Path]) -> list[KernelProfile]:
         facts = launches.pop(0) if launches else None
         p = KernelProfile(name=csv_source.function_name(facts.title) if facts else Path(report).stem,
                           mangled="", arch=facts.arch if facts else "sm_unknown",
-                          launch=facts.launch if facts else LaunchConfig(), pcs={}, report=report, origin="csv-lines")
+                          launch=facts.launch if facts else LaunchConfig(), pcs={}, report=sampled,
+                          origin="csv-lines")
         for k, r in enumerate(lines):
             p.pcs[(CUDA_VIEW, k)] = PCSample(function=CUDA_VIEW, offset=k, pc=k, sass="", samples=r.samples,
                                              not_issued=r.not_issued, stalls=r.stalls, file=r.file, line=r.line)

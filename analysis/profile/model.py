@@ -146,6 +146,19 @@ class KernelProfile:
         """A = T - L: issued samples."""
         return self.total_samples - self.latency_samples
 
+    def fingerprint(self) -> tuple[object, ...] | None:
+        """What identifies this launch across the files it can be read from (the ``.ncu-rep`` and its CSV
+        exports): demangled name, grid and block (CTAs, threads), and the (offset, warp samples, not-issued
+        samples) of each sampled instruction of the kernel's own function. Durations are left out (the Details
+        page rounds them) and so are samples outside the kernel's function (a CSV export lacks the CDP device
+        runtime's). Two launches of one program agreeing on every per-PC sample count by chance is not a case
+        to plan for; None when the kernel's function has no samples (nothing to tell launches apart by)."""
+        own = tuple(sorted((o, s.samples, s.not_issued) for (f, o), s in self.pcs.items()
+                           if f == self.mangled and s.samples))
+        if not own:
+            return None
+        return (self.name, self.launch.grid, self.launch.block, own)
+
     def functions(self) -> list[str]:
         """Names of the functions whose PCs appear (the kernel first)."""
         names = sorted({f for f, _ in self.pcs}, key=lambda n: (n != self.mangled, n))

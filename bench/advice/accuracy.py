@@ -295,8 +295,12 @@ def render(rows: Sequence[Row], missing: Sequence[str]) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
-    ap.add_argument("--pairs-dir", type=Path, default=HERE / "pairs", help=argparse.SUPPRESS)
-    ap.add_argument("--timings", type=Path, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--pairs-dir", type=Path, default=HERE / "pairs", metavar="DIR",
+                    help="folder of the pairs to score (default: bench/advice/pairs; a hold-out set: "
+                         "bench/advice/holdoutN/pairs)")
+    ap.add_argument("--timings", type=Path, default=None, metavar="FILE",
+                    help="measured timings JSON of those pairs (a hold-out set: "
+                         "bench/advice/holdoutN/timings_h200.json; default: timings_h200.json beside DIR)")
     ap.add_argument("pairs", nargs="*", help="only these pairs (default: all)")
     args = ap.parse_args(argv)
     pairs_dir: Path = args.pairs_dir

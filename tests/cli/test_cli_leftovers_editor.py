@@ -67,8 +67,9 @@ def test_a_csv_export_of_another_program_one_folder_down_is_not_used(tmp_path: P
         "warpwise advise: exports/intdiv.source.csv: not used for bucket_score: no sample maps to a line of gather.cu "
         "(the report has no line information for it) and no kernel of that name is defined there; pass the report "
         "with --profile to use it anyway",
-        "warpwise advise: no report found next to gather.cu profiles a kernel of these sources; pass --profile "
-        "REPORT.ncu-rep (record one with `warpwise profile -o REPORT.ncu-rep -- ./app`)"]
+        "warpwise advise: none of the reports found next to gather.cu profiles a kernel of these sources (file "
+        "names are matched case-sensitively); pass --profile REPORT.ncu-rep (record one with `warpwise profile "
+        "-o REPORT.ncu-rep -- ./app`)"]
     # given explicitly, the user's choice stands
     res = run("advise", "gather.cu", "--profile", "exports/intdiv.source.csv", cwd=tmp_path)
     assert res.returncode == 0 and "== bucket_score" in res.stdout

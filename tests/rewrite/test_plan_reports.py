@@ -37,15 +37,13 @@ def test_the_report_beside_the_source_is_used_and_named(capsys: pytest.CaptureFi
                         "(--profile names another)")
 
 
-def test_a_report_without_the_parent_is_said_to_be_unused(capsys: pytest.CaptureFixture[str]) -> None:
-    rc, out, _ = _run(capsys, "plan", str(CDP / "cdp.cu"), "--launch", str(LAUNCH),
-                      "--profile", str(ROOT / "examples" / "gather" / "gather.ncu-rep"))
-    assert rc == 0
-    lines = out.splitlines()
-    assert lines[0].endswith(": default: threshold 256, coarsen x4, aggregate per multiblock")
-    assert lines[1] == ("  - the profile holds no launch of the parent `scale_all` (its kernels: spmv_ell), so it is "
-                        "not used: the measured default (bench/dp, docs/benchmarks.md): threshold 256, coarsen x4, "
-                        "aggregate per multiblock")
+def test_a_report_without_the_parent_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    # given with --profile, a report of another program is refused as advise refuses one (docs/cli.md)
+    rep = ROOT / "examples" / "gather" / "gather.ncu-rep"
+    rc, out, err = _run(capsys, "plan", str(CDP / "cdp.cu"), "--launch", str(LAUNCH), "--profile", str(rep))
+    assert rc == 2 and out == ""
+    assert err == (f"warpwise rewrite: {rep} has no launch of `scale_all`, the parent of {CDP / 'cdp.cu'}:{LAUNCH}; "
+                   "it covers spmv_ell\n")
 
 
 def test_without_any_report_the_default_names_what_applies(tmp_path: Path,
