@@ -563,26 +563,31 @@ def is_multiply_high(i: Instruction) -> bool:
     return i.base_opcode == "IMAD" and ".HI" in i.opcode
 
 
+def _reused_quotients(seq: list[Instruction]) -> tuple[int, int]:
+    """(quotients, multiply-highs) of a function's 32-bit division sequences ``seq`` (:func:`division_sequence`):
+    quotients = multiply-highs − seeds (I2F.U32.RP), 0 unless each reciprocal serves more than one quotient
+    (quotients > seeds > 0). 64-bit seeds (I2F.U64.RP, a called routine) are not counted."""
+    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
+    highs = sum(1 for i in seq if is_multiply_high(i))
+    quotients = highs - seeds
+    return (quotients, highs) if seeds > 0 and quotients > seeds else (0, highs)
+
+
 def reused_reciprocal_share(seq: list[Instruction]) -> float:
     """The share of the multiply-highs of a function's division sequences (``seq``, :func:`division_sequence`)
-    that a precomputed fixed-point reciprocal keeps, 0..1.
+    that are quotients of a reused reciprocal, 0..1: (multiply-highs − seeds) / multiply-highs.
 
     nvcc's 32-bit unsigned division by a run-time divisor computes the divisor's reciprocal once (seed
     I2F.U32.RP, MUFU.RCP, F2I, and one IMAD.HI refining it), then per quotient one IMAD.HI by the dividend
     and its corrections (SASS of nvcc 13, sm_90). With more quotient multiply-highs than seeds (I2F.U32.RP),
     the compiler already reuses each reciprocal for several operations: the hint's fix for a reused divisor is
     a host-precomputed reciprocal, q = __umulhi(n, m) >> s (Granlund & Montgomery, "Division by invariant
-    integers using multiplication", PLDI 1994), which keeps one multiply-high per quotient and drops the
-    set-up and the corrections — so (multiply-highs − seeds) / multiply-highs of them stay. With at most one
-    quotient per seed (a divisor used once) the division goes altogether (a power-of-two shift, or index math
-    without it): 0. 64-bit sequences (I2F.U64.RP, a called routine) are left out: 0. A positive share is the
-    reuse test of :func:`fixed_point_kept_share`, which sets what the fix keeps."""
-    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
-    highs = sum(1 for i in seq if is_multiply_high(i))
-    quotients = highs - seeds
-    if seeds <= 0 or quotients <= seeds:
-        return 0.0
-    return quotients / highs
+    integers using multiplication", PLDI 1994). With at most one quotient per seed (a divisor used once) the
+    division goes altogether (a power-of-two shift, or index math without it): 0. 64-bit sequences
+    (I2F.U64.RP, a called routine) are left out: 0. A positive share is the reuse test of
+    :func:`fixed_point_kept_share`, which sets what the fix keeps (FIXED_POINT_QUOTIENT_OPS per quotient)."""
+    quotients, highs = _reused_quotients(seq)
+    return quotients / highs if quotients else 0.0
 
 
 #: Instructions per quotient of division by a run-time invariant divisor through a precomputed fixed-point
@@ -597,7 +602,7 @@ FIXED_POINT_QUOTIENT_OPS = 5
 def fixed_point_kept_share(seq: list[Instruction]) -> float:
     """The share of a function's division sequences (``seq``, :func:`division_sequence`) that the hint's fix for a
     reused divisor keeps, 0..1: FIXED_POINT_QUOTIENT_OPS instructions per quotient of the
-    (quotient multiply-highs − seeds) quotients (:func:`reused_reciprocal_share`) over the sequences'
+    (quotient multiply-highs − seeds) quotients (:func:`_reused_quotients`) over the sequences'
     instructions; 0 where a divisor is used once (the division goes altogether).
 
     The share is taken of the whole sequence, not of the instructions that look alike in both forms: nvcc's
@@ -606,11 +611,8 @@ def fixed_point_kept_share(seq: list[Instruction]) -> float:
     instructions measures where a warp waited for an issue slot, not what that instruction costs (its ISETPs
     hold 359 samples, a multiply-high 3): the sequence costs its issue slots, and a replacement of c of its n
     instructions keeps c/n of its samples (GPA eq. 2 over the rest)."""
-    if reused_reciprocal_share(seq) <= 0 or not seq:
-        return 0.0
-    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
-    quotients = sum(1 for i in seq if is_multiply_high(i)) - seeds
-    return min(1.0, FIXED_POINT_QUOTIENT_OPS * quotients / len(seq))
+    quotients, _ = _reused_quotients(seq)
+    return min(1.0, FIXED_POINT_QUOTIENT_OPS * quotients / len(seq)) if quotients else 0.0
 
 
 def is_fp64_seed(i: Instruction) -> bool:
