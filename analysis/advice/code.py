@@ -935,27 +935,29 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     hint = ""
     names: list[str] = []
     sites: set[tuple[str, int]] = set()
+    routine_kinds: set[str] = set()  # slow paths of the out-of-line routines the stalls are in
     if evs:
         names = sorted({e.use_fn.name for e in evs if e.use_fn is not None and not e.use_fn.is_kernel})
         sites = set().union(*(_call_lines(view, n) for n in names)) if names else set()
         what = ", ".join(n.rsplit("$", 1)[-1] for n in names) or "CUDA math header code"
         at = f" called from {cm.lines_text(sites)}" if sites else ""
         # name the fast form of the routines the SASS calls only (a division slow path: not __sinf)
-        kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
-        instead = f"{slow_path_text(kinds)[1]} at that line" if kinds else "the fast intrinsic at that line"
+        routine_kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
+        instead = (f"{slow_path_text(routine_kinds)[1]} at that line" if routine_kinds
+                   else "the fast intrinsic at that line")
         hint = (f"time goes into the precise math routine {what}{at}: --use_fast_math (or {instead}) replaces "
                 "it by hardware approximations that change the results")
     base = cm.stall_elimination_advice(view, "fast_math", evs, hint, nothing="no stalls in CUDA math routines")
     by_line = precise_math_kinds(view)
     lines = set(by_line)
-    routine_kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
     if not lines:
         return _with_accuracy(base, routine_kinds)
     removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view, lines)
                if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
     where = cm.lines_text(lines)
     # only the slow paths these lines' SASS holds (fresh-user: sin/cos was named in a kernel without any)
-    has, fast_forms = slow_path_text(frozenset().union(*by_line.values()))
+    line_kinds = frozenset().union(*by_line.values())
+    has, fast_forms = slow_path_text(line_kinds)
     slow = ""
     if names and sites and sites <= lines:
         # the out-of-line slow path is called from these very lines: one sentence, the routine named in it
@@ -967,7 +969,7 @@ def fast_math(view: KernelView) -> Advice | Skipped:
         inline_hint = f"{base.hint}; {inline_hint}"
     res = cm.removal_advice(view, "fast_math", removed, inline_hint,
                             "the arithmetic of the lines holding precise math (upper bound: part of it remains)")
-    kinds = routine_kinds | frozenset().union(*by_line.values())
+    kinds = routine_kinds | line_kinds
     if not isinstance(res, Advice) or (isinstance(base, Advice) and base.estimated_speedup >= res.estimated_speedup):
         return _with_accuracy(base, kinds)
     res.upper_bound = True
