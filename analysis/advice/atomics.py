@@ -19,6 +19,7 @@ a data-dependent address (a histogram: as many addresses as bins).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import PurePosixPath
 
@@ -247,18 +248,38 @@ SERIAL_SHARE = 1 / 3
 
 
 def feeds_atomic_address(view: KernelView, ev: EdgeView) -> bool:
-    """Whether ``ev``'s loaded value picks a contended global atomic's address: the use is that atomic, or an
-    address computation whose result an atomic later in its block uses (a histogram's bin, which indirect
-    address elimination must not claim: the index is the data)."""
+    """Whether ``ev``'s loaded value picks an atomic's address: the use is a contended atomic
+    (:func:`contended_atomics`), or the value flows through the register arithmetic after the use, in its
+    block, into the address of any global or shared atomic (a histogram's bin, ``atomicAdd(&h[px[i] & m], 1)``,
+    which nvcc may build as a warp-aggregated ``ATOMS.POPC.INC``). Indirect address elimination must not
+    claim it: the index is the data, so there is no index to compute, prefetch or store in the order it is
+    read."""
     sites = contended_atomics(view)
     use, pf = ev.use_ins, ev.use_fn
-    if not sites or use is None or pf is None:
+    if use is None or pf is None:
         return False
     if (pf.name, use.offset) in sites:
         return True
-    produced = cm.dest_registers(use)
+    tainted = cm.dest_registers(use)
     block = pf.block_of(use.offset)
-    if not produced or block is None:
+    if not tainted or block is None:
         return False
-    return any((pf.name, i.offset) in sites and produced & cm.address_registers(i)
-               for i in block.instructions if i.offset > use.offset)
+    for i in block.instructions:
+        if i.offset <= use.offset:
+            continue
+        if i.base_opcode in GLOBAL_ATOMICS | SHARED_ATOMICS and tainted & cm.address_registers(i):
+            return True
+        if tainted & _source_registers(i):
+            tainted = tainted | cm.dest_registers(i)
+        else:
+            tainted = tainted - cm.dest_registers(i)
+    return False
+
+
+def _source_registers(i: Instruction) -> set[str]:
+    """General registers ``i`` reads: those of its operands after the destination, and of address operands."""
+    regs = {m.group(1) for op in i.operands[1:] for m in _GPR.finditer(op)}
+    return regs | cm.address_registers(i)
+
+
+_GPR = re.compile(r"(?<![\w.])(R\d+)\b")

@@ -1,7 +1,10 @@
-"""warp_balance's roofline after a shared-memory exchange becomes warp shuffles (issue 10, helper model3): the
-exchange's shared stores and barriers leave the SM too, so the SM throughput of now does not cap the fix. Checked
-on the committed H200 report and cubin of holdout6 ``softmax_tree1024`` (two barrier trees, SM at 77% of peak)
-and on kernels whose warp_balance estimate must not move."""
+"""Model rules of helper model3 (issue 10), on the committed H200 reports and cubins:
+
+- warp_balance: where a shared-memory exchange becomes warp shuffles, its shared stores and barriers leave the SM
+  too, so the SM throughput of now does not cap the fix (holdout6 ``softmax_tree1024``: two barrier trees, SM at
+  77% of peak), and kernels whose estimate must not move keep it;
+- indirect_address_elimination: a loaded value that becomes an atomic's address (a histogram's bin) is data, not
+  an indirection; gathers without an atomic keep the advice."""
 
 from __future__ import annotations
 
@@ -48,3 +51,30 @@ def test_serial_scan_between_barriers_stays_capped_by_l2() -> None:
     assert a.estimate.inputs["r_sm"] == pytest.approx(0.853, abs=0.001)
     assert a.cap is not None and a.cap.unit == "l2" and a.cap.binding
     assert a.estimated_speedup == pytest.approx(1.1145, abs=0.0005)
+
+
+@cache
+def _report(d: Path) -> Any:
+    meta = json.loads((d / "pair.json").read_text())
+    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [ADVICE / "pairs" / "bench.cuh"]
+    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    ks = [k for k in an.kernels if k.advice_report is not None]
+    return max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
+
+
+def test_a_histogram_bin_is_data_not_an_indirection() -> None:
+    # hist15_tailwave: atomicAdd(&h[px[i] & (kBins - 1)], 1u) -> LDG.U16, IMAD.SHL, LOP3, IMAD.IADD, then a
+    # warp-aggregated ATOMS.POPC.INC on that address: the loaded pixel is the bin, so indirect address
+    # elimination ("store the data in the order it is read", 2.18x) does not claim it
+    rep = _report(ADVICE / "holdout5" / "pairs" / "hist15_tailwave")
+    assert "indirect_address_elimination" not in {a.optimizer for a in rep.advice}
+    assert any(s.optimizer == "indirect_address_elimination" and s.reason == "no stalls on loaded addresses"
+               for s in rep.skipped)
+
+
+@pytest.mark.parametrize("pair", [ADVICE / "holdout" / "pairs" / "mesh_neighbors",
+                                  ADVICE / "holdout6" / "pairs" / "im2col_indexmap"])
+def test_gathers_keep_their_indirection(pair: Path) -> None:
+    # index-then-value gathers with no atomic on the loaded index stay indirect_address_elimination's, first
+    rep = _report(pair)
+    assert rep.advice[0].optimizer == "indirect_address_elimination"
