@@ -19,12 +19,13 @@ a data-dependent address (a histogram: as many addresses as bins).
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from pathlib import PurePosixPath
 
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView, user_loc
+from warpwise.analysis.advice.context import EdgeView, KernelView, block_at, user_loc
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.binary.model import Instruction
@@ -247,18 +248,44 @@ SERIAL_SHARE = 1 / 3
 
 
 def feeds_atomic_address(view: KernelView, ev: EdgeView) -> bool:
-    """Whether ``ev``'s loaded value picks a contended global atomic's address: the use is that atomic, or an
-    address computation whose result an atomic later in its block uses (a histogram's bin, which indirect
-    address elimination must not claim: the index is the data)."""
+    """Whether ``ev``'s loaded value picks an atomic's or reduction's address (ATOMS, ATOM/ATOMG, RED): the use is
+    a contended atomic (:func:`contended_atomics`), or the value flows from the use on, through the register
+    arithmetic of its block, into the address of any global or shared atomic — a histogram's or
+    scatter-reduction's bin (``atomicAdd(&local[img[i]], 1)``: ``LDG.U8 R2`` then ``ATOMS.ADD [R2.X4]``, or the
+    warp-aggregated ``ATOMS.POPC.INC`` nvcc builds). Indirect address elimination must not claim it: the index
+    is the data being counted, so there is no index to compute, prefetch or store in the order it is read; the
+    fix for waits there is privatization or more work per thread. The scan: the def's destination registers
+    carry the value; a register written from a carried one carries it, an unpredicated write from other values
+    stops it."""
     sites = contended_atomics(view)
-    use, pf = ev.use_ins, ev.use_fn
-    if not sites or use is None or pf is None:
+    use, d, pf = ev.use_ins, ev.def_ins, ev.use_fn
+    if use is None or d is None or pf is None:
         return False
     if (pf.name, use.offset) in sites:
         return True
-    produced = cm.dest_registers(use)
-    block = pf.block_of(use.offset)
-    if not produced or block is None:
+    tainted = set(cm.dest_registers(d))
+    block = block_at(pf, use.offset)
+    if not tainted or block is None:
         return False
-    return any((pf.name, i.offset) in sites and produced & cm.address_registers(i)
-               for i in block.instructions if i.offset > use.offset)
+    for i in block.instructions:
+        if i.offset < use.offset:
+            continue
+        if i.base_opcode in GLOBAL_ATOMICS | SHARED_ATOMICS and tainted & cm.address_registers(i):
+            return True
+        written = set(cm.dest_registers(i))
+        if tainted & _source_registers(i):
+            tainted |= written
+        elif not i.predicate:
+            tainted -= written
+        if not tainted:
+            return False
+    return False
+
+
+def _source_registers(i: Instruction) -> set[str]:
+    """General registers ``i`` reads: those of its operands after the destination, and of address operands."""
+    regs = {m.group(1) for op in i.operands[1:] for m in _GPR.finditer(op)}
+    return regs | cm.address_registers(i)
+
+
+_GPR = re.compile(r"(?<![\w.])(R\d+)\b")

@@ -566,26 +566,31 @@ def is_multiply_high(i: Instruction) -> bool:
     return i.base_opcode == "IMAD" and ".HI" in i.opcode
 
 
+def _reused_quotients(seq: list[Instruction]) -> tuple[int, int]:
+    """(quotients, multiply-highs) of a function's 32-bit division sequences ``seq`` (:func:`division_sequence`):
+    quotients = multiply-highs − seeds (I2F.U32.RP), 0 unless each reciprocal serves more than one quotient
+    (quotients > seeds > 0). 64-bit seeds (I2F.U64.RP, a called routine) are not counted."""
+    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
+    highs = sum(1 for i in seq if is_multiply_high(i))
+    quotients = highs - seeds
+    return (quotients, highs) if seeds > 0 and quotients > seeds else (0, highs)
+
+
 def reused_reciprocal_share(seq: list[Instruction]) -> float:
     """The share of the multiply-highs of a function's division sequences (``seq``, :func:`division_sequence`)
-    that a precomputed fixed-point reciprocal keeps, 0..1.
+    that are quotients of a reused reciprocal, 0..1: (multiply-highs − seeds) / multiply-highs.
 
     nvcc's 32-bit unsigned division by a run-time divisor computes the divisor's reciprocal once (seed
     I2F.U32.RP, MUFU.RCP, F2I, and one IMAD.HI refining it), then per quotient one IMAD.HI by the dividend
     and its corrections (SASS of nvcc 13, sm_90). With more quotient multiply-highs than seeds (I2F.U32.RP),
     the compiler already reuses each reciprocal for several operations: the hint's fix for a reused divisor is
     a host-precomputed reciprocal, q = __umulhi(n, m) >> s (Granlund & Montgomery, "Division by invariant
-    integers using multiplication", PLDI 1994), which keeps one multiply-high per quotient and drops the
-    set-up and the corrections — so (multiply-highs − seeds) / multiply-highs of them stay. With at most one
-    quotient per seed (a divisor used once) the division goes altogether (a power-of-two shift, or index math
-    without it): 0. 64-bit sequences (I2F.U64.RP, a called routine) are left out: 0. A positive share is the
-    reuse test of :func:`fixed_point_kept_share`, which sets what the fix keeps."""
-    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
-    highs = sum(1 for i in seq if is_multiply_high(i))
-    quotients = highs - seeds
-    if seeds <= 0 or quotients <= seeds:
-        return 0.0
-    return quotients / highs
+    integers using multiplication", PLDI 1994). With at most one quotient per seed (a divisor used once) the
+    division goes altogether (a power-of-two shift, or index math without it): 0. 64-bit sequences
+    (I2F.U64.RP, a called routine) are left out: 0. A positive share is the reuse test of
+    :func:`fixed_point_kept_share`, which sets what the fix keeps (FIXED_POINT_QUOTIENT_OPS per quotient)."""
+    quotients, highs = _reused_quotients(seq)
+    return quotients / highs if quotients else 0.0
 
 
 #: Instructions per quotient of division by a run-time invariant divisor through a precomputed fixed-point
@@ -600,7 +605,7 @@ FIXED_POINT_QUOTIENT_OPS = 5
 def fixed_point_kept_share(seq: list[Instruction]) -> float:
     """The share of a function's division sequences (``seq``, :func:`division_sequence`) that the hint's fix for a
     reused divisor keeps, 0..1: FIXED_POINT_QUOTIENT_OPS instructions per quotient of the
-    (quotient multiply-highs − seeds) quotients (:func:`reused_reciprocal_share`) over the sequences'
+    (quotient multiply-highs − seeds) quotients (:func:`_reused_quotients`) over the sequences'
     instructions; 0 where a divisor is used once (the division goes altogether).
 
     The share is taken of the whole sequence, not of the instructions that look alike in both forms: nvcc's
@@ -609,11 +614,8 @@ def fixed_point_kept_share(seq: list[Instruction]) -> float:
     instructions measures where a warp waited for an issue slot, not what that instruction costs (its ISETPs
     hold 359 samples, a multiply-high 3): the sequence costs its issue slots, and a replacement of c of its n
     instructions keeps c/n of its samples (GPA eq. 2 over the rest)."""
-    if reused_reciprocal_share(seq) <= 0 or not seq:
-        return 0.0
-    seeds = sum(1 for i in seq if cm.is_integer_division_seed(i) and ".U64" not in i.opcode and ".S64" not in i.opcode)
-    quotients = sum(1 for i in seq if is_multiply_high(i)) - seeds
-    return min(1.0, FIXED_POINT_QUOTIENT_OPS * quotients / len(seq))
+    quotients, _ = _reused_quotients(seq)
+    return min(1.0, FIXED_POINT_QUOTIENT_OPS * quotients / len(seq)) if quotients else 0.0
 
 
 def is_fp64_seed(i: Instruction) -> bool:
@@ -936,27 +938,29 @@ def fast_math(view: KernelView) -> Advice | Skipped:
     hint = ""
     names: list[str] = []
     sites: set[tuple[str, int]] = set()
+    routine_kinds: set[str] = set()  # slow paths of the out-of-line routines the stalls are in
     if evs:
         names = sorted({e.use_fn.name for e in evs if e.use_fn is not None and not e.use_fn.is_kernel})
         sites = set().union(*(_call_lines(view, n) for n in names)) if names else set()
         what = ", ".join(n.rsplit("$", 1)[-1] for n in names) or "CUDA math header code"
         at = f" called from {cm.lines_text(sites)}" if sites else ""
         # name the fast form of the routines the SASS calls only (a division slow path: not __sinf)
-        kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
-        instead = f"{slow_path_text(kinds)[1]} at that line" if kinds else "the fast intrinsic at that line"
+        routine_kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
+        instead = (f"{slow_path_text(routine_kinds)[1]} at that line" if routine_kinds
+                   else "the fast intrinsic at that line")
         hint = (f"time goes into the precise math routine {what}{at}: --use_fast_math (or {instead}) replaces "
                 "it by hardware approximations that change the results")
     base = cm.stall_elimination_advice(view, "fast_math", evs, hint, nothing="no stalls in CUDA math routines")
     by_line = precise_math_kinds(view)
     lines = set(by_line)
-    routine_kinds = {k for n in names if (k := _slow_path_kind(n)) is not None}
     if not lines:
         return _with_accuracy(base, routine_kinds)
     removed = {(name, i.offset): 1.0 for name, i in _instructions_on(view, lines)
                if not cm.is_memory(i) and i.base_opcode not in cm.BRANCH_OPS}
     where = cm.lines_text(lines)
     # only the slow paths these lines' SASS holds (fresh-user: sin/cos was named in a kernel without any)
-    has, fast_forms = slow_path_text(frozenset().union(*by_line.values()))
+    line_kinds = frozenset().union(*by_line.values())
+    has, fast_forms = slow_path_text(line_kinds)
     slow = ""
     if names and sites and sites <= lines:
         # the out-of-line slow path is called from these very lines: one sentence, the routine named in it
@@ -968,7 +972,7 @@ def fast_math(view: KernelView) -> Advice | Skipped:
         inline_hint = f"{base.hint}; {inline_hint}"
     res = cm.removal_advice(view, "fast_math", removed, inline_hint,
                             "the arithmetic of the lines holding precise math (upper bound: part of it remains)")
-    kinds = routine_kinds | frozenset().union(*by_line.values())
+    kinds = routine_kinds | line_kinds
     if not isinstance(res, Advice) or (isinstance(base, Advice) and base.estimated_speedup >= res.estimated_speedup):
         return _with_accuracy(base, kinds)
     res.upper_bound = True
@@ -1231,7 +1235,10 @@ def warp_balance(view: KernelView) -> Advice | Skipped:
     # Threads of a block that exchange data through shared memory between barriers (a tree reduction or scan):
     # the shuffles the hint proposes replace that exchange, so the L1 data pipe's work shrinks with it and the
     # roofline after the fix, not the L1 throughput now, bounds the gain (arch/roofline.after_fix).
-    ratios = {"l1": _l1_ratio(view, shared_removed=exchanged)}
+    # The shuffles also take the exchange's stores and barriers off the SM (issue slots), so the SM roofline
+    # after the fix, not the SM throughput now, bounds the gain as well (holdout6 softmax_tree1024: two barrier
+    # trees, SM at 77% of peak, was capped at 1.29x for 1.81x measured).
+    ratios = {"l1": _l1_ratio(view, shared_removed=exchanged), "sm": _exchange_sm_ratio(view, evs)}
     return _after_fix_estimate(view, res, ratios, False, {"wavefronts_exchanged": exchanged,
                                                           "wavefronts_l1": view.profile.launch.l1_lsu_wavefronts})
 
@@ -1239,8 +1246,35 @@ def warp_balance(view: KernelView) -> Advice | Skipped:
 def _exchange_wavefronts(view: KernelView, sync_edges: list[EdgeView]) -> float:
     """Shared-memory wavefronts (Nsight Compute's per-instruction counters) of the loads and stores between the
     first and the last instruction that waits at a barrier in each function, and in the loops holding such a
-    wait: the data the block's threads exchange from one barrier to the next. 0 without wavefront counts or
-    with a single barrier wait."""
+    wait (:func:`_exchange_code`): the data the block's threads exchange from one barrier to the next. 0 without
+    wavefront counts or with a single barrier wait."""
+    keys = {k for k, i in _exchange_code(sync_edges).items() if cm.is_shared_mem(i)}
+    return float(sum(s.shared_wavefronts for s in view.profile.pcs.values() if (s.function, s.offset) in keys))
+
+
+def _exchange_sm_ratio(view: KernelView, sync_edges: list[EdgeView]) -> float:
+    """SM work (warp-level executed instructions, Nsight Compute's per-PC ``inst_executed``) after / before the
+    hint's fix of a shared-memory exchange between barriers (a tree reduction or scan), 0..1.
+
+    Each step of such an exchange is a shared store, a barrier and a shared load; the warp-shuffle form
+    (``__shfl_down_sync``/``__shfl_xor_sync``, CUDA C++ Programming Guide, "Warp Shuffle Functions") moves the
+    value register to register in one SHFL and needs no barrier. So the exchange's shared stores and barriers
+    (:func:`_exchange_code`) go, and each shared load becomes one SHFL (counted as kept); the rest of the
+    kernel's instructions are kept. The exchange is the one :func:`_exchange_wavefronts` takes off the L1 data
+    pipe. 1 without instruction counts."""
+    total = float(sum(s.inst_executed for s in view.profile.pcs.values()))
+    if total <= 0:
+        return 1.0
+    keys = {k for k, i in _exchange_code(sync_edges, with_last=True).items()
+            if i.base_opcode == "BAR" or i.base_opcode in cm.SHARED_STORES}
+    removed = float(sum(s.inst_executed for s in view.profile.pcs.values() if (s.function, s.offset) in keys))
+    return max(0.0, 1.0 - removed / total)
+
+
+def _exchange_code(sync_edges: list[EdgeView], with_last: bool = False) -> dict[cm.InsKey, Instruction]:
+    """The instructions, by (function, offset), from the first to the last instruction that waits at a barrier
+    (``sync_edges``) in each function (the last one included when ``with_last``), and those of the loops holding
+    such a wait: the code of a block's exchange from one barrier to the next."""
     spans: dict[str, tuple[ProgramFunction, int, int]] = {}
     in_loops: dict[tuple[str, int], tuple[ProgramFunction, Loop]] = {}
     for e in sync_edges:
@@ -1251,17 +1285,17 @@ def _exchange_wavefronts(view: KernelView, sync_edges: list[EdgeView]) -> float:
         spans[fn.name] = (fn, min(lo, ins.offset), max(hi, ins.offset))
         if e.use_loop is not None:
             in_loops[(fn.name, e.use_loop.header)] = (fn, e.use_loop)
-    keys: set[tuple[str, int]] = set()
+    out: dict[cm.InsKey, Instruction] = {}
     for fn, lo, hi in spans.values():
         for i in fn.instructions:
-            if lo <= i.offset < hi and cm.is_shared_mem(i):
-                keys.add((fn.name, i.offset))
+            if lo <= i.offset < hi or (with_last and i.offset == hi):
+                out[(fn.name, i.offset)] = i
     for fn, lp in in_loops.values():
         for i in fn.instructions:
             b = fn.block_of(i.offset)
-            if b is not None and b.start in lp.blocks and cm.is_shared_mem(i):
-                keys.add((fn.name, i.offset))
-    return float(sum(s.shared_wavefronts for s in view.profile.pcs.values() if (s.function, s.offset) in keys))
+            if b is not None and b.start in lp.blocks:
+                out[(fn.name, i.offset)] = i
+    return out
 
 
 # ---- memory throttles: memory_transaction_reduction / global_memory_coalesce -------------------------------
@@ -2102,40 +2136,6 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
     return False
 
 
-#: Atomic and reduction opcodes, global and shared (atomics.GLOBAL_ATOMICS | atomics.SHARED_ATOMICS).
-ATOMIC_OPS = atomics.GLOBAL_ATOMICS | atomics.SHARED_ATOMICS
-
-
-def _picks_atomic_bin(ev: EdgeView) -> bool:
-    """Whether ``ev``'s loaded value picks the address of an atomic or reduction (ATOMS, ATOM/ATOMG, RED) in the
-    use's block: a histogram's or scatter-reduction's bin (``atomicAdd(&local[img[i]], 1)``: ``LDG.U8 R2`` then
-    ``ATOMS.ADD [R2.X4]``). The index there *is* the data being counted, so there is no indirection to remove
-    (neither computing the index nor storing the data in read order applies); the fix for waits on such atomics
-    is privatization or more work per thread, not indirect address elimination. A forward taint scan from the
-    use (inclusive) to the end of its block: registers written from the loaded value carry it, an unpredicated
-    write from other values stops it (the semantics of :func:`_guards_dependent_access`)."""
-    use, d, pf = ev.use_ins, ev.def_ins, ev.use_fn
-    if use is None or d is None or pf is None:
-        return False
-    tainted = set(cm.dest_registers(d))
-    block = block_at(pf, use.offset)
-    if not tainted or block is None:
-        return False
-    for i in block.instructions:
-        if i.offset < use.offset:
-            continue
-        if cm.base(i) in ATOMIC_OPS and cm.address_registers(i) & tainted:
-            return True
-        written = {r for r in _written_registers(i) if not r.startswith(("P", "UP"))}
-        if _read_registers(i) & tainted:
-            tainted |= written
-        elif not i.predicate:
-            tainted -= written
-        if not tainted:
-            return False
-    return False
-
-
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
     """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
     per block, so each edge costs a lookup instead of a scan of the block)."""
@@ -2166,7 +2166,7 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
         return miss
     evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
            if not e.is_self and cm.base(e.def_ins) in cm.GLOBAL_LOADS and _feeds_address(view, e)
-           and not atomics.feeds_atomic_address(view, e) and not _picks_atomic_bin(e)]
+           and not atomics.feeds_atomic_address(view, e)]
     hint = ""
     if evs:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)

@@ -337,16 +337,16 @@ def occupancy_decrease(view: KernelView) -> Advice | Skipped:
            if not cm.is_long_latency_arith(e.use_ins, view.arch.arch)]
     region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
 
-    def hint(r: cm.Region) -> str:
+    res = cm.latency_hiding_advice(view, "occupancy_decrease", [(region, float(view.active))], lambda r: "",
+                                   nothing="no throttle or pipe stalls to relieve")
+    if isinstance(res, Advice):
         # the gate's counts (not_selected against selected) and the estimate's own input (H: the throttle and
         # pipe-busy latency samples it hides, at most A), so the suggestion quotes the numbers of the formula
-        h = min(sum(e.latency for e in r.edges), float(view.active))
-        return (f"{nsel:,.0f} samples found a warp ready but not selected ({sel:,.0f} selected) while pipes throttle "
-                f"({h:,.0f} throttle and pipe-busy latency samples, the estimate's H): fewer resident warps (more "
-                "registers or shared memory per block) can cut the contention")
-
-    return cm.latency_hiding_advice(view, "occupancy_decrease", [(region, float(view.active))], hint,
-                                    nothing="no throttle or pipe stalls to relieve")
+        h = res.estimate.inputs["H"]
+        res.hint = (f"{nsel:,.0f} samples found a warp ready but not selected ({sel:,.0f} selected) while pipes "
+                    f"throttle ({h:,.0f} throttle and pipe-busy latency samples, the estimate's H): fewer resident "
+                    "warps (more registers or shared memory per block) can cut the contention")
+    return res
 
 
 @register("block_decrease", "Block decrease", "parallel",

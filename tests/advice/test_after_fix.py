@@ -205,7 +205,10 @@ def test_tree_reduction_barriers_are_not_capped_by_the_exchange_they_remove() ->
     lc, adv = _top("rowsum_tree", "warp_balance")
     assert lc.throughput_pct["l1"] > 80
     assert adv.estimate.inputs["wavefronts_exchanged"] > 0 and adv.estimate.inputs["r_l1"] < 0.9
-    assert adv.cap is not None and adv.cap.unit != "l1"
+    # the roofline after the fix (L1 with the exchange gone, 1.40x, since the SM work of its stores and barriers
+    # goes too: r_sm < 1) sits above the eq. 2 estimate, so it does not cut it
+    assert adv.estimate.inputs["r_sm"] < 1.0
+    assert adv.cap is not None and not adv.cap.binding and adv.cap.cap > adv.estimated_speedup
     assert 1.15 < adv.estimated_speedup < 1.3
 
 
