@@ -15,6 +15,7 @@ from typing import Any
 import networkx as nx
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
+from warpwise.analysis.advice import parallel as par
 from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import (
     EdgeView,
@@ -1394,12 +1395,58 @@ def async_copy(view: KernelView) -> Advice | Skipped:
     if not supported:
         return Skipped("async_copy", f"{view.arch.arch} has no asynchronous global-to-shared copy")
     evs = [e for e in view.edges if _global_to_shared(e)]
-    region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
+    # One CTA per SM (a persistent kernel, __launch_bounds__(n, 1)): no other block issues while this one's warps
+    # wait for the tile, so the barrier after the copy waits for the slowest warp's load and nothing hides it;
+    # the double-buffered asynchronous copy fills the next tile during this one's compute and hides both.
+    lone = bool(evs) and par.first_wave_ctas_per_sm(view) <= 1
+    after = _barrier_after_copy(view, evs) if lone else []
+    region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs + after)
 
     def hint(r: cm.Region) -> str:
-        hs = cm.hotspots(view, r.edges, cm.latency_weight, 3)
-        return (f"the shared-memory stores at {cm.lines_text((h.use.file, h.use.line) for h in hs)} wait for global "
+        hs = cm.hotspots(view, evs, cm.latency_weight, 3)
+        text = (f"the shared-memory stores at {cm.lines_text((h.use.file, h.use.line) for h in hs)} wait for global "
                 "loads they only copy: use cuda::memcpy_async (cp.async) and wait on the copy where the data is used")
+        if after:
+            bars = cm.lines_text((e.use_ins.loc.file, e.use_ins.loc.line) for e in after
+                                 if e.use_ins is not None and e.use_ins.loc is not None)
+            text += (f"; with one block per SM nothing else runs while the block waits for the tile at the barrier "
+                     f"at {bars}: fill two buffers, the next tile in flight during this one's compute")
+        return text
 
-    return cm.latency_hiding_advice(view, "async_copy", [(region, float(view.active))], hint,
-                                    nothing="no global-to-shared copies stall")
+    res = cm.latency_hiding_advice(view, "async_copy", [(region, float(view.active))], hint,
+                                   nothing="no global-to-shared copies stall")
+    if isinstance(res, Advice) and after:
+        res.priority = 2  # the fix for the copy and its barrier wait: ahead of unrolling the copy loop (priority 1)
+        res.estimate = Estimate(res.estimate.speedup, res.estimate.formula + ", M_Ll = stalls of the global-to-shared "
+                                "copies + barrier stalls after them (one CTA per SM)",
+                                {**res.estimate.inputs, "M_barrier": sum(e.stall for e in after)},
+                                res.estimate.equation)
+    return res
+
+
+def _barrier_after_copy(view: KernelView, copies: list[EdgeView]) -> list[EdgeView]:
+    """The barrier-stall edges (Nsight Compute ``barrier``) of the first ``BAR`` that follows a copy's shared
+    store in its function (program order): the warps of the block waiting there wait for the slowest warp's
+    tile load. A warp waiting at a barrier is sampled at a PC between that BAR and the next one (nvcc 13 on
+    sm_90: a few instructions after it, where the warp resumes), so the edges taken are those whose use lies in
+    [first BAR after the copies, next BAR)."""
+    last: dict[str, int] = {}  # function -> offset of the latest copy store
+    for e in copies:
+        if e.use_fn is not None and e.use_ins is not None:
+            last[e.use_fn.name] = max(last.get(e.use_fn.name, -1), e.use_ins.offset)
+    spans: dict[str, tuple[int, float]] = {}
+    for name, off in last.items():
+        pf = view.program.functions.get(name) if view.program is not None else None
+        if pf is None:
+            continue
+        bars = [i.offset for i in pf.instructions if i.base_opcode == "BAR" and i.offset > off]
+        if bars:
+            spans[name] = (bars[0], float(bars[1]) if len(bars) > 1 else math.inf)
+    out = []
+    for e in view.edges_by(reason=("barrier",)):
+        if e.use_fn is None or e.use_ins is None or e.use_fn.name not in spans:
+            continue
+        lo, hi = spans[e.use_fn.name]
+        if lo <= e.use_ins.offset < hi:
+            out.append(e)
+    return out

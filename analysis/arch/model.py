@@ -33,6 +33,9 @@ class ArchFacts:
     ``default_sm_count``: SMs of the reference product named in ``product`` (a profile's own SM count
     takes precedence). ``param_base``: constant-bank offset of the first kernel parameter.
     ``sfu_results_per_sm_cycle``: thread results per clock per SM of the special-function unit (MUFU).
+    ``async_copy``: whether the SM copies global to shared memory asynchronously in hardware (``cp.async``,
+    SASS ``LDGSTS``: compute capability 8.0 and higher; on older ones ``cuda::memcpy_async`` is a synchronous
+    copy through registers).
     """
 
     sm: int
@@ -54,6 +57,8 @@ class ArchFacts:
     param_base: int | None
     #: results per clock per SM of the SFU (MUFU: reciprocal, reciprocal square root, log2, exp2, sine, cosine)
     sfu_results_per_sm_cycle: int = 16
+    #: hardware global-to-shared asynchronous copy (cp.async / LDGSTS), compute capability >= 8.0
+    async_copy: bool = False
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property

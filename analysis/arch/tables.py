@@ -46,12 +46,14 @@ def _facts(sm: int) -> ArchFacts:
     src["sfu_results_per_sm_cycle"] = ("CUDA C++ Programming Guide (CUDA 13.0), 'Arithmetic Instructions', "
                                        "throughput of 32-bit reciprocal, rsqrt, __log2f, exp2f, __sinf, __cosf: "
                                        "16 results per clock per SM on compute capability 7.x-12.x")
+    src["async_copy"] = ("CUDA C++ Programming Guide (CUDA 13.0), 'Asynchronous Data Copies': cp.async "
+                         "(LDGSTS) copies global to shared memory in hardware on compute capability 8.0 and higher")
     return ArchFacts(
         sm=sm, name=name, product=product, schedulers_per_sm=4, max_warps_per_sm=warps, max_ctas_per_sm=ctas,
         max_threads_per_sm=threads, registers_per_sm=64 * _KB, max_registers_per_thread=255,
         register_alloc_unit=256, shared_memory_per_sm=smem * _KB, max_shared_memory_per_block=smem_blk * _KB,
         named_barriers=16, scoreboard_barriers=6, warp_size=32, default_sm_count=sms, param_base=pbase,
-        sources=src)
+        async_copy=sm >= 80, sources=src)
 
 
 ARCHS: dict[int, ArchFacts] = {sm: _facts(sm) for sm in _ROWS}
