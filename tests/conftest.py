@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import json
 import os
 import tempfile
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -40,6 +43,21 @@ def pair_report(pair_dir: Path) -> Path:
     if got is None:
         raise FileNotFoundError(f"{pair_dir}: no orig.ncu-rep(.xz)")
     return got
+
+
+@functools.cache
+def pair_advice_report(pair_dir: Path) -> Any:
+    """The AdviceReport of a bench/advice pair's kernel (``pair.json``'s ``kernel``), analysed from the pair's
+    committed report (:func:`pair_report`), cubin and sources with bench/advice/pairs/bench.cuh; of several
+    launches, the longest one's. Cached per folder (the analysis takes seconds)."""
+    from warpwise.analysis.pipeline import analyze
+
+    meta = json.loads((pair_dir / "pair.json").read_text())
+    srcs = [p for p in sorted(pair_dir.iterdir()) if p.suffix in (".cu", ".cuh")]
+    srcs.append(ROOT / "bench" / "advice" / "pairs" / "bench.cuh")
+    an = analyze(pair_report(pair_dir), sorted(pair_dir.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    ks = [k for k in an.kernels if k.advice_report is not None]
+    return max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
 
 
 def example(name: str, suffix: str) -> Path:

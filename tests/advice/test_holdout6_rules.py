@@ -8,21 +8,18 @@ committed H200 reports and cubins they were found on and on kernels that must no
 
 from __future__ import annotations
 
-import json
 from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.code import _guards_dependent_access
 from warpwise.analysis.binary.load import load_cubin
-from warpwise.analysis.pipeline import analyze
 from warpwise.analysis.program.build import build_program
 from warpwise.analysis.program.model import ProgramFunction
 
-from tests.conftest import pair_report
+from tests.conftest import pair_advice_report
 
 ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
 ASIAN = ADVICE / "holdout6" / "pairs" / "asian_unroll_all"
@@ -35,13 +32,6 @@ def _kernel_fn(cubin: Path, name: str) -> ProgramFunction:
     return next(pf for pf in prog.functions.values() if name in pf.name and not pf.name.startswith("$"))
 
 
-@cache
-def _report(d: Path) -> Any:
-    meta = json.loads((d / "pair.json").read_text())
-    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [ADVICE / "pairs" / "bench.cuh"]
-    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
-    ks = [k for k in an.kernels if k.advice_report is not None]
-    return max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
 
 
 def test_the_fully_unrolled_step_loop_is_found_in_the_line_table() -> None:
@@ -70,7 +60,7 @@ def test_a_rolled_loop_and_a_line_calling_a_helper_twice_are_not_full_unrolls() 
 
 
 def test_asian_loop_no_unroll_replaces_function_split_and_is_capped_by_the_sm() -> None:
-    rep = _report(ASIAN)
+    rep = pair_advice_report(ASIAN)
     cands = {a.optimizer: a for a in rep.candidates}
     no = cands["loop_no_unroll"]
     assert "#pragma unroll 4" in no.hint and "lines 34, 35, 36 and 37" in no.hint and "about 252 times" in no.hint
@@ -100,5 +90,5 @@ def test_the_padding_test_of_a_loaded_offset_guards_the_gather() -> None:
 @pytest.mark.parametrize(("d", "first"), [(IM2COL, True),
                                           (ADVICE / "holdout" / "pairs" / "mesh_neighbors", True)])
 def test_gathers_get_indirect_address_elimination(d: Path, first: bool) -> None:
-    rep = _report(d)
+    rep = pair_advice_report(d)
     assert (rep.advice[0].optimizer == "indirect_address_elimination") == first

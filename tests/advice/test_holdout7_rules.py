@@ -8,29 +8,18 @@ committed H200 reports and cubins they were found on:
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from pathlib import Path
-from typing import Any
 
 import pytest
 from warpwise.analysis.arch.facts import arch_facts
-from warpwise.analysis.pipeline import analyze
 
-from tests.conftest import pair_report
+from tests.conftest import pair_advice_report
 
 ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
 FIR = ADVICE / "holdout7" / "pairs" / "fir_persistent_sync"
 FFT = ADVICE / "holdout7" / "pairs" / "fft1024_sincos"
 
 
-@cache
-def _report(d: Path) -> Any:
-    meta = json.loads((d / "pair.json").read_text())
-    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [ADVICE / "pairs" / "bench.cuh"]
-    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
-    ks = [k for k in an.kernels if k.advice_report is not None]
-    return max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
 
 
 def test_async_copy_fact_from_compute_capability_8() -> None:
@@ -40,7 +29,7 @@ def test_async_copy_fact_from_compute_capability_8() -> None:
 
 
 def test_persistent_tile_loop_gets_async_copy_first() -> None:
-    rep = _report(FIR)
+    rep = pair_advice_report(FIR)
     top = rep.advice[0]
     assert top.optimizer == "async_copy"
     # one 512-thread CTA per SM: the copies' stalls plus the 2,846 barrier samples after the copy exceed A, so
@@ -54,7 +43,7 @@ def test_persistent_tile_loop_gets_async_copy_first() -> None:
 
 def test_several_ctas_per_sm_keep_async_copy_to_the_copies() -> None:
     # fft1024_rows: 4 CTAs of 512 threads per SM; no barrier samples join, and the advice stays as before
-    rep = _report(FFT)
+    rep = pair_advice_report(FFT)
     ac = [a for a in rep.candidates if a.optimizer == "async_copy"]
     assert all("M_barrier" not in a.estimate.inputs for a in ac)
     assert rep.advice[0].optimizer == "warp_balance"

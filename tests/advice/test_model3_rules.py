@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from warpwise.analysis.pipeline import analyze
 
-from tests.conftest import pair_report
+from tests.conftest import pair_advice_report, pair_report
 
 ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
 
@@ -53,20 +53,13 @@ def test_serial_scan_between_barriers_stays_capped_by_l2() -> None:
     assert a.estimated_speedup == pytest.approx(1.1145, abs=0.0005)
 
 
-@cache
-def _report(d: Path) -> Any:
-    meta = json.loads((d / "pair.json").read_text())
-    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [ADVICE / "pairs" / "bench.cuh"]
-    an = analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
-    ks = [k for k in an.kernels if k.advice_report is not None]
-    return max(ks, key=lambda k: k.profile.launch.duration_ns).advice_report
 
 
 def test_a_histogram_bin_is_data_not_an_indirection() -> None:
     # hist15_tailwave: atomicAdd(&h[px[i] & (kBins - 1)], 1u) -> LDG.U16, IMAD.SHL, LOP3, IMAD.IADD, then a
     # warp-aggregated ATOMS.POPC.INC on that address: the loaded pixel is the bin, so indirect address
     # elimination ("store the data in the order it is read", 2.18x) does not claim it
-    rep = _report(ADVICE / "holdout5" / "pairs" / "hist15_tailwave")
+    rep = pair_advice_report(ADVICE / "holdout5" / "pairs" / "hist15_tailwave")
     assert "indirect_address_elimination" not in {a.optimizer for a in rep.advice}
     assert any(s.optimizer == "indirect_address_elimination" and s.reason == "no stalls on loaded addresses"
                for s in rep.skipped)
@@ -76,5 +69,5 @@ def test_a_histogram_bin_is_data_not_an_indirection() -> None:
                                   ADVICE / "holdout6" / "pairs" / "im2col_indexmap"])
 def test_gathers_keep_their_indirection(pair: Path) -> None:
     # index-then-value gathers with no atomic on the loaded index stay indirect_address_elimination's, first
-    rep = _report(pair)
+    rep = pair_advice_report(pair)
     assert rep.advice[0].optimizer == "indirect_address_elimination"
