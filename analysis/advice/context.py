@@ -347,10 +347,14 @@ class KernelView:
 
     # ---- scopes ----------------------------------------------------------------------------------
     def loop_scope(self, pf: ProgramFunction, loop: Loop) -> Scope:
-        """A loop as a report scope: its source line range and header line."""
-        label = f"loop at line {loop.first_line}" if loop.first_line else f"loop at {loop.header:#x}"
-        return Scope(kind="loop", file=loop.file, line=loop.first_line, end_line=loop.last_line,
-                     function=pf.name, name=label)
+        """A loop as a report scope: its source line range and header line. When most of the loop's lines are in
+        a CUDA toolkit header (an ``atomicAdd`` or math function inlined into a short loop), the range is that of
+        its instructions' user lines (:func:`user_loc`): the loop the user wrote, not a toolkit header's."""
+        file, first, last = loop.file, loop.first_line, loop.last_line
+        if file is not None and is_toolkit_header(file):
+            file, first, last = pf.memo(("loop_user_lines", loop.header), lambda: _user_line_range(pf, loop))
+        label = f"loop at line {first}" if first else f"loop at {loop.header:#x}"
+        return Scope(kind="loop", file=file, line=first, end_line=last, function=pf.name, name=label)
 
     def function_scope(self, pf: ProgramFunction) -> Scope:
         """A function as a report scope: the line range of its own body in its main file (computed once per
@@ -411,6 +415,21 @@ def is_toolkit_header(path: str) -> bool:
     if any(d in low for d in SYSTEM_HEADER_DIRS):
         return True
     return _TOOLKIT_INCLUDE.search(low) is not None
+
+
+def _user_line_range(pf: ProgramFunction, loop: Loop) -> tuple[str | None, int | None, int | None]:
+    """(file, first line, last line) of the user lines (:func:`user_loc`) of ``loop``'s instructions, the file
+    holding most of those lines (as the program's loop model picks it); (None, None, None) without line info."""
+    locs = {(loc.file, loc.line) for b in loop.blocks for i in pf.blocks[b].instructions
+            if (loc := user_loc(i)) is not None}
+    if not locs:
+        return None, None, None
+    counts: dict[str, int] = defaultdict(int)
+    for f, _ in locs:
+        counts[f] += 1
+    file = max(counts, key=lambda f: (counts[f], f))
+    nums = [ln for f, ln in locs if f == file]
+    return file, min(nums), max(nums)
 
 
 def user_loc(ins: Instruction) -> SourceLoc | None:

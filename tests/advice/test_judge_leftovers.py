@@ -114,6 +114,15 @@ def test_mio_queue_bound_is_the_top_stall_reason() -> None:
     assert not code._mio_queue_bound(pair_view("holdout5/pairs/hist15_tailwave"))  # long_scoreboard 85%
 
 
+def test_a_loop_around_an_inlined_atomic_is_scoped_at_the_users_lines() -> None:
+    # hist15's sample loop calls atomicAdd, whose device_atomic_functions.hpp lines outnumber the loop's own:
+    # the scope was "loop at line 112 at .../device_atomic_functions.hpp:112"
+    a = pair("holdout5/pairs/hist15_tailwave")
+    lu = next(x for x in a.kernels[0].advice_report.candidates if x.optimizer == "loop_unrolling")
+    assert lu.scope.kind == "loop" and Path(lu.scope.file or "").name == "orig.cu"
+    assert lu.scope.name == "loop at line 21" and "line 112" not in lu.hint
+
+
 def test_hist15_conflict_fix_is_bounded_by_the_latency_it_removes() -> None:
     a = pair("holdout5/pairs/hist15_tailwave")
     rep = a.kernels[0].advice_report
