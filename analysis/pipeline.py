@@ -358,11 +358,15 @@ def discover(paths: Iterable[Path]) -> tuple[list[Path], list[Path]]:
 
 def unique_files(files: Iterable[Path]) -> list[Path]:
     """``files`` without repeats of one file (compared by resolved path: ``a/g/../g/r.ncu-rep`` is ``a/g/r.ncu-rep``),
-    first occurrence kept, order kept."""
+    first occurrence kept, order kept. A path that cannot be resolved (a symlink loop: RuntimeError before
+    Python 3.13, OSError after) is its own key, so the reader that opens it reports it by name."""
     seen: set[Path] = set()
     out: list[Path] = []
     for f in files:
-        key = f.resolve()
+        try:
+            key = f.resolve()
+        except (OSError, RuntimeError):
+            key = f.absolute()
         if key not in seen:
             seen.add(key)
             out.append(f)

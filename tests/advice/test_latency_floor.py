@@ -98,6 +98,8 @@ def test_a_scan_step_between_barriers_has_nothing_to_reorder() -> None:
     # launch; the shuffle scan measured 1.385x. Only instructions not data-dependent on the stalled load count now.
     rep = _reports("holdout4", "scan_hillis")[0]
     assert rep.advice[0].optimizer == "warp_balance"
-    cr = _advice(rep, "code_reordering")
+    # since async_copy is judged (model5), code_reordering is that finding's alternative for the same samples
+    assert any(x.optimizer == "code_reordering" for a in rep.advice for x in a.alternatives)
+    cr = next((x for x in rep.candidates if x.optimizer == "code_reordering"), None)
     assert cr is not None and 1.1 < cr.estimated_speedup < 1.25
     assert cr.estimate.inputs["H"] < 0.5 * cr.estimate.inputs["A"]
