@@ -318,6 +318,14 @@ def occupancy_increase(view: KernelView) -> Advice | Skipped:
     return a
 
 
+def issue_contention(view: KernelView) -> tuple[float, float]:
+    """(not_selected, selected) warp samples of the kernel (Nsight Compute's stall reasons: a warp ready while
+    another issued, and the warp that issued). Warps compete for issue slots when the first exceeds the second:
+    the gate of occupancy_decrease and of sm_balance under one wave."""
+    tot = view.stall_totals()
+    return float(tot.get("not_selected", 0)), float(tot.get("selected", 0))
+
+
 @register("occupancy_decrease", "Occupancy decrease", "parallel",
           "More warps are ready than the schedulers can issue (not_selected above selected) while memory or "
           "math pipes throttle.",
@@ -327,8 +335,7 @@ def occupancy_decrease(view: KernelView) -> Advice | Skipped:
     """GPA released occupancy decrease (SequentialLatency estimator, eq. 4 with the kernel's A). GPA
     matches not-selected stalls; those are never latency samples (another warp issued), so warpwise
     gates on not_selected > selected and hides the throttle/pipe latency samples that contention causes."""
-    tot = view.stall_totals()
-    nsel, sel = tot.get("not_selected", 0), tot.get("selected", 0)
+    nsel, sel = issue_contention(view)
     if nsel <= sel:
         return Skipped("occupancy_decrease", "warps are not competing for issue slots (not_selected <= selected)")
     # Throttles at long-latency arithmetic (e.g. F2F through the MIO queue) are that instruction's own
@@ -388,8 +395,7 @@ def _per_sm_load(view: KernelView, v: float) -> Advice | Skipped:
     most = math.ceil(b / n)
     if most * n == b:
         return Skipped("sm_balance", f"the grid's {b} CTAs fill the {n} SMs evenly ({most} each)")
-    tot = view.stall_totals()
-    nsel, sel = tot.get("not_selected", 0), tot.get("selected", 0)
+    nsel, sel = issue_contention(view)
     if nsel <= sel:
         return Skipped("sm_balance", f"{b} CTAs on {n} SMs ({most} on some, {b / n:.2f} on average), but warps are "
                                      "not competing for issue (not_selected <= selected): co-resident CTAs overlap")
