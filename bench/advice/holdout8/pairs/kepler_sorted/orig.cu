@@ -45,8 +45,8 @@ int main() {
   for (int k = 0; k < count; k += 11, ++checked) {  // exact solve in double at the last epoch
     const int i = order[k];
     double m = std::fmod(static_cast<double>(n[i]) * t[2] + m0[i], 2.0 * M_PI);
-    double E = m;
-    for (int it = 0; it < 200; ++it) E = E - (E - e[i] * std::sin(E) - m) / (1.0 - e[i] * std::cos(E));
+    double E = M_PI;  // Newton from pi converges for every e < 1 (Charles & Tatum 1998)
+    for (int it = 0; it < 50; ++it) E = E - (E - e[i] * std::sin(E) - m) / (1.0 - e[i] * std::cos(E));
     const double x = a[i] * (std::cos(E) - e[i]), y = a[i] * std::sqrt(1.0 - static_cast<double>(e[i]) * e[i]) * std::sin(E);
     const double tol = 2e-3 * a[i];  // float mean anomaly at t and the 1e-5 stopping rule
     bad += !(std::fabs(got[k].x - x) <= tol && std::fabs(got[k].y - y) <= tol);
