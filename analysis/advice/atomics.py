@@ -263,9 +263,14 @@ def feeds_atomic_address(view: KernelView, ev: EdgeView) -> bool:
         return False
     if (pf.name, use.offset) in sites:
         return True
-    tainted = set(cm.dest_registers(d))
     block = block_at(pf, use.offset)
-    if not tainted or block is None:
+    if block is None:
+        return False
+    last = _last_atomic(pf).get(block.start)
+    if last is None or last < use.offset:
+        return False  # no atomic from the use on in its block: the scan below could not return True
+    tainted = set(cm.dest_registers(d))
+    if not tainted:
         return False
     for i in block.instructions:
         if i.offset < use.offset:
@@ -280,6 +285,23 @@ def feeds_atomic_address(view: KernelView, ev: EdgeView) -> bool:
         if not tainted:
             return False
     return False
+
+
+def _last_atomic(pf: ProgramFunction) -> dict[int, int]:
+    """Block start -> section offset of the last global or shared atomic (:data:`GLOBAL_ATOMICS`,
+    :data:`SHARED_ATOMICS`) among the block's instructions, for the blocks of ``pf`` that hold one; made once per
+    function (:func:`feeds_atomic_address` asks per load edge, and most blocks hold no atomic at all)."""
+    def make() -> dict[int, int]:
+        atomics = GLOBAL_ATOMICS | SHARED_ATOMICS
+        out: dict[int, int] = {}
+        for b in pf.blocks.values():
+            for i in b.instructions:
+                if i.base_opcode in atomics and i.offset > out.get(b.start, -1):
+                    out[b.start] = i.offset
+        return out
+
+    table: dict[int, int] = pf.memo("advice_last_atomic", make)
+    return table
 
 
 def _source_registers(i: Instruction) -> set[str]:
