@@ -297,6 +297,25 @@ class KernelView:
         def make() -> tuple[dict[int, int], dict[int, dict[int, int]]]:
             by_fn: dict[int, int] = {}
             by_block: dict[int, dict[int, int]] = {}
+            for s, pf, start in self.pc_blocks():
+                key = id(pf)
+                issued = s.samples - s.not_issued  # PCSample.issued, written out (one per sampled PC)
+                by_fn[key] = by_fn.get(key, 0) + issued
+                if start is not None:
+                    counts = by_block.setdefault(key, {})
+                    counts[start] = counts.get(start, 0) + issued
+            return by_fn, by_block
+
+        tables: tuple[dict[int, int], dict[int, dict[int, int]]] = self.memo("issued_tables", make)
+        return tables
+
+    def pc_blocks(self) -> list[tuple[PCSample, ProgramFunction | None, int | None]]:
+        """(sample, program function, start of the block holding the PC) of every profiled PC, in profile order
+        (function None: a PC outside the program; block None: outside the function's blocks). One resolution
+        pass per view, shared by the per-function and per-block sample tables (:meth:`_issued_tables`,
+        ``latency.fixed_waits_in_loop``) that each resolved every PC before."""
+        def make() -> list[tuple[PCSample, ProgramFunction | None, int | None]]:
+            out: list[tuple[PCSample, ProgramFunction | None, int | None]] = []
             resolved = self._pc_fn
             last: ProgramFunction | None = None
             blocks: dict[int, BasicBlock] = {}
@@ -304,9 +323,7 @@ class KernelView:
                 pf = resolved.get(pc, _UNRESOLVED)  # resolve's cache, read here: build_view filled it
                 if pf is _UNRESOLVED:
                     pf = self.resolve(*pc)
-                key = id(pf)
-                issued = s.samples - s.not_issued  # PCSample.issued, written out (one per sampled PC)
-                by_fn[key] = by_fn.get(key, 0) + issued
+                start: int | None = None
                 if pf is not None:
                     if pf is not last:
                         last, blocks = pf, pc_table(pf).block
@@ -315,12 +332,12 @@ class KernelView:
                     if b is None:
                         b = pf.block_of(off)
                     if b is not None:
-                        counts = by_block.setdefault(key, {})
-                        counts[b.start] = counts.get(b.start, 0) + issued
-            return by_fn, by_block
+                        start = b.start
+                out.append((s, pf, start))
+            return out
 
-        tables: tuple[dict[int, int], dict[int, dict[int, int]]] = self.memo("issued_tables", make)
-        return tables
+        rows: list[tuple[PCSample, ProgramFunction | None, int | None]] = self.memo("pc_blocks", make)
+        return rows
 
     def samples_in_function(self, pf: ProgramFunction) -> float:
         """All samples of the instructions of ``pf``."""
@@ -350,6 +367,14 @@ class KernelView:
         """A loop as a report scope: its source line range and header line. When most of the loop's lines are in
         a CUDA toolkit header (an ``atomicAdd`` or math function inlined into a short loop), the range is that of
         its instructions' user lines (:func:`user_loc`): the loop the user wrote, not a toolkit header's."""
+        key = ("loop_scope", id(pf), loop.header)
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._loop_scope(pf, loop)
+        scope: Scope = hit
+        return scope
+
+    def _loop_scope(self, pf: ProgramFunction, loop: Loop) -> Scope:
         file, first, last = loop.file, loop.first_line, loop.last_line
         if file is not None and is_toolkit_header(file):
             file, first, last = pf.memo(("loop_user_lines", loop.header), lambda: _user_line_range(pf, loop))

@@ -763,21 +763,14 @@ def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> fl
     stays ≤ T/2 (eq. 4 ≤ 2, Theorem 5.1)."""
     def make() -> dict[int, dict[int, float]]:  # one pass over the profile: id(function) -> block start -> samples
         out: dict[int, dict[int, float]] = {}
-        last: ProgramFunction | None = None
-        table = None
-        for (name, off), smp in view.profile.pcs.items():
+        for smp, fn, start in view.pc_blocks():  # each PC's function and block, resolved once per view
+            if start is None:
+                continue
             w = smp.stalls_not_issued.get("wait", 0)  # not issued: disjoint from the issued samples A
             if not w:
                 continue
-            fn = view.resolve(name, off)
-            if fn is None:
-                continue
-            if fn is not last or table is None:  # the function's PC table (context.pc_table), not a bisection per PC
-                last, table = fn, pc_table(fn)
-            b = table.block_at(fn, off)
-            if b is not None:
-                per = out.setdefault(id(fn), {})
-                per[b.start] = per.get(b.start, 0.0) + w
+            per = out.setdefault(id(fn), {})
+            per[start] = per.get(start, 0.0) + w
         return out
     tables: dict[int, dict[int, float]] = view.memo("fixed_waits_by_block", make)
     by_block = tables.get(id(pf), {})
