@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import bisect
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
 from conftest import EXAMPLES
@@ -166,3 +167,55 @@ def test_barrier_parts_identical_to_a_scan_per_part(pair: str, monkeypatch: pyte
         m.setattr(KernelView, "memo", _memo_uncached)
         slow = _pair_advice(pair)
     assert fast == slow and "code_reordering" in "".join(fast)
+
+
+ATOMIC_PAIRS = ("holdout/pairs/hist_global_atomics", "holdout7/pairs/hist256_smallgrid",
+                "holdout5/pairs/hist15_tailwave")  # bench/advice pairs whose loads feed an atomic's address
+
+
+class _AtomicEverywhere(dict):  # type: ignore[type-arg]
+    """A last-atomic table that claims an atomic at the end of every block: the register scan always runs."""
+
+    def get(self, key, default=None):  # type: ignore[no-untyped-def]
+        return 1 << 62
+
+
+@pytest.mark.parametrize("pair", ATOMIC_PAIRS)
+def test_last_atomic_table_answers_as_the_block_scan(pair: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # atomics.feeds_atomic_address skips the register scan of a use's block when no atomic follows the use in it
+    # (atomics._last_atomic); with the table defeated every edge is scanned, and each answer must be the same
+    from warpwise.analysis.advice import atomics
+
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    answers: list[tuple[int | None, int | None, bool]] = []
+    real = atomics.feeds_atomic_address
+
+    def recorded(view, ev):  # type: ignore[no-untyped-def]
+        got = real(view, ev)
+        answers.append((ev.edge.use_offset, ev.edge.def_offset, got))
+        return got
+
+    monkeypatch.setattr(atomics, "feeds_atomic_address", recorded)  # code.py calls it through the module
+    d = Path(__file__).resolve().parents[2] / "bench" / "advice" / pair
+    fast = _pair_advice_at(d)
+    fast_answers = list(answers)
+    answers.clear()
+    with monkeypatch.context() as m:
+        m.setattr(atomics, "_last_atomic", lambda pf: _AtomicEverywhere())
+        slow = _pair_advice_at(d)
+    assert any(a[2] for a in fast_answers), "no load feeds an atomic: nothing compared"
+    assert fast_answers == answers
+    assert fast == slow
+
+
+def _pair_advice_at(d: Path) -> list[str]:
+    import json
+
+    from tests.conftest import pair_report
+
+    meta = json.loads((d / "pair.json").read_text())
+    srcs = [p for p in sorted(d.iterdir()) if p.suffix in (".cu", ".cuh")] + [d.parent / "bench.cuh"]
+    pipeline._profile_cache.clear()
+    pipeline._binary_cache.clear()
+    an = pipeline.analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    return [repr(k.advice_report) for k in an.kernels]
