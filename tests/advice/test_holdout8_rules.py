@@ -1,0 +1,58 @@
+"""Rules added for the eighth hold-out set (bench/advice/holdout8/, issue 10, helper modelB), checked on the
+committed H200 reports and cubins they were found on:
+
+- fast_math reads a 2/pi multiply as the sin/cos argument reduction only where the function holds the
+  Cody-Waite pi/2 split of that reduction: the exact ``fmodf(x, 2 pi)`` multiplies by the same 2/pi (the
+  reciprocal of 2 pi's mantissa) in its exponent loop, and -use_fast_math does not replace that routine;
+- strength_reduction names an exact ``fmodf`` wrap and its fix (``p -= floorf(p)``, the phase in turns),
+  estimated by the issue/SFU roofline after the fix, with the fix's FRND.FLOOR on the SFU/XU pipe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from warpwise.analysis.advice import code
+
+from tests.conftest import pair_advice_report
+
+ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
+SYNTH = ADVICE / "holdout8" / "pairs" / "synth_fmodf"
+HAVERSINE = ADVICE / "holdout5" / "pairs" / "haversine_fastmath"
+
+
+def test_fmodf_is_not_a_sin_cos_reduction() -> None:
+    rep = pair_advice_report(SYNTH)
+    assert "fast_math" not in {a.optimizer for a in rep.candidates}
+
+
+def test_precise_sinf_still_reads_as_trig() -> None:
+    # haversine's precise sinf/cosf (Cody-Waite split present) keeps its fast_math finding with the trig kind
+    rep = pair_advice_report(HAVERSINE)
+    fm = [a for a in rep.candidates if a.optimizer == "fast_math"]
+    assert fm and "sin/cos argument reduction" in fm[0].hint
+
+
+def test_fmodf_wrap_strength_reduction_first() -> None:
+    rep = pair_advice_report(SYNTH)
+    top = rep.advice[0]
+    assert top.optimizer == "strength_reduction"
+    assert "fmodf" in top.hint and "floorf" in top.hint
+    inp = top.estimate.inputs
+    # 8 inlined fmodf sites x 4096 warps x 256 frames = 8,388,608 warp calls
+    assert inp["calls"] == 8 * 4096 * 256
+    # the SFU pipe after the fix: 8 MUFU.SIN + 8 FRND.FLOOR per frame (the FRND is what the 4.15x first try
+    # missed): C_sfu = 32 x 16,777,216 / (132 x 16)
+    assert inp["N_sfu"] == 2 * 8 * 4096 * 256
+    assert inp["C_sfu"] == pytest.approx(32 * 16777216 / (132 * 16))
+    assert top.estimated_speedup == pytest.approx(inp["C"] / inp["C_sfu"], rel=1e-6)
+    assert 2.0 < top.estimated_speedup < 2.2  # H200: 1.840x achieved
+
+
+def test_exact_fmod_sites_counts_inlined_calls() -> None:
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.program.build import build_program
+
+    prog = build_program(load_cubin(SYNTH / "orig.sm_90.cubin"))
+    sites = code.exact_fmod_sites(prog)
+    assert [(Path(f).name, ln, n) for (f, ln), n in sites.items()] == [("orig.cu", 31, 8)]
