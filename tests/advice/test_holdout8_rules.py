@@ -56,3 +56,24 @@ def test_exact_fmod_sites_counts_inlined_calls() -> None:
     prog = build_program(load_cubin(SYNTH / "orig.sm_90.cubin"))
     sites = code.exact_fmod_sites(prog)
     assert [(Path(f).name, ln, n) for (f, ln), n in sites.items()] == [("orig.cu", 31, 8)]
+
+
+KMEANS = ADVICE / "holdout8" / "pairs" / "kmeans_atomics"
+
+
+def test_atomic_bin_picked_by_comparison_is_data() -> None:
+    # k-means' nearest centroid: FSETP of loaded coordinates, then SEL of the bin number; the address of the five
+    # REDGs follows the predicates to the loaded point, so the bins are data, not one address for the grid
+    from warpwise.analysis.advice import atomics
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.program.build import build_program
+
+    prog = build_program(load_cubin(KMEANS / "orig.sm_90.cubin"))
+    pf = next(f for f in prog.functions.values() if "kmeans_step" in f.name)
+    reds = [i for i in pf.instructions if i.base_opcode == "REDG"]
+    assert len(reds) == 5
+    assert [atomics.address_kind(pf, i) for i in reds] == ["data"] * 5
+    rep = pair_advice_report(KMEANS)
+    top = rep.advice[0]
+    assert top.optimizer == "atomic_privatization"
+    assert "taken from the data" in top.hint and "one address for the whole grid" not in top.hint
