@@ -2274,9 +2274,40 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
     if cm.is_memory(use):
         return bool(loaded & cm.address_registers(use))
     produced = cm.dest_registers(use)
-    if produced and produced & _address_registers_after(view, ev.use_fn, use.offset):
+    if produced and produced & _address_registers_after(view, ev.use_fn, use.offset) and \
+            _reaches_address(ev.use_fn, use, set(produced)):
         return True
     return _guards_dependent_access(ev.use_fn, use, loaded)
+
+
+def _reaches_address(pf: ProgramFunction, use: Instruction, produced: set[str]) -> bool:
+    """Whether a value ``use`` writes (``produced``) reaches the address operand of a later memory instruction
+    of its block, through the registers written from it, before an unpredicated write from other values
+    replaces it. A register name alone is not enough: the allocator reuses names, so an FMUL's result register
+    may later hold an unrelated address (holdout8 biquad_bank: the loaded sample multiplied by a coefficient,
+    its register reused for the next store's address after the value was consumed)."""
+    block = block_at(pf, use.offset)
+    if block is None:
+        return False
+    tainted = set(produced)
+    after = False
+    for i in block.instructions:
+        if i.offset == use.offset:
+            after = True
+            continue
+        if not after:
+            continue
+        if cm.is_memory(i) and cm.address_registers(i) & tainted:
+            return True
+        written = {r for r in _written_registers(i) if not r.startswith(("P", "UP"))}
+        guard = i.predicate.lstrip("@!") if i.predicate else ""
+        if _read_registers(i) & tainted:
+            tainted |= written
+        elif not guard:
+            tainted -= written
+        if not tainted:
+            return False
+    return False
 
 
 def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[str]) -> bool:

@@ -77,3 +77,24 @@ def test_atomic_bin_picked_by_comparison_is_data() -> None:
     top = rep.advice[0]
     assert top.optimizer == "atomic_privatization"
     assert "taken from the data" in top.hint and "one address for the whole grid" not in top.hint
+
+
+BIQUAD = ADVICE / "holdout8" / "pairs" / "biquad_bank"
+
+
+def test_recurrence_loop_gets_no_more_ctas() -> None:
+    # 128 CTAs of 64 threads, one per channel; the time loop carries y1/y2 through the a1/a2 multiplies
+    rep = pair_advice_report(BIQUAD)
+    skipped = {s.optimizer: s.reason for s in rep.skipped}
+    assert "block_increase" not in {a.optimizer for a in rep.candidates}
+    assert "thread_increase" not in {a.optimizer for a in rep.candidates}
+    assert "recurrence" in skipped["block_increase"] and "recurrence" in skipped["thread_increase"]
+
+
+def test_loaded_value_in_arithmetic_is_not_an_address() -> None:
+    # line 20's FMUL multiplies the loaded sample; its register is reused later for an address, which is no
+    # indirect address: indirect_address_elimination is not advised, code_reordering is offered at rank 1
+    rep = pair_advice_report(BIQUAD)
+    assert "indirect_address_elimination" not in {a.optimizer for a in rep.candidates}
+    top = rep.advice[0]
+    assert "code_reordering" in {top.optimizer} | {a.optimizer for a in top.alternatives}
