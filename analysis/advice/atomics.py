@@ -50,7 +50,8 @@ def address_kind(pf: ProgramFunction, ins: Instruction) -> str | None:
 
     Reaching definitions over the function's CFG (the blame slicer's per-function def tables,
     blame.slice.FunctionIndex, without its latency bound), per register of the address operand, through the
-    defining instructions' own operands; a load ends the walk (its value is data). Never raises."""
+    defining instructions' own operands and the predicates they read or are guarded by (a bin picked by SEL
+    after a comparison of loaded values is data); a load ends the walk (its value is data). Never raises."""
     regs = cm.address_registers(ins)
     fx = pf.memo("function_index", lambda: FunctionIndex(pf))
     j = fx.index.get(ins.offset)
@@ -88,11 +89,23 @@ def address_kind(pf: ProgramFunction, ins: Instruction) -> str | None:
         if cm.is_memory(d) and d.base_opcode not in ("LDC", "ULDC"):
             kinds.add("data")
             continue
-        work += [(start, k, u) for u in du.uses if (u[:1] == "R" and u[1:].isdigit()) or
-                 (u[:2] == "UR" and u[2:].isdigit())]
+        # registers and predicates: a SEL/FSEL (or a guarded move) picks the address from a comparison, so the
+        # address follows what the compared values came from (k-means' nearest centroid: FSETP of loaded
+        # coordinates, then SEL of the bin number)
+        work += [(start, k, u) for u in du.uses if _is_register_or_predicate(u)]
+        if du.guard is not None and _is_register_or_predicate(du.guard.lstrip("!")):
+            work.append((start, k, du.guard.lstrip("!")))
     if "data" in kinds:
         return "data"
     return "block" if "block" in kinds else "grid"
+
+
+def _is_register_or_predicate(name: str) -> bool:
+    """``R12``, ``UR4``, ``P0``, ``UP1`` (not ``RZ``/``URZ``/``PT``/``UPT``)."""
+    for pre in ("UR", "UP", "R", "P"):
+        if name.startswith(pre):
+            return name[len(pre):].isdigit()
+    return False
 
 
 def contended_atomics(view: KernelView) -> dict[cm.InsKey, str]:

@@ -433,6 +433,9 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
                                        nothing="no stalls on long-latency arithmetic")
     if (pw := _integer_pow_advice(view, base)) is not None:
         return pw
+    fm = _fmod_wrap_advice(view, matched)
+    if fm is not None and (not isinstance(base, Advice) or fm.estimated_speedup > base.estimated_speedup):
+        return fm
     if not removed or not isinstance(base, Advice):
         return base
     res = cm.removal_advice(view, "strength_reduction", removed, hint,
@@ -450,6 +453,84 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
         return res if res.estimated_speedup < base.estimated_speedup else base
     if res.estimated_speedup <= base.estimated_speedup and not _deletion_leads(matched, removed):
         return base
+    return res
+
+
+#: Warp instructions per call of the floor-based wrap that replaces an exact fmodf of a phase kept in turns:
+#: the add of the step, FRND.FLOOR and the subtraction (``p += s; p -= floorf(p)``; holdout8 synth_fmodf's fix).
+FLOOR_WRAP_OPS = 3
+#: Of those, the ones on the SFU/XU pipe: FRND (Nsight Compute's XU pipe runs the special functions and the
+#: int/float conversions and roundings; CUDA C++ Programming Guide, 'Arithmetic Instructions': conversions at
+#: 16 results per clock per SM on compute capability 9.0, as MUFU).
+FLOOR_WRAP_SFU_OPS = 1
+#: Convergence-barrier opcodes: issued once per diverged part of a warp, so their count is no call count.
+_CONVERGENCE_OPS = frozenset({"BSSY", "BSYNC", "WARPSYNC", "BMOV"})
+#: Base opcodes executed by the SFU/XU pipe with MUFU (the conversions and roundings; see FLOOR_WRAP_SFU_OPS).
+XU_OPS = frozenset({"MUFU", "FRND", "F2I", "I2F", "F2F"})
+
+
+def _fmod_wrap_advice(view: KernelView, matched: list[tuple[EdgeView, str]]) -> Advice | None:
+    """Strength reduction of an exact ``fmodf``/``remainderf`` inlined at a user line (:func:`exact_fmod_sites`):
+    the routine is a long-division loop on the exponent difference with FRND.TRUNC and fix-up branches, which
+    -use_fast_math does not replace; a periodic wrap (an oscillator phase) needs only ``p -= floorf(p)`` with the
+    phase kept in turns. Estimated by the issue/SFU roofline after the fix (:func:`_issue_sfu_roof`): the
+    launch's warp instructions minus every non-memory instruction of the fmodf lines (per-PC ``inst_executed``),
+    plus FLOOR_WRAP_OPS per call (calls: the sites on the line x the line's most-executed arithmetic
+    instruction, the always-run entry of each inlined call; branches and convergence barriers, which issue once
+    per diverged part, are not counted there), with the kept MUFU/conversion (XU) work plus FLOOR_WRAP_SFU_OPS per
+    call on the SFU pipe. The roofline is the estimate where the launch is issue-bound, else it caps eq. 2 over
+    the removed instructions. None without fmodf lines, their samples, or the launch's cycle count."""
+    prog, lc = view.program, view.profile.launch
+    if prog is None or lc.elapsed_cycles <= 0 or view.sm_count <= 0:
+        return None
+    sites = exact_fmod_sites(prog)
+    if not sites:
+        return None
+    issued = xu = removed = 0.0
+    most: dict[tuple[str, int], float] = defaultdict(float)
+    keys: dict[cm.InsKey, float] = {}
+    for (name, off), smp in view.profile.pcs.items():
+        pf = view.resolve(name, off)
+        ins = pf.function.at(off) if pf is not None else None
+        n = float(smp.inst_executed)
+        if pf is None or ins is None or n <= 0:
+            continue
+        issued += n
+        loc = (ins.loc.file, ins.loc.line) if ins.loc is not None else None
+        if loc in sites and is_user_function(pf.name) and not cm.is_memory(ins):
+            removed += n
+            keys[(pf.name, off)] = 1.0
+            if ins.base_opcode not in cm.BRANCH_OPS and ins.base_opcode not in _CONVERGENCE_OPS:
+                # a divergent region's reconvergence (BSYNC) issues once per diverged part: not an entry
+                most[loc] = max(most[loc], n)
+        elif ins.base_opcode in XU_OPS:
+            xu += n
+    calls = sum(sites[loc] * n for loc, n in most.items())
+    if issued <= 0 or removed <= 0 or calls <= 0:
+        return None
+    added = FLOOR_WRAP_OPS * calls
+    roof, c_issue, c_sfu, issue_bound = _issue_sfu_roof(view, issued - removed + added,
+                                                        xu + FLOOR_WRAP_SFU_OPS * calls)
+    where = cm.lines_text(most)
+    hint = (f"the exact fmodf at {where} is a remainder loop on the exponent difference (FRND.TRUNC, compares "
+            "and fix-up branches; --use_fast_math keeps it): for a periodic wrap such as a phase, keep the value "
+            "in periods (turns) and wrap it with p -= floorf(p), scaling by the period where it is used")
+    res = cm.removal_advice(view, "strength_reduction", keys, hint, "the instructions of the exact fmodf lines")
+    if not isinstance(res, Advice):
+        return None
+    s = roof if issue_bound else min(res.estimated_speedup, roof)
+    inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
+              "I_removed": removed, "I_added": added, "calls": calls, "N_sfu": xu + FLOOR_WRAP_SFU_OPS * calls,
+              "C_issue": c_issue, "C_sfu": c_sfu}
+    pipes = ("C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_sfu/(SMs x 16), "
+             f"I_added = {FLOOR_WRAP_OPS} x calls, N_sfu = MUFU and conversions kept + calls (FRND.FLOOR)")
+    if issue_bound:
+        res.estimate = Estimate(s, f"{pipes} (the SM is the busiest unit, at >= 60% of peak: the time follows "
+                                "issue and SFU work)", inputs, "issue/SFU roofline after the fix")
+    else:
+        res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
+                                f"{res.estimate.equation}, issue/SFU roofline after the fix")
+    res.upper_bound = False
     return res
 
 
@@ -1027,7 +1108,7 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
         if ins.base_opcode == "MUFU" and not slow:
             kept_mufu += n
             added += 0.0 if counted else n
-        elif on_line and ins.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in ins.operands):
+        elif on_line and pf is not None and off in _trig_reductions(pf):
             kept_mufu += n  # the reduction's multiply becomes the MUFU.SIN/COS of __sinf/__cosf
             removed += n
             added += n
@@ -1046,12 +1127,7 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
             removed += n
     if issued <= 0 or removed <= 0:
         return res
-    after = max(1.0, issued - removed + added)
-    c_issue = after / (view.sm_count * view.arch.schedulers_per_sm)
-    c_sfu = view.arch.warp_size * kept_mufu / (view.sm_count * view.arch.sfu_results_per_sm_cycle)
-    roof = max(1.0, lc.elapsed_cycles / max(c_issue, c_sfu, 1.0))
-    busy = {u: roofline.busy(lc.throughput_pct, u, view.reach) for u in lc.throughput_pct if u in roofline.ACHIEVABLE}
-    issue_bound = busy.get("sm", 0.0) >= roofline.THROUGHPUT_FRACTION and busy["sm"] >= max(busy.values())
+    roof, c_issue, c_sfu, issue_bound = _issue_sfu_roof(view, issued - removed + added, kept_mufu)
     s = roof if issue_bound else min(res.estimated_speedup, roof)
     inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
               "I_removed": removed, "I_added": added, "N_mufu": kept_mufu, "C_issue": c_issue, "C_sfu": c_sfu}
@@ -1064,6 +1140,25 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
         res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
                                 f"{res.estimate.equation}, issue/SFU roofline after the fix")
     return res
+
+
+def _issue_sfu_roof(view: KernelView, issued_after: float, sfu_after: float) -> tuple[float, float, float, bool]:
+    """The issue and SFU rooflines of a launch after a fix that changes its instruction mix: (S, C_issue, C_sfu,
+    issue_bound). ``issued_after``: warp instructions the launch issues after the fix; ``sfu_after``: warp
+    instructions of the special-function unit (MUFU) after it. C_issue = issued_after / (SMs x schedulers)
+    cycles (one instruction per scheduler per clock), C_sfu = 32 x sfu_after / (SMs x R_sfu) cycles (R_sfu: arch
+    facts, 16 results per clock per SM), S = C / max(C_issue, C_sfu) >= 1 with C the launch's elapsed cycles
+    (the roofline argument, Williams et al. 2009, per pipe). ``issue_bound``: the SM is the launch's busiest
+    unit at or above roofline.THROUGHPUT_FRACTION of its reachable peak, so the time follows issue and SFU work
+    and S is the expected speedup (otherwise a cap). Call only with a launch whose elapsed cycles and SM count
+    are known (> 0)."""
+    lc = view.profile.launch
+    c_issue = max(1.0, issued_after) / (view.sm_count * view.arch.schedulers_per_sm)
+    c_sfu = view.arch.warp_size * sfu_after / (view.sm_count * view.arch.sfu_results_per_sm_cycle)
+    roof = max(1.0, lc.elapsed_cycles / max(c_issue, c_sfu, 1.0))
+    busy = {u: roofline.busy(lc.throughput_pct, u, view.reach) for u in lc.throughput_pct if u in roofline.ACHIEVABLE}
+    issue_bound = busy.get("sm", 0.0) >= roofline.THROUGHPUT_FRACTION and busy["sm"] >= max(busy.values())
+    return roof, c_issue, c_sfu, issue_bound
 
 
 #: Instructions the fast division (MUFU.RCP and a multiply, CUDA C++ Programming Guide "Intrinsic Functions",
@@ -1108,9 +1203,9 @@ def _precise_non_division_lines(prog: Program) -> frozenset[tuple[str, int]]:
                 continue
             calls = {cs.offset for cs in pf.calls if _is_precise_call(cs.callee)
                      and _slow_path_kind(cs.callee or "") not in ("div", "sqrt")}
+            trig = _trig_reductions(pf)
             for i in pf.instructions:
-                if i.loc is not None and (i.offset in calls or (
-                        i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands))):
+                if i.loc is not None and (i.offset in calls or i.offset in trig):
                     out.add((i.loc.file, i.loc.line))
         return frozenset(out)
     found: frozenset[tuple[str, int]] = prog.memo("precise_non_division_lines", make)
@@ -1120,6 +1215,90 @@ def _precise_non_division_lines(prog: Program) -> frozenset[tuple[str, int]]:
 #: The constant 2/pi that the precise sinf/cosf/tanf argument reduction multiplies by (CUDA's libdevice
 #: __internal_trig_reduction; the fast __sinf is a single MUFU.SIN after a multiply by 1/(2 pi)).
 _TWO_OVER_PI = "0.63661974668502807617"
+#: The Cody-Waite split of pi/2 that the precise sinf/cosf/tanf reduction subtracts after its 2/pi multiply
+#: (high and middle parts: FFMA q, -1.5707962513, x; FFMA q, -7.5497894e-08, ...; nvcc 13, sm_90, SASS of
+#: bench/advice/holdout5/pairs/haversine_fastmath, holdout7 fft1024_sincos, examples' raytrace_virtual). An
+#: exact ``fmodf(x, 2 pi)`` multiplies by the same 2/pi (the reciprocal of 2 pi's mantissa, 1.5707963705) in its
+#: exponent loop but has no split: -use_fast_math leaves that routine as it is (holdout8 synth_fmodf: the same
+#: sequence with and without the flag), so only a 2/pi multiply in a function with the split is a sin/cos
+#: reduction.
+_CODY_WAITE_PI_2 = ("1.5707962512969970703", "7.5497894158615963534e-08")
+
+
+def _trig_reductions(pf: ProgramFunction) -> frozenset[int]:
+    """Offsets of the 2/pi multiplies (FMUL/FFMA by :data:`_TWO_OVER_PI`) of ``pf`` that are a precise sin/cos/tan
+    argument reduction: ``pf`` holds the Cody-Waite pi/2 split (:data:`_CODY_WAITE_PI_2`) and the multiply's
+    line is not an exact ``fmodf`` (:func:`exact_fmod_sites`) unless that line holds the split itself."""
+    def make() -> frozenset[int]:
+        two = [i for i in pf.instructions
+               if i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands)]
+        if not two:
+            return frozenset()
+        split_lines = {(i.loc.file, i.loc.line) if i.loc is not None else None for i in pf.instructions
+                       if i.base_opcode in ("FFMA", "FMUL") and any(c in op for op in i.operands
+                                                                    for c in _CODY_WAITE_PI_2)}
+        if not split_lines:
+            return frozenset()
+        fmod = _fmod_sites_of(pf)
+        return frozenset(i.offset for i in two if i.loc is None or (i.loc.file, i.loc.line) not in fmod
+                         or (i.loc.file, i.loc.line) in split_lines)
+    return _memo_fn(pf, "trig_reductions", make)
+
+
+_FN_MEMO: dict[tuple[int, str], tuple[weakref.ref[Any], Any]] = {}
+
+
+def _memo_fn(pf: ProgramFunction, key: str, make: Callable[[], Any]) -> Any:
+    """``make()`` once per function object and ``key`` (the scans walk every instruction of the function)."""
+    k = (id(pf), key)
+    hit = _FN_MEMO.get(k)
+    if hit is not None and hit[0]() is pf:
+        return hit[1]
+    if len(_FN_MEMO) > 4096:
+        _FN_MEMO.clear()
+    out = make()
+    _FN_MEMO[k] = (weakref.ref(pf), out)
+    return out
+
+
+#: The exponent step of the exact single-precision remainder's loop (nvcc 13, sm_90, fmodf/remainderf inlined):
+#: VIMNMX.U32 d, e, 0xb800000 takes at most 23 exponent bits (23 << 23) per pass of the long-division loop on
+#: the exponent difference, after FRND.TRUNC of the quotient estimate (SASS of holdout8 synth_fmodf and of a
+#: generic fmodf(x[i], y[i]), with and without -use_fast_math: the flag keeps the whole sequence).
+_FMOD_EXPONENT_STEP = "0xb800000"
+
+
+def _fmod_sites_of(pf: ProgramFunction) -> dict[tuple[str, int], int]:
+    """User lines of ``pf`` holding an inlined exact ``fmodf``/``remainderf``, with the number of inlined calls
+    on each (one exponent-step VIMNMX per call, :data:`_FMOD_EXPONENT_STEP`; the line must hold an FRND.TRUNC
+    too)."""
+    def make() -> dict[tuple[str, int], int]:
+        steps: dict[tuple[str, int], int] = defaultdict(int)
+        trunc: set[tuple[str, int]] = set()
+        for i in pf.instructions:
+            if i.loc is None:
+                continue
+            key = (i.loc.file, i.loc.line)
+            if i.base_opcode == "VIMNMX" and any(op == _FMOD_EXPONENT_STEP for op in i.operands):
+                steps[key] += 1
+            elif i.opcode.startswith("FRND.TRUNC"):
+                trunc.add(key)
+        return {k: n for k, n in steps.items() if k in trunc}
+    found: dict[tuple[str, int], int] = _memo_fn(pf, "fmod_sites", make)
+    return found
+
+
+def exact_fmod_sites(prog: Program) -> dict[tuple[str, int], int]:
+    """:func:`_fmod_sites_of` over the user functions of ``prog``: line -> inlined exact fmodf calls."""
+    def make() -> dict[tuple[str, int], int]:
+        out: dict[tuple[str, int], int] = {}
+        for pf in prog.functions.values():
+            if is_user_function(pf.name):
+                for k, n in _fmod_sites_of(pf).items():
+                    out[k] = out.get(k, 0) + n
+        return out
+    found: dict[tuple[str, int], int] = prog.memo("exact_fmod_sites", make)
+    return found
 
 
 def precise_math_lines(view: KernelView) -> set[tuple[str, int]]:
@@ -1196,6 +1375,7 @@ def _precise_math_kinds(prog: Program) -> dict[tuple[str, int], frozenset[str]]:
             continue
         calls = {cs.offset: _slow_path_kind(cs.callee) or "div" for cs in pf.calls
                  if cs.callee is not None and _is_precise_call(cs.callee)}
+        trig = _trig_reductions(pf)
         for i in pf.instructions:
             if i.loc is None:
                 continue
@@ -1206,7 +1386,7 @@ def _precise_math_kinds(prog: Program) -> dict[tuple[str, int], frozenset[str]]:
                 out.setdefault(key, set()).add("div")
             elif i.offset in calls:
                 out.setdefault(key, set()).add(calls[i.offset])
-            elif i.base_opcode in ("FMUL", "FFMA") and any(_TWO_OVER_PI in op for op in i.operands):
+            elif i.offset in trig:
                 out.setdefault(key, set()).add("trig")
     return {k: frozenset(v) for k, v in out.items() if k not in fast}
 
@@ -2094,9 +2274,40 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
     if cm.is_memory(use):
         return bool(loaded & cm.address_registers(use))
     produced = cm.dest_registers(use)
-    if produced and produced & _address_registers_after(view, ev.use_fn, use.offset):
+    if produced and produced & _address_registers_after(view, ev.use_fn, use.offset) and \
+            _reaches_address(ev.use_fn, use, set(produced)):
         return True
     return _guards_dependent_access(ev.use_fn, use, loaded)
+
+
+def _reaches_address(pf: ProgramFunction, use: Instruction, produced: set[str]) -> bool:
+    """Whether a value ``use`` writes (``produced``) reaches the address operand of a later memory instruction
+    of its block, through the registers written from it, before an unpredicated write from other values
+    replaces it. A register name alone is not enough: the allocator reuses names, so an FMUL's result register
+    may later hold an unrelated address (holdout8 biquad_bank: the loaded sample multiplied by a coefficient,
+    its register reused for the next store's address after the value was consumed)."""
+    block = block_at(pf, use.offset)
+    if block is None:
+        return False
+    tainted = set(produced)
+    after = False
+    for i in block.instructions:
+        if i.offset == use.offset:
+            after = True
+            continue
+        if not after:
+            continue
+        if cm.is_memory(i) and cm.address_registers(i) & tainted:
+            return True
+        written = {r for r in _written_registers(i) if not r.startswith(("P", "UP"))}
+        guard = i.predicate.lstrip("@!") if i.predicate else ""
+        if _read_registers(i) & tainted:
+            tainted |= written
+        elif not guard:
+            tainted -= written
+        if not tainted:
+            return False
+    return False
 
 
 def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[str]) -> bool:

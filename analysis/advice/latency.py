@@ -745,8 +745,60 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
         return ("; ".join(parts) + ": start these loads or long operations earlier, with independent work between "
                 "them and their first use") if parts else ""
 
-    return cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
-                                    active=view.active + overlap)
+    res = cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
+                                   active=view.active + overlap)
+    if isinstance(res, Advice) and view.program is not None:
+        return _pipelined_loads(view, res, evs)
+    return res
+
+
+def _pipelined_loads(view: KernelView, res: Advice, evs: list[EdgeView]) -> Advice:
+    """``res`` with the estimate of explicit software pipelining where it is larger: in a loop the binary unrolls
+    k times whose plain loads must stay behind the loop's own global stores (they may alias: each copy's load
+    waits for the previous copy's store, so one load is in flight per warp), loading the next k iterations'
+    values into registers before the k steps puts k loads in flight per wait. By Little's law that leaves 1/k
+    of the loop's global-load latency: S = 1/(1 - f (1 - 1/k)), f = the loop's memory-dependency latency
+    samples on plain global loads / T (as loop_unrolling's Little's-law step), capped by the roofline of the
+    units the fix leaves unchanged (latency hiding moves no bytes). GPA eq. 4 (what ``res`` holds) bounds
+    reordering by the issue that can fill the stalls (at most 2x, Theorem 5.1); a pipeline k deep is not
+    bounded by it, since it adds loads in flight rather than filling stalls with other work."""
+    if view.total <= 0:
+        return res
+    best: tuple[float, float, int] | None = None
+    for r in cm.group_regions(view, evs, by_def=True):
+        if r.fn is None or r.loop is None or not cm.loop_writes_global(r.fn, r.loop):
+            continue
+        main = cm.unrolled_loop(r.fn, r.loop)
+        k = cm.unroll_factor(r.fn, main) if main is not None else 1
+        if k < cm.UNROLLED_MEDIAN_COPIES:
+            continue
+        pinned = sum(e.latency for e in r.edges if e.gpa_class == stalls.MEMORY_DEPENDENCY and e.def_ins is not None
+                     and cm.is_global_mem(e.def_ins) and e.def_ins.base_opcode in cm.GLOBAL_LOADS
+                     and not cm.is_reorderable_load(e.def_ins))
+        f = pinned / view.total
+        if f <= 0:
+            continue
+        s = 1.0 / (1.0 - f * (1.0 - 1.0 / k))
+        if best is None or s > best[0]:
+            best = (s, f, k)
+    if best is None or best[0] <= res.estimated_speedup:
+        return res
+    s, f, k = best
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("code_reordering", "latency_hiding"),
+                          reach_of=view.reach)
+    if cap is not None:
+        s = min(s, cap.cap)
+    if s <= res.estimated_speedup:
+        return res
+    res.estimate = Estimate(s, "1/(1 - f (1 - 1/k)), f = plain-load latency samples of the loop / T, k = the "
+                            "binary's unroll copies (loads in flight once they are issued k iterations ahead)"
+                            + (", roofline cap" if cap is not None else ""),
+                            {"f": f, "k": float(k), **({"cap": cap.cap} if cap is not None else {})},
+                            "Little's law (software pipelining k deep)")
+    res.hint += (f"; the loads must stay behind the loop's own stores (they may alias), so one is in flight at a "
+                 f"time: load the next {k} iterations' values into registers before the {k} steps (software "
+                 "pipelining), or declare the pointers __restrict__ if they never alias")
+    return res
 
 
 def fixed_waits_in_loop(view: KernelView, pf: ProgramFunction, loop: Loop) -> float:

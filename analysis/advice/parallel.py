@@ -17,6 +17,8 @@ from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import occupancy as occ
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
+from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.program.model import Loop, ProgramFunction
 
 #: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
 LAUNCH_SHAPE = "<launch shape>"
@@ -153,7 +155,7 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
         return Skipped(opt_id, "the kernel launches child grids from the device: its small grid is the CDP parent, "
                                "whose cost is the launches (see the dynamic-parallelism rewrites), not its own "
                                "parallelism")
-    miss = _need_issue(view, opt_id)
+    miss = _need_issue(view, opt_id) or _sequential(view, opt_id)
     if miss:
         return miss
     lc, arch = view.profile.launch, view.arch
@@ -220,6 +222,61 @@ def block_increase(view: KernelView) -> Advice | Skipped:
     if r.grid_ctas >= n:
         return Skipped("block_increase", f"{r.grid_ctas} CTAs for {n} SMs: every SM has work")
     return _more_parallelism(view, "block_increase", r)
+
+
+def _sequential(view: KernelView, opt_id: str) -> Skipped | None:
+    """Skipped for a fix that spreads a small grid's work over more threads when the hot loop is a recurrence
+    (:func:`carried_recurrence`): there is no more parallel work to spread."""
+    rec = carried_recurrence(view)
+    if rec is not None:
+        return Skipped(opt_id, f"the hot loop at {cm.line_ref(rec[0], rec[1])} carries a value from one "
+                               "iteration to the next through a multiplication (a recurrence such as an "
+                               "IIR filter's state): a thread's iterations are sequential, so more CTAs "
+                               "have no work to take; hide the latency inside the thread instead "
+                               "(independent loads issued ahead)")
+    return None
+
+
+#: Single-precision multiplies whose first two sources are the multiplicands (the third of FFMA is the addend).
+_MULTIPLIES = ("FMUL", "FFMA")
+
+
+def carried_recurrence(view: KernelView) -> tuple[str | None, int | None] | None:
+    """(file, line) of the hottest innermost loop of the kernel (most samples) when it carries a float value
+    across iterations through a multiplication: a register an FMUL/FFMA reads as a multiplicand before the loop
+    body (in address order over the loop's blocks) writes it, and that the body writes later: y[t] = b x[t]
+    - a y[t-1], Horner, a fixed-point iteration. Such a loop is a linear or non-linear recurrence: its
+    iterations cannot be split over more threads without reformulating it (a parallel scan), unlike a sum
+    (the carried value only an addend: a reduction). None when there is no program, loop or such register.
+    Register-level and approximate (a body of several paths is read in address order)."""
+    prog = view.program
+    if prog is None:
+        return None
+    best: tuple[float, ProgramFunction, Loop] | None = None
+    for pf in view.use_functions().values():
+        for lp in pf.loops.values():
+            if lp.children:
+                continue
+            w = view.active_in_loop(pf, lp)
+            if best is None or w > best[0]:
+                best = (w, pf, lp)
+    if best is None or best[0] <= 0:
+        return None
+    _, pf, lp = best
+    body = sorted((i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks),
+                  key=lambda i: i.offset)
+    written: set[str] = set()
+    read_first: set[str] = set()
+    for i in body:
+        du = def_use(i)
+        if i.base_opcode in _MULTIPLIES and ".F64" not in i.opcode:
+            srcs = i.operands[1:3]
+            read_first |= {o.lstrip("-|").rstrip("|").split(".")[0] for o in srcs} - written
+        written |= set(du.defs)
+    carried = {reg for reg in read_first if reg[:1] == "R" and reg[1:].isdigit() and reg in written}
+    if not carried:
+        return None
+    return lp.file, lp.first_line
 
 
 @register("thread_increase", "Thread increase", "parallel",
