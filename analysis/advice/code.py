@@ -1339,6 +1339,26 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
     return res
 
 
+def _constant_memory_clause(view: KernelView, evs: list[EdgeView]) -> str:
+    """", read-only values shared by all threads in constant memory" when one of the throttled loads in ``evs``
+    has a warp-uniform address (built from constants, parameters and the block index only:
+    atomics.address_sources without ``thread`` or ``data``), else "". The constant cache serves one address per
+    request and serializes a warp's distinct ones (CUDA C++ Programming Guide, "Device Memory Accesses",
+    Constant Memory), so it is the answer only for values every thread of a warp reads alike."""
+    prog = view.program
+    if prog is None:
+        return ""
+    for e in evs:
+        ins, fn = e.use_ins, e.use_fn
+        if ins is None or fn is None or not ins.base_opcode.startswith("LDG"):
+            continue
+        pf = prog.functions.get(fn.name)
+        src = atomics.address_sources(pf, ins) if pf is not None else None
+        if src is not None and not src & {"thread", "data"}:
+            return ", read-only values shared by all threads in constant memory"
+    return ""
+
+
 def access_bytes(ins: Instruction | None) -> int:
     """Bytes one thread moves with a global load or store (SASS width suffix: .U8/.S8 1, .U16/.S16 2, .64 8,
     .128 16, none 4); 0 for other instructions."""
@@ -1433,8 +1453,8 @@ def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
         where = cm.lines_text((h.use.file, h.use.line) for h in hs)
         hint = (f"the memory system throttles the global accesses at {where}: "
-                "issue fewer requests — wider loads (float4), data reused by the block staged in shared memory, "
-                "read-only values shared by all threads in constant memory")
+                "issue fewer requests — wider loads (float4), data reused by the block staged in shared memory"
+                f"{_constant_memory_clause(view, evs)}")
     # An access that already moves 16 bytes per thread (LDG/STG.128, the widest) cannot be split into fewer
     # requests for the same bytes: its throttle stalls are the traffic itself, which this fix does not change.
     narrow = [e for e in evs if not _widest(e.use_ins)]
@@ -1445,8 +1465,8 @@ def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
         hs = cm.hotspots(view, narrow, cm.stall_weight, 3)
         hint = (f"the memory system throttles the global accesses at "
                 f"{cm.lines_text((h.use.file, h.use.line) for h in hs)}: issue fewer requests — wider loads "
-                "(float4), data reused by the block staged in shared memory, read-only values shared by all threads "
-                "in constant memory (the 128-bit accesses beside them are already as wide as they get)")
+                f"(float4), data reused by the block staged in shared memory{_constant_memory_clause(view, narrow)} "
+                "(the 128-bit accesses beside them are already as wide as they get)")
     return cm.stall_elimination_advice(view, "memory_transaction_reduction", narrow, hint, missing=missing,
                                        nothing="no global-memory throttle stalls")
 
