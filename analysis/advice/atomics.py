@@ -28,6 +28,7 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView, block_at, user_loc
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
+from warpwise.analysis.arch import stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.slice import FunctionIndex
 from warpwise.analysis.program.model import ProgramFunction
@@ -47,6 +48,19 @@ def address_kind(pf: ProgramFunction, ins: Instruction) -> str | None:
     """How many distinct addresses the threads of a launch give the atomic ``ins`` of ``pf``: ``"grid"`` (one
     address: built from constants and parameters only), ``"block"`` (one per block: SR_CTAID), ``"data"``
     (built from loaded values: a histogram's bins), or None (per-thread: SR_TID/SR_LANEID, or not traceable).
+    From :func:`address_sources`. Never raises."""
+    kinds = address_sources(pf, ins)
+    if kinds is None or "thread" in kinds:
+        return None
+    if "data" in kinds:
+        return "data"
+    return "block" if "block" in kinds else "grid"
+
+
+def address_sources(pf: ProgramFunction, ins: Instruction) -> frozenset[str] | None:
+    """What the address of the memory instruction ``ins`` of ``pf`` is built from: a set of ``"thread"``
+    (SR_TID/SR_LANEID), ``"block"`` (SR_CTAID), ``"data"`` (a loaded value); empty for constants and parameters
+    only; None when not traceable.
 
     Reaching definitions over the function's CFG (the blame slicer's per-function def tables,
     blame.slice.FunctionIndex, without its latency bound), per register of the address operand, through the
@@ -82,7 +96,7 @@ def address_kind(pf: ProgramFunction, ins: Instruction) -> str | None:
             return None  # a call in between: the register's origin is the callee's
         if d.base_opcode in ("S2R", "S2UR", "CS2R"):
             if "SR_TID" in d.text or "SR_LANEID" in d.text:
-                return None
+                kinds.add("thread")
             if "SR_CTAID" in d.text:
                 kinds.add("block")
             continue
@@ -95,9 +109,7 @@ def address_kind(pf: ProgramFunction, ins: Instruction) -> str | None:
         work += [(start, k, u) for u in du.uses if _is_register_or_predicate(u)]
         if du.guard is not None and _is_register_or_predicate(du.guard.lstrip("!")):
             work.append((start, k, du.guard.lstrip("!")))
-    if "data" in kinds:
-        return "data"
-    return "block" if "block" in kinds else "grid"
+    return frozenset(kinds)
 
 
 def _is_register_or_predicate(name: str) -> bool:
@@ -324,3 +336,79 @@ def _source_registers(i: Instruction) -> set[str]:
 
 
 _GPR = re.compile(r"(?<![\w.])(R\d+)\b")
+
+
+#: Waves of CTAs a grid must run for coarsening it to be worth it: with fewer, fewer larger blocks would leave
+#: SMs idle (one wave of blocks per SM is what keeps every SM busy; two leave room to merge blocks in pairs).
+FLUSH_MIN_WAVES = 2.0
+
+
+def block_flush_sites(view: KernelView) -> dict[cm.InsKey, str]:
+    """Global atomics after a barrier whose address is built from the thread index, constants and parameters
+    only (:func:`address_sources` without ``block`` or ``data``): every block adds its per-block results (a
+    privatized histogram's bins) to the same addresses, so the blocks' flushes contend at the same L2 slices.
+    (function, offset) -> SASS text; empty without a program."""
+    prog = view.program
+    if prog is None:
+        return {}
+
+    def make() -> dict[cm.InsKey, str]:
+        out: dict[cm.InsKey, str] = {}
+        for pf in prog.functions.values():
+            bars = [i.offset for i in pf.instructions if i.base_opcode == "BAR"]
+            for i in pf.instructions:
+                if i.base_opcode not in GLOBAL_ATOMICS or not bars or min(bars) > i.offset:
+                    continue
+                src = address_sources(pf, i)
+                if src is not None and not src & {"block", "data"}:
+                    out[(pf.name, i.offset)] = i.text
+        return out
+
+    return dict(prog.memo("block_flush_sites", make))
+
+
+def flush_contention_advice(view: KernelView) -> Advice | None:
+    """block_decrease for a many-wave grid whose blocks each handle one element per thread and end by flushing
+    per-block results with global atomics to the same addresses (:func:`block_flush_sites`); None otherwise.
+
+    Coarsening (c elements per thread, c times fewer blocks) does two things the profile shows: the per-block
+    work — the flush atomics and the barriers around the privatized set-up — runs once per c elements, and each
+    thread's c element loads are independent, so they are in flight together (Little's law: c times the bytes
+    per warp) where one load per thread leaves the warp waiting on it. M = the samples at or waiting on the
+    flush atomics + the barrier stalls + the stalls waiting on global loads outside loops (the one element per
+    thread); GPA eq. 2, capped by the rooflines of the units the fix keeps (ranking). Needs at least
+    FLUSH_MIN_WAVES waves of CTAs (``LaunchConfig.waves_per_sm``)."""
+    prog = view.program
+    lc = view.profile.launch
+    if prog is None or view.total <= 0 or lc.waves_per_sm < FLUSH_MIN_WAVES:
+        return None
+    sites = block_flush_sites(view)
+    if not sites:
+        return None
+    fns = {name for name, _ in sites}
+    evs: list[EdgeView] = []
+    for e in view.edges:
+        if e.gpa_class in cm.NOT_STALLS or e.use_fn is None or e.use_fn.name not in fns:
+            continue
+        use_key, def_key = cm.ins_key(e.use_fn, e.use_ins), cm.ins_key(e.def_fn, e.def_ins)
+        if use_key in sites or def_key in sites or e.gpa_class == stalls.SYNCHRONIZATION:
+            evs.append(e)
+        elif (not e.is_self and e.gpa_class == stalls.MEMORY_DEPENDENCY and cm.is_global_mem(e.def_ins)
+              and e.def_ins is not None and e.def_fn is not None
+              and e.def_fn.loop_of(e.def_ins.offset) is None):
+            evs.append(e)
+    if not any(cm.ins_key(e.use_fn, e.use_ins) in sites for e in evs):
+        return None
+    locs = [user_loc(i) for pf in prog.functions.values() if pf.name in fns for i in pf.instructions
+            if (pf.name, i.offset) in sites]
+    lines = sorted({(loc.file, loc.line) for loc in locs if loc is not None})
+    hint = (f"{lc.blocks:,} blocks of {lc.threads_per_block} threads ({lc.waves_per_sm:.0f} waves) each handle one "
+            f"element per thread and end by adding their per-block results to the same global addresses "
+            f"(atomics at {cm.lines_text(lines) if lines else 'the flush'}): give each thread several elements "
+            "(a loop over c elements, c times fewer blocks), so the set-up and flush run once per c elements "
+            "and each thread's element loads are in flight together")
+    res = cm.stall_elimination_advice(view, "block_decrease", evs, hint, nothing="no stalls at the block flush")
+    if not isinstance(res, Advice):
+        return None
+    res.params["flush_contention"] = 1
+    return res

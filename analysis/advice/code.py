@@ -1512,8 +1512,115 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
     res = _global_transaction_reduction(view)
     const = _constant_lookup_advice(view)
     if const is not None and (not isinstance(res, Advice) or const.estimated_speedup > res.estimated_speedup):
-        return const
+        res = const
+    sub = _subline_access_advice(view)
+    if sub is not None and (not isinstance(res, Advice) or sub.estimated_speedup > res.estimated_speedup):
+        return sub
     return res
+
+
+def _constant_memory_clause(view: KernelView, evs: list[EdgeView]) -> str:
+    """", read-only values shared by all threads in constant memory" when one of the throttled loads in ``evs``
+    has a warp-uniform address (built from constants, parameters and the block index only:
+    atomics.address_sources without ``thread`` or ``data``), else "". The constant cache serves one address per
+    request and serializes a warp's distinct ones (CUDA C++ Programming Guide, "Device Memory Accesses",
+    Constant Memory), so it is the answer only for values every thread of a warp reads alike."""
+    prog = view.program
+    if prog is None:
+        return ""
+    for e in evs:
+        ins, fn = e.use_ins, e.use_fn
+        if ins is None or fn is None or not ins.base_opcode.startswith("LDG"):
+            continue
+        pf = prog.functions.get(fn.name)
+        src = atomics.address_sources(pf, ins) if pf is not None else None
+        if src is not None and not src & {"thread", "data"}:
+            return ", read-only values shared by all threads in constant memory"
+    return ""
+
+
+def access_bytes(ins: Instruction | None) -> int:
+    """Bytes one thread moves with a global load or store (SASS width suffix: .U8/.S8 1, .U16/.S16 2, .64 8,
+    .128 16, none 4); 0 for other instructions."""
+    if ins is None or not cm.is_global_mem(ins):
+        return 0
+    parts = set(ins.opcode.split("."))
+    if parts & {"U8", "S8"}:
+        return 1
+    if parts & {"U16", "S16"}:
+        return 2
+    return 16 if "128" in parts else 8 if "64" in parts else 4
+
+
+def _subline_access_advice(view: KernelView) -> Advice | None:
+    """Memory transaction reduction for coalesced global loads of 1 or 2 bytes per thread (None when the
+    kernel has none with stalls waiting on them, or when DRAM is already busy).
+
+    A warp request of such loads moves ``warp_size x w`` bytes (64 for ``__half``/``uint16_t``), less than a
+    cache line (ArchFacts.cache_line_bytes), so each request brings a fraction of the bytes a full-width one
+    does, and a latency-bound kernel keeps that fraction of the bytes in flight (Little's law). Widening the
+    access to ArchFacts.widest_access_bytes per thread (eight halves as one uint4/float4) moves the same bytes
+    (DRAM and L2 work unchanged) with k = widest/w times fewer requests, so the waits on them are hidden
+    (GPA eq. 2 over M = the stalls waiting on the narrow loads, long_scoreboard, plus memory throttles at
+    narrow accesses) up to the roofline after the fix, whose SM work loses (1 - 1/k) of the narrow access
+    instructions (per-PC ``inst_executed``; their address arithmetic is taken as kept: a lower bound on what
+    goes). Only coalesced accesses count (L2 sector efficiency at least COALESCE_LIMIT): a scattered narrow
+    access wastes sectors, which is global_memory_coalesce's. Not offered when DRAM is at MEMORY_BUSY of its
+    reachable peak or more (the kernel's time then follows its bytes, which widening keeps), nor where blocks of
+    one element per thread end with a per-block flush (atomics.flush_contention_advice): there more bytes per
+    thread means more elements per thread, fewer blocks and fewer flushes, block_decrease's fix."""
+    prog = view.program
+    if prog is None or view.total <= 0:
+        return None
+    facts = view.arch
+    lc = view.profile.launch
+    if roofline.busy(lc.throughput_pct, "dram", view.reach) >= MEMORY_BUSY:
+        return None
+    if atomics.flush_contention_advice(view) is not None:
+        return None  # one element per thread before a per-block flush: widening it is coarsening, block_decrease's
+
+    def narrow(ins: Instruction | None, s: PCSample | None) -> bool:
+        w = access_bytes(ins)
+        if not 0 < w < 4 or w * facts.warp_size >= facts.cache_line_bytes:
+            return False
+        eff = _efficiency(s)
+        return eff is None or eff >= COALESCE_LIMIT
+
+    evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
+           if not e.is_self and narrow(e.def_ins, _sample(view, e, at_def=True))]
+    evs += [e for e in _throttle_edges(view) if narrow(e.use_ins, _sample(view, e))]
+    if not evs:
+        return None
+    total = executed = 0.0
+    widths: list[int] = []
+    for pf in prog.functions.values():
+        for i in pf.instructions:
+            smp = view.sample_at(pf.name, i.offset)
+            if smp is None:
+                continue
+            total += smp.inst_executed
+            if narrow(i, smp) and smp.inst_executed > 0:
+                executed += smp.inst_executed
+                widths.append(access_bytes(i))
+    if total <= 0 or not widths:
+        return None
+    k = facts.widest_access_bytes / max(widths)
+    r_sm = max(0.0, 1.0 - (1.0 - 1.0 / k) * executed / total)
+    hs = cm.hotspots(view, evs, cm.stall_weight, 3)
+    where = cm.lines_text((h.def_.file, h.def_.line) if h.def_ is not None else (h.use.file, h.use.line)
+                          for h in hs)
+    hint = (f"the global accesses at {where} move {max(widths)} byte{'s' if max(widths) > 1 else ''} per thread "
+            f"({max(widths) * facts.warp_size} bytes per warp request, a part of a {facts.cache_line_bytes}-byte "
+            f"line), and warps wait on them: have each thread move {facts.widest_access_bytes} bytes (e.g. "
+            f"{int(k)} elements as one uint4/float4 load and store, unpacked in registers) so each request carries "
+            f"{int(k)}x the bytes")
+    res = cm.stall_elimination_advice(view, "memory_transaction_reduction", evs, hint,
+                                      nothing="no stalls on narrow global accesses")
+    if not isinstance(res, Advice):
+        return None
+    res.params["subline_access"] = 1
+    return _after_fix_estimate(view, res, {"dram": 1.0, "l2": 1.0, "sm": r_sm}, False,
+                               {"k_widen": k, "narrow_executed": executed, "executed": total})
 
 
 def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
@@ -1526,8 +1633,8 @@ def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
         hs = cm.hotspots(view, evs, cm.stall_weight, 3)
         where = cm.lines_text((h.use.file, h.use.line) for h in hs)
         hint = (f"the memory system throttles the global accesses at {where}: "
-                "issue fewer requests — wider loads (float4), data reused by the block staged in shared memory, "
-                "read-only values shared by all threads in constant memory")
+                "issue fewer requests — wider loads (float4), data reused by the block staged in shared memory"
+                f"{_constant_memory_clause(view, evs)}")
     # An access that already moves 16 bytes per thread (LDG/STG.128, the widest) cannot be split into fewer
     # requests for the same bytes: its throttle stalls are the traffic itself, which this fix does not change.
     narrow = [e for e in evs if not _widest(e.use_ins)]
@@ -1538,8 +1645,8 @@ def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
         hs = cm.hotspots(view, narrow, cm.stall_weight, 3)
         hint = (f"the memory system throttles the global accesses at "
                 f"{cm.lines_text((h.use.file, h.use.line) for h in hs)}: issue fewer requests — wider loads "
-                "(float4), data reused by the block staged in shared memory, read-only values shared by all threads "
-                "in constant memory (the 128-bit accesses beside them are already as wide as they get)")
+                f"(float4), data reused by the block staged in shared memory{_constant_memory_clause(view, narrow)} "
+                "(the 128-bit accesses beside them are already as wide as they get)")
     return cm.stall_elimination_advice(view, "memory_transaction_reduction", narrow, hint, missing=missing,
                                        nothing="no global-memory throttle stalls")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
@@ -418,11 +419,14 @@ def occupancy_decrease(view: KernelView) -> Advice | Skipped:
           "Use fewer, larger blocks: give each thread or block more work (coarsening).")
 def block_decrease(view: KernelView) -> Advice | Skipped:
     """GPA released block decrease (SequentialLatency estimator, eq. 4): blocks > SMs, ≤ 2 warps per block,
-    instruction-fetch latency samples hidden."""
+    instruction-fetch latency samples hidden; first, blocks that each end by flushing per-block results to the
+    same global addresses (atomics.flush_contention_advice: coarsening, GPA eq. 2)."""
     lc = view.profile.launch
     wpb = _warps_per_block(view)
     if lc.blocks <= 0 or wpb <= 0:
         return Skipped("block_decrease", "the profile has no grid/block size", missing=True)
+    if (flush := atomics.flush_contention_advice(view)) is not None:
+        return flush
     if lc.blocks <= view.sm_count or wpb > WARP_COUNT_LIMIT:
         return Skipped("block_decrease", f"{lc.blocks} blocks of {wpb} warps: blocks are not small and many")
     evs = view.edges_by(reason=cm.ICACHE_REASONS)

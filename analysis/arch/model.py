@@ -36,6 +36,9 @@ class ArchFacts:
     ``async_copy``: whether the SM copies global to shared memory asynchronously in hardware (``cp.async``,
     SASS ``LDGSTS``: compute capability 8.0 and higher; on older ones ``cuda::memcpy_async`` is a synchronous
     copy through registers).
+    ``cache_line_bytes``: bytes of an L1/L2 cache line (four 32-byte sectors); a warp request of one
+    coalesced access per thread that moves fewer bytes uses part of a line. ``widest_access_bytes``: the widest
+    global load or store per thread (LDG/STG.128).
     """
 
     sm: int
@@ -59,6 +62,10 @@ class ArchFacts:
     sfu_results_per_sm_cycle: int = 16
     #: hardware global-to-shared asynchronous copy (cp.async / LDGSTS), compute capability >= 8.0
     async_copy: bool = False
+    #: bytes per L1/L2 cache line (four 32-byte sectors)
+    cache_line_bytes: int = 128
+    #: bytes of the widest global load/store one thread can issue (128-bit: LDG.E.128, STG.E.128)
+    widest_access_bytes: int = 16
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property

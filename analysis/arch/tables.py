@@ -48,6 +48,10 @@ def _facts(sm: int) -> ArchFacts:
                                        "16 results per clock per SM on compute capability 7.x-12.x")
     src["async_copy"] = ("CUDA C++ Programming Guide (CUDA 13.0), 'Asynchronous Data Copies': cp.async "
                          "(LDGSTS) copies global to shared memory in hardware on compute capability 8.0 and higher")
+    src["cache_line_bytes"] = ("CUDA C++ Best Practices Guide (CUDA 13.0), 'Coalesced Access to Global Memory': "
+                               "128-byte cache lines of four 32-byte sectors (compute capability 6.0 and higher)")
+    src["widest_access_bytes"] = ("CUDA C++ Programming Guide (CUDA 13.0), 'Device Memory Accesses': global "
+                                  "memory instructions read or write words of 1, 2, 4, 8 or 16 bytes")
     return ArchFacts(
         sm=sm, name=name, product=product, schedulers_per_sm=4, max_warps_per_sm=warps, max_ctas_per_sm=ctas,
         max_threads_per_sm=threads, registers_per_sm=64 * _KB, max_registers_per_thread=255,
