@@ -220,7 +220,7 @@ def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Pat
 
     out = [f"== {p.name}  [{p.mangled}]  {p.arch}  {p.device}".rstrip(),
            f"   report {rel(p.report)}" + (f"   binary {rel(ka.cubin.path)}" if ka.cubin else ""),
-           *(_launch_line(k, len(g.launches) > 1) for k in g.launches),
+           *_launch_lines(g.launches),
            f"   warp samples: {T:,} total, {L:,} latency ({_pct(L, T)}), {T - L:,} active"
            + (f" over {len(g.launches)} launches" if len(g.launches) > 1 else "")]
     if share is not None:
@@ -268,6 +268,43 @@ def render_kernel_text(g: KernelGroup | KernelAnalysis, top: int = 10, root: Pat
         # its header line and notes are already in the kernel's header above
         out.extend("   " + ln if ln else "" for ln in body.splitlines()[1:] if not ln.startswith("  note:"))
     return "\n".join(out)
+
+
+def _launch_lines(launches: list[KernelAnalysis]) -> list[str]:
+    """One line per launch; a run of more than advice.report.PER_LAUNCH_SHOWN consecutive launches of one
+    shape (grid, block, registers, shared memory) becomes one line with the ranges of what differs."""
+    from warpwise.analysis.advice.report import PER_LAUNCH_SHOWN
+
+    if len(launches) == 1:
+        return [_launch_line(launches[0], False)]
+
+    def shape(ka: KernelAnalysis) -> tuple[object, ...]:
+        lc = ka.profile.launch
+        return (tuple(lc.grid), tuple(lc.block), lc.registers_per_thread, lc.shared_bytes_per_block, lc.sm_count,
+                round(lc.theoretical_occupancy))
+    runs: list[list[KernelAnalysis]] = []
+    for ka in launches:
+        if runs and shape(runs[-1][-1]) == shape(ka):
+            runs[-1].append(ka)
+        else:
+            runs.append([ka])
+    out: list[str] = []
+    for run in runs:
+        if len(run) <= PER_LAUNCH_SHOWN:
+            out.extend(_launch_line(ka, True) for ka in run)
+            continue
+        lc = run[0].profile.launch
+        first, last = run[0].profile.launch_index, run[-1].profile.launch_index
+        us = [ka.profile.launch.duration_ns / 1000 for ka in run]
+        ach = [ka.profile.launch.achieved_occupancy for ka in run]
+        ws = [ka.profile.total_samples for ka in run]
+        out.append(f"   launches {first[0]}.{first[1]}-{last[0]}.{last[1]} ({len(run)}, one shape): "
+                   f"grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
+                   f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  "
+                   f"{lc.sm_count} SMs  occupancy {lc.theoretical_occupancy:.0f}% theoretical, "
+                   f"{min(ach):.0f}-{max(ach):.0f}% achieved  {min(us):.1f}-{max(us):.1f} us each "
+                   f"({sum(us):,.1f} us in all)  {min(ws):,}-{max(ws):,} warp samples each")
+    return out
 
 
 def _launch_line(ka: KernelAnalysis, numbered: bool) -> str:

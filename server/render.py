@@ -56,6 +56,21 @@ def _unit(name: str) -> str:
     return unit_suffix(input_unit(name))
 
 
+def _inputs_md(inputs: dict[str, Any]) -> str:
+    """An estimate's inputs for the hover (``T = 28,464 samples``), a long per-launch series as its range
+    (analysis/advice/report.compact_inputs)."""
+    from warpwise.analysis.advice.report import compact_inputs
+
+    out = []
+    for k, v in compact_inputs({k: v for k, v in inputs.items() if isinstance(v, int | float)}):
+        if isinstance(v, tuple):
+            out.append(f"{k} = {_num(v[0])}–{_num(v[1])}{_unit(k.removesuffix('_i') + '0')} over {v[2]} launches")
+        else:
+            out.append(f"{k} = {_num(v)}{_unit(k)}")
+    out.extend(f"{k} = {v}" for k, v in inputs.items() if not isinstance(v, int | float))
+    return ", ".join(out)
+
+
 def _num(v: Any) -> str:
     """Sample counts with thousands separators, ratios with 4 significant digits, never exponents."""
     if isinstance(v, bool) or not isinstance(v, int | float):
@@ -633,8 +648,7 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
             if isinstance(est, dict):
                 formula, inputs = est.get("formula"), est.get("inputs")
             if formula:
-                vals = ", ".join(f"{k} = {_num(v)}{_unit(k)}" for k, v in (inputs or {}).items())
-                details.append(f"`{formula}` with {vals}")
+                details.append(f"`{formula}` with {_inputs_md(inputs or {})}")
             hint = getattr(adv, "hint", "")
             if hint:
                 details.append(view.relabel(hint))
@@ -647,7 +661,11 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
                     f"{a.optimizer} {a.estimated_speedup:.2f}×" + (" (upper bound)" if a.upper_bound else "")
                     for a in alts))
             launches = getattr(adv, "launches", []) or []
-            if len(launches) > 1:
+            from warpwise.analysis.advice.report import PER_LAUNCH_SHOWN, per_launch_text
+
+            if len(launches) > PER_LAUNCH_SHOWN:
+                details.append("Per launch: " + per_launch_text(launches, sep="×"))
+            elif len(launches) > 1:
                 details.append("Per launch: " + ", ".join(
                     f"grid {'×'.join(map(str, le.grid))} {le.speedup:.2f}× ({le.samples:,} samples)"
                     for le in launches))

@@ -206,7 +206,8 @@ def merge_launch_notes(launches: list[tuple[tuple[int, int], list[str], int | No
     each once. ``few samples`` is the launch's ``AdviceReport.few_samples`` (None when it has enough samples or
     no advice report): its :func:`launch_few_samples_note`, which differs between launches only in that count,
     is replaced by one note naming the launches (``only 120 warp samples in launch 0.1, 95 in 0.3 (2 of 4
-    launches): ...``), where the first was. The counts come from the reports, never from the note text."""
+    launches): ...``; more than report.PER_LAUNCH_SHOWN such launches: ``only 30-59 warp samples per launch in
+    48 of 48 launches``), where the first was. The counts come from the reports, never from the note text."""
     out: list[str] = []
     few: list[tuple[str, int]] = []
     at = 0
@@ -222,9 +223,15 @@ def merge_launch_notes(launches: list[tuple[tuple[int, int], list[str], int | No
         return out
     if len(launches) == 1:
         return [*out[:at], launch_few_samples_note(few[0][1]), *out[at:]]
-    counts = ", ".join(f"{c} in {label}" for label, c in few[1:])
-    head = (f"only {few[0][1]} warp samples in launch {few[0][0]}" + (f", {counts}" if counts else "")
-            + f" ({len(few)} of {len(launches)} launches)")
+    from warpwise.analysis.advice.report import PER_LAUNCH_SHOWN
+
+    if len(few) > PER_LAUNCH_SHOWN:  # a range, not one count per launch
+        cs = [c for _, c in few]
+        head = f"only {min(cs)}-{max(cs)} warp samples per launch in {len(few)} of {len(launches)} launches"
+    else:
+        counts = ", ".join(f"{c} in {label}" for label, c in few[1:])
+        head = (f"only {few[0][1]} warp samples in launch {few[0][0]}" + (f", {counts}" if counts else "")
+                + f" ({len(few)} of {len(launches)} launches)")
     return [*out[:at], few_samples_note(head), *out[at:]]
 
 

@@ -6,11 +6,12 @@ suffix, DESIGN.md); without it the recorded path is used.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from warpwise.analysis.advice.model import Advice, AdviceReport, Estimate, Hotspot, Location, Scope
+from warpwise.analysis.advice.model import Advice, AdviceReport, Estimate, Hotspot, LaunchEstimate, Location, Scope
 from warpwise.analysis.advice.registry import REGISTRY, optimizers
 
 FileMap = Callable[[str], str]
@@ -188,8 +189,55 @@ def unit_suffix(unit: str) -> str:
     return "" if not unit else unit if unit[0] in "x%" else f" {unit}"
 
 
+PER_LAUNCH_SHOWN = 6
+"""Most launches whose per-launch values (``t_i``, ``S_i``, the per-launch estimates) the text report and the
+hover list one by one; a kernel launched more often gets their range instead (the JSON keeps every launch)."""
+
+_SERIES = re.compile(r"([A-Za-z]+)(\d+)")
+
+
+def compact_inputs(inputs: Mapping[str, float]) -> list[tuple[str, float | tuple[float, float, int]]]:
+    """An estimate's inputs as shown to a person: per-launch series ``t0..t{n-1}`` / ``S0..S{n-1}`` of more
+    than PER_LAUNCH_SHOWN entries become one ``(name + "_i", (min, max, n))`` entry where the series began;
+    every other input stays ``(name, value)`` in its order. Shapes: n inputs in, at most n entries out."""
+    series: dict[str, list[float]] = {}
+    for k, v in inputs.items():
+        m = _SERIES.fullmatch(k)
+        if m:
+            series.setdefault(m.group(1), []).append(float(v))
+    long = {b for b, vs in series.items() if len(vs) > PER_LAUNCH_SHOWN}
+    out: list[tuple[str, float | tuple[float, float, int]]] = []
+    for k, v in inputs.items():
+        m = _SERIES.fullmatch(k)
+        if m and m.group(1) in long:
+            if m.group(2) == "0":
+                vs = series[m.group(1)]
+                out.append((f"{m.group(1)}_i", (min(vs), max(vs), len(vs))))
+            continue
+        out.append((k, v))
+    return out
+
+
 def _inputs_text(e: Estimate) -> str:
-    return ", ".join(input_value_text(k, v) for k, v in e.inputs.items())
+    def one(k: str, v: float | tuple[float, float, int]) -> str:
+        if isinstance(v, tuple):
+            unit = unit_suffix(input_unit(k.removesuffix("_i") + "0"))
+            return f"{k}={v[0]:.4g}-{v[1]:.4g}{unit} over {v[2]} launches"
+        return input_value_text(k, v)
+    return ", ".join(one(k, v) for k, v in compact_inputs(e.inputs))
+
+
+def per_launch_text(launches: Sequence[LaunchEstimate], sep: str = "x") -> str:
+    """The per-launch estimates of a finding in one line: each launch (``0.1 1.054x (2.5 us)``) up to
+    PER_LAUNCH_SHOWN launches, else their range and the longest launch's (``48 launches, 1.000-1.142x; longest
+    0.43 1.000x (2.7 us)``). ``sep`` is the times sign (``x`` in text, ``×`` in Markdown)."""
+    if len(launches) <= PER_LAUNCH_SHOWN:
+        return ", ".join(f"{x.launch[0]}.{x.launch[1]} {x.speedup:.3f}{sep} ({x.duration_ns / 1000:.1f} us)"
+                         for x in launches)
+    s = [x.speedup for x in launches]
+    lo = max(launches, key=lambda x: x.duration_ns)
+    return (f"{len(launches)} launches, {min(s):.3f}-{max(s):.3f}{sep}; longest {lo.launch[0]}.{lo.launch[1]} "
+            f"{lo.speedup:.3f}{sep} ({lo.duration_ns / 1000:.1f} us); each launch in --format json")
 
 
 def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap | None = None,
@@ -233,9 +281,7 @@ def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMa
                                  + (" (upper bound)" if x.upper_bound else "") for x in a.alternatives)
                 out.append(f"   alternatives for the same samples: {alts}")
             if len(a.launches) > 1:
-                per = ", ".join(f"{x.launch[0]}.{x.launch[1]} {x.speedup:.3f}x ({x.duration_ns / 1000:.1f} us)"
-                                for x in a.launches)
-                out.append(f"   per launch: {per}")
+                out.append(f"   per launch: {per_launch_text(a.launches)}")
             for j, h in enumerate(a.hotspots, 1):
                 loop = f" in {h.loop.name}" if h.loop is not None else ""
                 out.append(f"   {j}) {h.samples:.0f} samples ({h.reason}), distance {h.distance}{loop}")

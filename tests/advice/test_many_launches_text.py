@@ -1,0 +1,85 @@
+"""A kernel launched 48 times (bench/advice/holdout9 planes_per_launch, committed H200 report): the text report
+and the hover give ranges over the launches instead of one entry per launch, and the JSON keeps every launch."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from warpwise.analysis.advice.report import PER_LAUNCH_SHOWN, compact_inputs, per_launch_text
+from warpwise.analysis.pipeline import analyze
+from warpwise.analysis.report import render_text, to_json
+
+from tests.conftest import pair_report
+
+ROOT = Path(__file__).resolve().parents[2]
+PAIR = ROOT / "bench/advice/holdout9/pairs/planes_per_launch"
+
+
+@pytest.fixture(scope="module")
+def analysis():  # type: ignore[no-untyped-def]
+    return analyze(pair_report(PAIR), [PAIR / "orig.sm_90.cubin"],
+                   [PAIR / "orig.cu", ROOT / "bench/advice/pairs/bench.cuh"], kernel="normalize_plane")
+
+
+def test_the_text_report_has_one_line_for_48_launches_of_one_shape(analysis) -> None:  # type: ignore[no-untyped-def]
+    g = analysis.groups[0]
+    assert len(g.launches) == 48
+    text = render_text([analysis])
+    us = [ka.profile.launch.duration_ns / 1000 for ka in g.launches]
+    ws = [ka.profile.total_samples for ka in g.launches]
+    line = next(ln for ln in text.splitlines() if ln.startswith("   launches 0.0-0.47 (48, one shape): "))
+    assert "grid 8x8x1  block 16x16x1  16 regs/thread" in line
+    assert f"{min(us):.1f}-{max(us):.1f} us each ({sum(us):,.1f} us in all)" in line
+    assert f"{min(ws):,}-{max(ws):,} warp samples each" in line
+    assert not re.search(r"^   launch 0\.\d+:", text, re.M)  # no per-launch lines
+    assert f"only {min(ws)}-{max(ws)} warp samples per launch in 48 of 48 launches" in text
+    est = next(ln for ln in text.splitlines() if ln.strip().startswith("estimate: ") and "over launches" in ln)
+    assert "t_i=" in est and " over 48 launches" in est and "t47=" not in est and "S47=" not in est
+    per = [ln for ln in text.splitlines() if ln.strip().startswith("per launch: ")]
+    assert per and all(ln.strip().startswith("per launch: 48 launches, ") for ln in per)
+
+
+def test_the_json_keeps_every_launch(analysis) -> None:  # type: ignore[no-untyped-def]
+    k = to_json([analysis])["kernels"][0]
+    assert len(k["launches"]) == 48
+    first = k["advice"][0]
+    assert len(first["launches"]) == 48
+    assert {f"t{i}" for i in range(48)} <= set(first["estimate"]["inputs"])
+
+
+def test_compact_inputs_and_per_launch_text(analysis) -> None:  # type: ignore[no-untyped-def]
+    a = analysis.groups[0].advice_report.advice[0]
+    got = dict(compact_inputs(a.estimate.inputs))
+    ts = [a.estimate.inputs[f"t{i}"] for i in range(48)]
+    assert got["t_i"] == (min(ts), max(ts), 48)
+    assert not any(re.fullmatch(r"[tS]\d+", k) for k in got)
+    # a short series stays one entry per launch
+    few = {f"t{i}": float(i + 1) for i in range(PER_LAUNCH_SHOWN)} | {"T": 5.0}
+    assert compact_inputs(few) == list(few.items())
+    longest = max(a.launches, key=lambda x: x.duration_ns)
+    s = [x.speedup for x in a.launches]
+    assert per_launch_text(a.launches) == (
+        f"48 launches, {min(s):.3f}-{max(s):.3f}x; longest {longest.launch[0]}.{longest.launch[1]} "
+        f"{longest.speedup:.3f}x ({longest.duration_ns / 1000:.1f} us); each launch in --format json")
+    assert per_launch_text(a.launches[:2]).count(" us)") == 2
+
+
+def test_the_hover_gives_ranges_over_48_launches(analysis) -> None:  # type: ignore[no-untyped-def]
+    from warpwise.server import render
+    from warpwise.server.findings import file_findings
+    from warpwise.server.linemap import LineMap
+
+    cu = (PAIR / "orig.cu").resolve()
+    ff = file_findings([analysis], cu)
+    text = cu.read_text()
+    a = analysis.groups[0].advice_report.advice[0]
+    assert a.optimizer == "kernel_merge" and a.scope.line == 15
+    h = render.hover(ff, LineMap(ff.baseline, text), text, 15)
+    assert h is not None
+    md = h.contents.value  # type: ignore[union-attr]
+    ts = [int(a.estimate.inputs[f"t{i}"]) for i in range(48)]
+    assert f"t_i = {min(ts):,}–{max(ts):,} over 48 launches" in md
+    assert "t47 =" not in md and "S47 =" not in md
+    assert "Per launch: 48 launches, " in md and "grid 8×8×1 " not in md
