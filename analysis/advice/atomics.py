@@ -15,12 +15,18 @@ definitions. An address that depends on a thread or lane index (SR_TID, SR_LANEI
 not matched; one that depends only on constants and kernel parameters is a single address for the whole grid,
 one that depends on the block index (SR_CTAID) a single address per block, and one that depends on loaded data
 a data-dependent address (a histogram: as many addresses as bins).
+
+How much the fix wins is its aggregation factor k (:func:`aggregation`): the same-address atomics are served one
+after another, so their time is proportional to their count, and the fix the hint names first divides that
+count by k (a warp reduction: the active lanes per warp; a grid-stride loop over one wave: times the waves; a
+per-block copy of B bins: the block's atomics per bin, with B bounded from the SASS by :func:`address_values`).
 """
 
 from __future__ import annotations
 
+import math
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from warpwise.analysis.advice import common as cm
@@ -120,6 +126,144 @@ def _is_register_or_predicate(name: str) -> bool:
     return False
 
 
+#: Distinct values a sub-word load can return: an 8- or 16-bit index (a histogram's bins of an 8-bit image).
+_SUBWORD_VALUES = {".U8": 256, ".S8": 256, ".U16": 65536, ".S16": 65536}
+#: Value counts above this are "unbounded" for the aggregation factor (a 32-bit index can take any value).
+_VALUES_CAP = 1 << 24
+_REG_OPERAND = re.compile(r"^[-|!~]*(U?R\d+|U?P\d+)")
+
+
+def address_values(pf: ProgramFunction, ins: Instruction) -> int | None:
+    """How many distinct addresses the threads of one block can give the memory instruction ``ins`` of ``pf``: an
+    upper bound from the value sets the SASS gives its address registers, or None when unbounded (a 32-bit loaded
+    value, a thread index, a value carried around a loop) or not traceable.
+
+    Rules (warpwise's value-set reasoning over the reaching definitions of blame.slice.FunctionIndex): a constant,
+    kernel parameter, immediate or the block index (SR_CTAID) is 1 value per block; an 8-/16-bit load (``.U8``,
+    ``.S16``) 256 / 65536 (:data:`_SUBWORD_VALUES`); a SEL/FSEL the sum of its two inputs (k-means' nearest
+    centroid: a chain of ``SEL R3, R3, 0x5, P4`` over 16 immediates is 16 bins); a guarded definition adds the
+    value it may leave in place; any other instruction the product of its distinct inputs (registers with the
+    same reaching definitions counted once: the two halves of ``R8.64``); a predicate-only definition 2. Never
+    raises."""
+    fx = pf.memo("function_index", lambda: FunctionIndex(pf))
+    j = fx.index.get(ins.offset)
+    regs = cm.address_registers(ins)
+    if j is None or not regs:
+        return None
+    ev = _ValueSets(fx)
+    return ev.product(j, sorted(regs))
+
+
+class _ValueSets:
+    """Memoised value counts of one function's definitions (:func:`address_values`)."""
+
+    def __init__(self, fx: FunctionIndex) -> None:
+        self.fx = fx
+        self.memo: dict[int, int | None] = {}
+        self.busy: set[int] = set()
+        self.budget = _WALK_LIMIT
+
+    def reaching(self, j: int, reg: str) -> frozenset[int] | None:
+        """Indices of the definitions of ``reg`` that reach instruction ``j`` (guarded ones and what they may
+        leave in place); None for a register live into the function or a walk past the budget."""
+        fx = self.fx
+        out: set[int] = set()
+        seen: set[tuple[int, int]] = set()
+        work = [(fx.block[j], j)]
+        while work:
+            key = work.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            self.budget -= 1
+            if self.budget < 0:
+                return None
+            start, end = key
+            covered = False
+            for k in fx.defs_before(start, end, reg):
+                out.add(k)
+                if fx.du[k].guard is None or fx.du[k].clobbers_all:
+                    covered = True
+                    break
+            if not covered:
+                preds = [p for p in fx.preds.get(start, []) if p in fx.end]
+                if not preds:
+                    return None
+                work += [(p, fx.end[p]) for p in preds]
+        return frozenset(out)
+
+    def of_reg(self, j: int, reg: str) -> int | None:
+        """Values ``reg`` can hold at instruction ``j``: the sum over its reaching definitions (a union bound)."""
+        ks = self.reaching(j, reg)
+        if ks is None:
+            return None
+        total = 0
+        for k in ks:
+            n = self.of_def(k)
+            if n is None:
+                return None
+            total += n
+        return min(total, _VALUES_CAP)
+
+    def product(self, j: int, regs: list[str]) -> int | None:
+        """Values the registers ``regs`` read at ``j`` can take together: the product over their distinct reaching
+        definition sets."""
+        groups: dict[frozenset[int], str] = {}
+        for r in regs:
+            ks = self.reaching(j, r)
+            if ks is None:
+                return None
+            groups.setdefault(ks, r)
+        total = 1
+        for r in groups.values():
+            n = self.of_reg(j, r)
+            if n is None or n >= _VALUES_CAP:
+                return None
+            total = min(total * n, _VALUES_CAP)
+        return total if total < _VALUES_CAP else None
+
+    def of_def(self, k: int) -> int | None:
+        if k in self.memo:
+            return self.memo[k]
+        if k in self.busy:
+            return None  # carried around a loop: its values grow with the trip count
+        self.busy.add(k)
+        try:
+            n = self._of_def(k)
+        finally:
+            self.busy.discard(k)
+        self.memo[k] = n
+        return n
+
+    def _of_def(self, k: int) -> int | None:
+        fx = self.fx
+        d, du = fx.ins[k], fx.du[k]
+        if du.clobbers_all:
+            return None
+        op = d.base_opcode
+        if op in ("S2R", "S2UR", "CS2R"):
+            return 1 if ("SR_CTAID" in d.text or "SRZ" in d.text) else None
+        if cm.is_memory(d) and op not in ("LDC", "ULDC"):
+            return next((n for tag, n in _SUBWORD_VALUES.items() if tag in d.opcode), None)
+        if du.defs and all(r.startswith(("P", "UP")) for r in du.defs):
+            return 2  # a predicate (ISETP, FSETP): true or false
+        if op in ("SEL", "FSEL", "USEL"):
+            total = 0
+            for o in d.operands[1:3]:
+                m = _REG_OPERAND.match(o)
+                if m is None or m.group(1) in ("RZ", "URZ"):
+                    total += 1  # an immediate or zero
+                    continue
+                n = self.of_reg(k, m.group(1))
+                if n is None:
+                    return None
+                total += n
+            return min(total, _VALUES_CAP)
+        guard = du.guard.lstrip("!") if du.guard else None
+        uses = sorted(u for u in du.uses if _is_register_or_predicate(u) and u != guard)
+        return self.product(k, uses) if uses else 1
+
+
 def contended_atomics(view: KernelView) -> dict[cm.InsKey, str]:
     """The kernel's global atomics whose threads share addresses: (function, offset) -> address kind
     (:func:`address_kind`). Empty without a program."""
@@ -181,6 +325,106 @@ def _atomic_edges(view: KernelView, sites: dict[cm.InsKey, str]) -> tuple[list[E
     return evs, m
 
 
+#: A per-block copy of the bins is the fix named for data-dependent addresses when it leaves at most half the
+#: global atomics (k >= 2); below that the block's threads hit about as many bins as they have atomics, so the fix
+#: must first give each block more elements (a grid-stride loop over one wave of blocks). A warpwise rule.
+MIN_BLOCK_FACTOR = 2.0
+
+
+@dataclass
+class Aggregation:
+    """What the named fix does to the same-address atomics: ``k`` = atomics on each address before / after (the
+    aggregation factor; ``math.inf`` when the SASS and profile do not bound it), ``fix`` = the fix the estimate is
+    for (named first in the hint), ``why`` = the arithmetic in words."""
+
+    k: float
+    fix: str
+    why: str
+
+
+def aggregation(view: KernelView, sites: dict[cm.InsKey, str]) -> Aggregation:
+    """The aggregation factor of the fix atomic_privatization names first, over the kernel's contended global
+    atomics (:func:`contended_atomics`).
+
+    Serialized same-address atomics are performed one after another at the L2 slice that owns the address, so their
+    time is proportional to how many there are (NVIDIA, "CUDA Pro Tip: Optimized Filtering with Warp-Aggregated
+    Atomics": warp aggregation cuts the number of atomics by up to the warp's 32 threads (paraphrased); measured on the
+    H200 in the committed pairs: loss_atomic_sum 8 M atomics on one address in 14.7 ms, image_means_atomic 16 M on
+    16 neighbouring words in 29.4 ms, both ~1.8 ns each, and 32x fewer in the latter's fix ran 31.99x faster).
+    Per site, with L = active lanes per executed atomic (predicated-on thread instructions / instructions, the
+    profile's SourceCounters) and W = waves of CTAs (at least 1):
+
+    - one address for the grid: a register accumulator over a grid-stride loop with one wave of blocks, a warp
+      shuffle reduction and one atomic per warp: k = L x W (every thread of a resident wave covers W elements);
+    - one address per block: a grid-stride loop would cross blocks that add elsewhere, so a warp shuffle reduction
+      and one atomic per warp: k = L;
+    - addresses from the data with B distinct values (:func:`address_values`): a per-block copy of the bins in
+      shared memory flushed once per block: k = n / min(B, n), n = the block's atomics at the site; when that is
+      below MIN_BLOCK_FACTOR, over a grid-stride loop with one wave of blocks (n x W atomics per block); B unknown:
+      k = inf (the bound of removing them all).
+
+    The kernel's factor weights the sites by their thread-level atomics: k = sum n_i / sum (n_i / k_i), the fix
+    named is that of the sites with the most atomics. Shared-memory atomics (``shared`` sites, ATOMS) count with
+    k = inf; sites the profile has no thread counts for are left out (no sites: k = inf)."""
+    assert view.program is not None
+    lc = view.profile.launch
+    waves = max(1.0, lc.waves_per_sm)
+    blocks = lc.blocks
+    total = 0.0
+    after = 0.0
+    parts: dict[str, tuple[float, str, str]] = {}  # fix -> (atomics, fix, why) of its largest site
+    for pf in view.program.functions.values():
+        for i in pf.instructions:
+            kind = sites.get((pf.name, i.offset))
+            if kind is None or i.base_opcode not in GLOBAL_ATOMICS | SHARED_ATOMICS:
+                continue  # the other instructions of a compare-and-swap loop are no atomics
+            pc = view.profile.pcs.get((pf.name, i.offset))
+            if pc is None or pc.inst_executed <= 0:
+                continue
+            lanes_n = pc.predicated_on_thread_inst_executed or pc.thread_inst_executed
+            if lanes_n <= 0:
+                continue
+            lanes = lanes_n / pc.inst_executed
+            k, fix, why = _site_factor(pf, i, kind, lanes, lanes_n, waves, blocks)
+            total += lanes_n
+            after += lanes_n / k
+            if fix not in parts or parts[fix][0] < lanes_n:
+                parts[fix] = (lanes_n, fix, why)
+    if total <= 0 or not parts:
+        return Aggregation(math.inf, "", "")
+    _, fix, why = max(parts.values())
+    k = total / after if after > 0 else math.inf
+    return Aggregation(k, fix, why)
+
+
+def _site_factor(pf: ProgramFunction, ins: Instruction, kind: str, lanes: float, n: float, waves: float,
+                 blocks: int) -> tuple[float, str, str]:
+    """(k, fix, why) of one contended global atomic (:func:`aggregation`); ``n``: its thread-level executions."""
+    if kind == "grid":
+        return (lanes * waves, "grid-stride",
+                f"{lanes:.0f} active lanes per atomic x {waves:.1f} waves of blocks = {lanes * waves:,.0f}x fewer "
+                "atomics on the address")
+    if kind == "block":
+        return (lanes, "warp", f"one atomic per warp of {lanes:.0f} active lanes: {lanes:.0f}x fewer atomics on "
+                "each address")
+    if kind == "shared":
+        return math.inf, "shared", ""  # the per-warp reduction's factor on a CAS retry loop is not modelled
+    values = address_values(pf, ins) if kind == "data" else None
+    if values is None or blocks <= 0:
+        return math.inf, "bins", ""
+    per_block = n / blocks
+    k = per_block / min(values, per_block)
+    if k >= MIN_BLOCK_FACTOR:
+        return (k, "bins", f"{per_block:,.0f} atomics per block on at most {values:,} bins: {k:,.1f}x fewer global "
+                "atomics on each bin")
+    per_wave = per_block * waves
+    kw = per_wave / min(values, per_wave)
+    return (kw, "bins-grid-stride",
+            f"{per_block:,.0f} atomics per block on up to {values:,} bins would stay about one per bin, so each "
+            f"block of one wave takes {waves:.1f} blocks' elements: {per_wave:,.0f} atomics on at most {values:,} "
+            f"bins, {kw:,.1f}x fewer global atomics on each bin")
+
+
 _WHAT = {
     "grid": "one address for the whole grid",
     "block": "one address per block",
@@ -196,9 +440,11 @@ _WHAT = {
           "register over a grid-stride loop, reduce the warp with __shfl_down_sync, or keep a per-block copy "
           "(a histogram's bins) in shared memory and add it to global memory once per block.")
 def atomic_privatization(view: KernelView) -> Advice | Skipped:
-    """Eq. 2 over the samples contended global atomics cost (:func:`_atomic_edges`). A lower estimate: the
-    atomics are served one after another at one L2 slice, so their queue also slows the launch's other memory
-    operations, which eq. 2 does not see (warpwise, not in GPA)."""
+    """Amdahl over the samples contended atomics cost (:func:`_atomic_edges`, M of T) with the aggregation factor k
+    of the fix the hint names first (:func:`aggregation`): S = 1/((1-f) + f/k), f = M/T (GPA eq. 2 when k is
+    unbounded). Serialized atomics (f >= SERIAL_SHARE: the launch's time follows their queue, f = 1) give
+    S = min(k, C), C the roofline of the busiest unit the fix leaves unchanged (SERIAL_UNITS); an upper bound when
+    C binds. Skipped when k <= 1 (already one atomic per warp and wave). Warpwise's optimizer, not in GPA."""
     if view.program is None:
         return Skipped("atomic_privatization", "needs the binary's SASS (no cubin given)", missing=True)
     sites = contended_atomics(view)
@@ -231,10 +477,20 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
     if base.scope.kind == "line" and (base.scope.file, base.scope.line) in via and len(user) == 1:
         (f, ln), = user
         base.scope = replace(base.scope, file=f, line=ln, end_line=ln, name=f"line {ln}")
-    how = ("keep a per-block copy of the bins in shared memory (shared atomics), then add it to global memory "
-           "once per block" if "data" in kinds else
-           "accumulate in a register over a grid-stride loop, reduce the warp with __shfl_down_sync (or the block "
-           "in shared memory) and issue one atomic per warp or block")
+    agg = aggregation(view, sites)
+    if agg.k <= 1.0:
+        return Skipped("atomic_privatization", "the contended atomics are already one per warp and wave: "
+                       "aggregating them further removes none")
+    named = _FIXES.get(agg.fix)
+    if named is not None and agg.why:
+        how = f"{named[0]} (the estimate is for this fix: {agg.why}){named[1]}"
+    else:
+        how = ("keep a per-block copy of the bins in shared memory (shared atomics), then add it to global memory "
+               "once per block" if "data" in kinds else
+               "accumulate in a register over a grid-stride loop, reduce the warp with __shfl_down_sync (or the "
+               "block in shared memory) and issue one atomic per warp or block")
+        if "data" in kinds and not math.isfinite(agg.k):
+            how += " (the bins' number is not bounded by the SASS: the estimate is the bound of removing them all)"
     space = "shared-memory" if kinds == ["shared"] else "global"
     cas = any(".CAST" in i.opcode for pf in view.program.functions.values() for i in pf.instructions
               if (pf.name, i.offset) in sites and i.base_opcode in SHARED_ATOMICS)
@@ -245,23 +501,63 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
                "warp")
     base.hint = (f"the {space} atomics at {lines or 'the atomic'} go to {' and '.join(_WHAT[k] for k in kinds)}"
                  f"{spin}: they are served one after another, and the warps wait for them; {how}")
+    f_s = m / view.total
     s_eq2 = view.total / (view.total - m)
-    base.estimate = Estimate(s_eq2, "T/(T-M), M = samples at the contended atomics + stalls waiting on them + "
-                             "their share of the drain stalls", {"T": view.total, "M": m},
-                             "GPA eq. 2 (lower estimate: the atomics' queue also slows other memory operations)")
-    base.matched_samples, base.share = m, m / view.total
+    k = agg.k
+    finite = math.isfinite(k)
+    inputs: dict[str, float] = {"T": view.total, "M": m, **({"k": k} if finite else {})}
+    if finite:
+        s_samples = 1.0 / ((1.0 - f_s) + f_s / k)
+        base.estimate = Estimate(s_samples, "1/((1-f)+f/k), f = M/T, M = samples at the contended atomics + stalls "
+                                 "waiting on them + their share of the drain stalls, k = the fix's aggregation "
+                                 "factor", inputs, "Amdahl over the atomics' samples (GPA eq. 2 with 1/k of "
+                                 "them left)")
+    else:
+        s_samples = s_eq2
+        base.estimate = Estimate(s_eq2, "T/(T-M), M = samples at the contended atomics + stalls waiting on them + "
+                                 "their share of the drain stalls", inputs,
+                                 "GPA eq. 2 (lower estimate: the atomics' queue also slows other memory operations)")
+    base.matched_samples, base.share = m, f_s
     base.priority = 1
     # Serialized atomics: when they cost a large part of the kernel's samples (SERIAL_SHARE), its time follows
-    # their queue, and every unit the fix leaves unchanged sits far below its roofline. Privatized, the launch
-    # runs until the next bound (the busiest of those units, or the launch floor applied later): an upper bound,
-    # as for the other traffic fixes (analysis/arch/roofline.after_fix): S <= min_u a_u / p_u over DRAM, SM.
+    # their queue (the other warps' waits are behind it too), and every unit the fix leaves unchanged sits far below
+    # its roofline. The fix divides the queue by its aggregation factor k (f = 1 in Amdahl: S = k), until the next
+    # bound (the busiest of those units, or the launch floor applied later), as for the other traffic fixes
+    # (analysis/arch/roofline.after_fix): S = min(k, min_u a_u / p_u over DRAM, SM). With k unbounded, the roofline
+    # alone: an upper bound.
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, SERIAL_UNITS, reach_of=view.reach)
-    if m / view.total >= SERIAL_SHARE and cap is not None and cap.cap > s_eq2:
-        base.estimate = Estimate(cap.cap, f"C_{cap.unit} = a/p of the busiest unit privatization leaves unchanged "
-                                 f"({', '.join(SERIAL_UNITS)}); T/(T-M) = {s_eq2:.3f}x from the samples",
-                                 {"T": view.total, "M": m, "p": cap.pct}, "roofline after the fix (upper bound)")
-        base.cap, base.upper_bound = cap, True
+    if f_s >= SERIAL_SHARE and cap is not None and cap.cap > s_samples:
+        if finite and k < cap.cap:
+            base.estimate = Estimate(k, f"min(k; C_{cap.unit}), k = the fix's aggregation factor (the serialized "
+                                     "atomics' time, f = 1, divided by k), C = a/p of the busiest unit privatization "
+                                     f"leaves unchanged ({', '.join(SERIAL_UNITS)}) = {cap.cap:.1f}x; T/(T-M) = "
+                                     f"{s_eq2:.3f}x from the samples",
+                                     {**inputs, "p": cap.pct, f"C_{cap.unit}": cap.cap},
+                                     "Amdahl with the aggregation factor (serialized atomics), roofline after the fix")
+            base.cap, base.upper_bound = replace(cap, binding=False), False
+        else:
+            base.estimate = Estimate(cap.cap, f"C_{cap.unit} = a/p of the busiest unit privatization leaves "
+                                     f"unchanged ({', '.join(SERIAL_UNITS)}); T/(T-M) = {s_eq2:.3f}x from the samples"
+                                     + (f"; k = {k:,.0f}" if finite else ""),
+                                     {**inputs, "p": cap.pct}, "roofline after the fix (upper bound)")
+            base.cap, base.upper_bound = cap, True
     return base
+
+
+#: What each named fix asks for (:func:`aggregation`'s ``fix``), first in the hint, and what goes further.
+_FIXES = {
+    "grid-stride": ("accumulate in a register over a grid-stride loop with one wave of blocks, reduce the warp with "
+                    "__shfl_down_sync and issue one atomic per warp", "; a block reduction in shared memory then cuts "
+                    "them further"),
+    "warp": ("reduce the warp with __shfl_down_sync and issue one atomic per warp", "; a block reduction in shared "
+             "memory (one atomic per block) cuts them further, while a register accumulator over a grid-stride loop "
+             "would cross blocks that add to other addresses"),
+    "bins": ("keep a per-block copy of the bins in shared memory (shared atomics), then add it to global memory "
+             "once per block", ""),
+    "bins-grid-stride": ("walk the data with a grid-stride loop over one wave of blocks and keep a per-block copy of "
+                         "the bins in shared memory (shared atomics), then add it to global memory once per block",
+                         ""),
+}
 
 
 #: Units whose work privatizing the atomics leaves unchanged (the L1/L2 work shrinks with the atomics).
