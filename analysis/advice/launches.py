@@ -14,18 +14,27 @@ same way; the finding shown (scope, hotspots, hint) is that of the launch where 
 
 kernel_merge is the one optimizer whose estimate needs the launches together (:func:`merge_estimate`): a
 launch that cannot fill the GPU costs about a fixed minimum time, so merging the launches into one turns
-Σ_i t_i into about the total work at the rate of the launches that fill the GPU, plus one such floor.
+Σ_i t_i into about the total work at the rate of the launches that fill the GPU, plus one such floor. When no
+launch fills the GPU there is no measured full-GPU rate: :func:`small_launches_estimate` counts the N launch floors
+replaced by one (and reports the fill as an upper end), for launches the host source shows independent
+(rewrite.host_flow). A producer -> consumer chain of memory-bound launches of one element-wise kernel is fused
+instead (:func:`chain_fusion_estimate`: the intermediates' traffic disappears).
 """
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from dataclasses import replace
 
 from warpwise.analysis.advice import filters
 from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.model import Advice, AdviceReport, Estimate, LaunchEstimate, Scope
+from warpwise.analysis.arch import occupancy as occ
+from warpwise.analysis.arch.facts import arch_facts
+from warpwise.analysis.arch.roofline import launch_floor_ns
 from warpwise.analysis.profile.model import KernelProfile
+from warpwise.analysis.rewrite.host_flow import HostFlow, host_flow
 
 
 def weight(profile: KernelProfile) -> float:
@@ -33,22 +42,25 @@ def weight(profile: KernelProfile) -> float:
     return profile.launch.duration_ns if profile.launch.duration_ns > 0 else float(profile.total_samples)
 
 
-def merge_estimate(profiles: list[KernelProfile]) -> Estimate | None:
-    """kernel_merge's estimate from the launches of one kernel: S = Σ_i t_i / (W · r + t_floor).
+def merge_estimate(profiles: list[KernelProfile], flow: HostFlow | None = None) -> Estimate | None:
+    """kernel_merge's estimate from the launches of one kernel; two models by what the launches measured.
 
-    t_i: each launch's duration (ns, ``gpu__time_duration.sum``); W = Σ_i n_i, the threads of all launches
-    (n_i = CTAs × threads per CTA: the kernel's unit of work, the same code per thread in every launch);
-    t_floor = min_i t_i, the per-launch floor: a launch whose grid cannot fill the GPU (waves < 1) costs about
-    this fixed minimum (launch, ramp-up and drain: the fixed part f of ranking.apply_launch_floor's Amdahl
-    model, here measured) whatever its few CTAs do; r = Σ_full (t_i − t_floor) / Σ_full n_i, the time per
-    thread beyond that floor of the launches that fill the GPU (Nsight Compute's LaunchStats "Waves Per SM"
-    ≥ 1: every SM has a full wave of CTAs, so their time past the floor scales with their work — CUDA C++
-    Best Practices Guide, "Occupancy", and the wave/tail effect). One merged launch runs all the work at that
-    full-GPU rate and pays the floor once.
+    **Some launches fill the GPU** (Nsight Compute's LaunchStats "Waves Per SM" >= 1), some do not:
+    S = Σ_i t_i / (W · r + t_floor). t_i: each launch's duration (ns, ``gpu__time_duration.sum``); W = Σ_i n_i,
+    the threads of all launches (n_i = CTAs × threads per CTA: the kernel's unit of work, the same code per thread
+    in every launch); t_floor = min_i t_i, the per-launch floor: a launch whose grid cannot fill the GPU (waves < 1)
+    costs about this fixed minimum (launch, ramp-up and drain: the fixed part f of ranking.apply_launch_floor's
+    Amdahl model, here measured) whatever its few CTAs do; r = Σ_full (t_i − t_floor) / Σ_full n_i, the time per
+    thread beyond that floor of the launches that fill the GPU (every SM has a full wave of CTAs, so their time
+    past the floor scales with their work — CUDA C++ Best Practices Guide, "Occupancy", and the wave/tail effect).
+    One merged launch runs all the work at that measured full-GPU rate and pays the floor once.
+
+    **No launch fills the GPU** (:func:`small_launches_estimate`): the floors alone, S = Σ_i t_i / (f_M + Σ_i b_i),
+    only when ``flow`` (the host source's launch arguments, rewrite.host_flow) finds the launches independent.
 
     ``profiles``: the launches in report order. None when fewer than two launches, any launch lacks its
-    duration, grid or waves, or when no launch fills the GPU (no rate to take) or none is below one wave
-    (nothing to merge away). Raises nothing.
+    duration, grid or waves, when every launch fills the GPU (nothing to merge away), or when none does and the
+    launches are not known to be independent. Raises nothing.
     """
     if len(profiles) < 2:
         return None
@@ -56,8 +68,10 @@ def merge_estimate(profiles: list[KernelProfile]) -> Estimate | None:
     if any(f.duration_ns <= 0 or f.blocks <= 0 or f.threads_per_block <= 0 or f.waves_per_sm <= 0 for f in facts):
         return None
     full = [f for f in facts if f.waves_per_sm >= 1.0]
-    if not full or len(full) == len(facts):
+    if len(full) == len(facts):
         return None
+    if not full:
+        return small_launches_estimate(profiles, flow)
     floor = min(f.duration_ns for f in facts)
     rate = sum(f.duration_ns - floor for f in full) / sum(f.blocks * f.threads_per_block for f in full)
     work = float(sum(f.blocks * f.threads_per_block for f in facts))
@@ -71,19 +85,192 @@ def merge_estimate(profiles: list[KernelProfile]) -> Estimate | None:
                     "launch floor: one merged launch at the full-GPU rate of the launches with >= 1 wave")
 
 
+def _shape(profile: KernelProfile, ctas: int) -> tuple[float, float]:
+    """(first-wave CTAs per busy SM, share of the GPU's CTA slots filled) of a launch of ``ctas`` CTAs with
+    ``profile``'s CTA shape: k = min(⌈ctas / SMs⌉, resident CTAs per SM) (as advice.parallel.first_wave_ctas_per_sm),
+    φ = min(1, ctas / (SMs × resident CTAs per SM)) (arch.occupancy.residency: the CUDA Occupancy Calculator's
+    rules). Raises ValueError for a CTA of no threads."""
+    f = profile.launch
+    r = occ.residency(arch_facts(profile.arch), f.threads_per_block, ctas, f.sm_count, f.registers_per_thread,
+                      f.shared_bytes_per_block, f.occupancy_limit)
+    per_sm = max(1, r.ctas_per_sm)
+    k = float(max(1, min(-(-ctas // f.sm_count), per_sm)))
+    return k, min(1.0, ctas / (f.sm_count * per_sm))
+
+
+def small_launches_estimate(profiles: list[KernelProfile], flow: HostFlow | None) -> Estimate | None:
+    """kernel_merge's estimate for N launches that each leave the GPU's CTA slots partly empty (waves < 1).
+
+    Each launch i costs t_i = f_i + b_i: f_i = launch_floor_ns(k_i), the duration of an empty kernel whose first
+    wave puts k_i CTAs on each busy SM (analysis/arch/roofline: H200 measurement, bench/arch/launch_latency.cu),
+    paid whatever the CTAs do; b_i = max(0, t_i − f_i), the time its CTAs add. One launch over all the work
+    (Σ C_i CTAs of the same shape) pays one floor f_M = launch_floor_ns(k_M) for its own first wave, and its CTAs
+    take at most the time the launches' CTAs took (they run the same code; the merged grid only adds CTAs
+    side by side on idle slots):
+
+        S = Σ_i t_i / (f_M + Σ_i b_i)
+
+    This counts only the floors removed, N − 1 of them. The fill — a launch holding φ_i = C_i / (SMs × resident
+    CTAs per SM) of the slots runs its work at about φ_i of the throughput a full grid gets while its CTAs are
+    latency-bound (an H200 one-load-per-thread kernel: 132 CTAs of 256 threads 0.84 us past the floor, 1056 of
+    them 0.64 us, bench/arch/launch_latency_h200.csv) — would give S_fill = Σ t_i / (f_M + max(Σ_i b_i φ_i,
+    max_i b_i)), but no launch of the kernel was measured with its slots full, so that rate is not measured: it is
+    reported as ``S_fill`` (an upper end: throughput grows at most linearly with resident CTAs) and not taken.
+    The merged kernel also fetches each CTA's former launch arguments from a table or computes them, a cost the
+    launches do not show.
+
+    Assumes the launches are independent — their CTAs can run in one grid in any order — which ``flow`` must
+    confirm (kind "independent": no launch argument links two launches in the host source); None otherwise, or
+    when the launches' shapes are unknown or merging saves nothing. Raises nothing.
+    """
+    if flow is None or flow.kind != "independent":
+        return None
+    try:
+        shapes = [_shape(p, p.launch.blocks) for p in profiles]
+        merged_k, _ = _shape(profiles[0], sum(p.launch.blocks for p in profiles))
+    except ValueError:
+        return None
+    t = [p.launch.duration_ns for p in profiles]
+    f = [launch_floor_ns(k) for k, _ in shapes]
+    b = [max(0.0, ti - fi) for ti, fi in zip(t, f, strict=True)]
+    f_m = launch_floor_ns(merged_k)
+    total = sum(t)
+    merged = f_m + sum(b)
+    if merged >= total:
+        return None
+    fill = f_m + max(sum(bi * phi for bi, (_, phi) in zip(b, shapes, strict=True)), max(b))
+    return Estimate(total / merged, "sum_t_ns/(f_M_ns+sum_b_ns), b_i=t_i-f_i, f=launch_floor_ns(first-wave CTAs/SM)",
+                    {"sum_t_ns": total, "sum_f_ns": sum(f), "sum_b_ns": sum(b), "f_M_ns": f_m,
+                     "launches": float(len(t)), "full_launches": 0.0, "S_fill": total / fill,
+                     "slot_share": sum(phi for _, phi in shapes) / len(shapes)},
+                    "launch floor: N launch floors replaced by one (independent launches, host source)")
+
+
+def source_flow(profile: KernelProfile, min_sites: int = 1) -> HostFlow | None:
+    """How the host-side launches of ``profile``'s kernel relate (rewrite.host_flow) in the first of the report's
+    embedded sources that launches it at least ``min_sites`` times (``kernel<<<`` in the text: a cheap filter
+    before the parse); None when no embedded source does or none parses."""
+    kernel = profile.name.split("(", 1)[0].strip().rsplit("::", 1)[-1]
+    if not kernel:
+        return None
+    site = re.compile(rf"\b{re.escape(kernel)}\s*<<<")
+    for path, text in sorted(profile.source_files.items()):
+        if len(site.findall(text)) >= min_sites:
+            flow = host_flow(text, path, kernel)
+            if flow is not None:
+                return flow
+    return None
+
+
+def _global_op(sass: str) -> str:
+    """The opcode of a SASS line without its predicate and modifiers (``@P0 LDG.E.128 ...`` -> ``LDG``)."""
+    words = sass.split()
+    if words and words[0].startswith("@"):
+        words = words[1:]
+    return words[0].split(".", 1)[0] if words else ""
+
+
+def _traffic(profile: KernelProfile) -> tuple[int, int, int, int, int]:
+    """(global load L2 sectors, global store L2 sectors, local L2 sectors, global load warp instructions, global
+    store warp instructions) of a launch: SourceCounters' memory_l2_theoretical_sectors_global of its LDG/LD and
+    STG/ST instructions, memory_l2_theoretical_sectors_local of all (register spills, local arrays, by-value
+    parameters copied to the stack), inst_executed."""
+    ls = ss = loc = li = si = 0
+    for pc in profile.pcs.values():
+        op = _global_op(pc.sass)
+        loc += pc.l2_sectors_local
+        if op in ("LDG", "LD"):
+            ls, li = ls + pc.l2_sectors, li + pc.inst_executed
+        elif op in ("STG", "ST"):
+            ss, si = ss + pc.l2_sectors, si + pc.inst_executed
+    return ls, ss, loc, li, si
+
+
+def chain_fusion_estimate(profiles: list[KernelProfile], flow: HostFlow | None) -> Estimate | None:
+    """kernel_merge's estimate for a producer -> consumer chain of launches of one element-wise kernel that each
+    fill the GPU and are bound by memory traffic: fusing the chain into one launch keeps the intermediates in
+    registers, so only the first launch's global loads and the last launch's global stores remain, and the
+    per-thread local traffic (spills, by-value parameters copied to the stack) is paid once instead of N times:
+
+        S = Σ_i (L_i + S_i + X_i) / (L_1 + S_N + mean_i X_i)
+
+    L_i, S_i: launch i's global load and store sectors, X_i its local sectors (SourceCounters' L2 theoretical
+    sectors: what the memory instructions request). The launches' time follows their memory traffic (the
+    roofline: each launch's memory throughput % of peak, Nsight Compute SpeedOfLight, is above its SM
+    throughput %, Williams et al., CACM 2009), so the fused launch takes Σ t_i × its share of the sectors. The
+    fused kernel's per-thread local traffic is taken as one launch's (the same code run once per element; the
+    op it applies several times per element adds what the profile cannot show). The launch floors saved (N − 1)
+    are left out: a launch that fills the GPU for hundreds of microseconds spends well under 1% there.
+
+    Applies only when ``flow`` (rewrite.host_flow) shows a chain — a later launch takes a buffer an earlier one
+    passes to a writable pointer — and the kernel is a map from one buffer to another: exactly one const pointer
+    parameter (read) and one other pointer parameter (written), every launch the same grid and CTA, and one global
+    store per global load executed (element i read and written by the same thread, not a stencil whose threads
+    read their neighbours' results, which a fusion could not keep in registers). Assumes no other code reads the
+    intermediate buffers. None otherwise. Raises nothing.
+    """
+    if flow is None or flow.kind != "chain" or len(profiles) < 2:
+        return None
+    if flow.params.count("read") != 1 or flow.params.count("write") != 1:
+        return None
+    facts = [p.launch for p in profiles]
+    if any(f.waves_per_sm < 1.0 or f.duration_ns <= 0 for f in facts):
+        return None
+    if len({(f.grid, f.block) for f in facts}) != 1:
+        return None
+    if any(f.throughput_pct.get("memory", 0.0) <= f.throughput_pct.get("sm", 0.0) for f in facts):
+        return None
+    traffic = [_traffic(p) for p in profiles]
+    if any(ls <= 0 or ss <= 0 or li != si for ls, ss, _, li, si in traffic):
+        return None
+    before = float(sum(ls + ss + loc for ls, ss, loc, _, _ in traffic))
+    local = sum(t[2] for t in traffic) / len(traffic)
+    after = float(traffic[0][0] + traffic[-1][1] + local)
+    if after >= before:
+        return None
+    total = sum(f.duration_ns for f in facts)
+    return Estimate(before / after, "sum_i(L_i+S_i+X_i)/(L_1+S_N+mean X), L/S/X = global load/store, local sectors",
+                    {"sum_t_ns": total, "sectors_before": before, "sectors_after": after, "local_sectors": local,
+                     "launches": float(len(facts)), "full_launches": float(len(facts))},
+                    "fusion of a producer-consumer chain: intermediates stay in registers (roofline: time ~ traffic)")
+
+
 def _merge_advice(launches: list[tuple[KernelProfile, AdviceReport]], est: Estimate,
-                  found: Advice | None) -> Advice:
+                  found: Advice | None, flow: HostFlow | None = None) -> Advice:
     """The kernel_merge Advice of ``launches`` with the launch-floor estimate ``est`` (:func:`merge_estimate`);
-    ``found``: the time-weighted instruction-fetch finding of the same optimizer, whose hotspots it keeps."""
+    ``found``: the time-weighted instruction-fetch finding of the same optimizer, whose hotspots it keeps;
+    ``flow``: the host source's verdict the small-launch estimate rests on (named in the hint)."""
     first = launches[0][1]
     n = int(est.inputs["launches"])
     small = n - int(est.inputs["full_launches"])
-    hint = (f"{n} launches of this kernel, {small} of them too small to fill the GPU (under one wave of CTAs), "
-            f"each costing about {est.inputs['t_floor_ns'] / 1000:.1f} us whatever its work: merge them into one "
-            "launch over all the work (a table of the inputs, as multi-tensor launches do)")
-    basis = (f"{n} launches, {small} under one wave: sum t = {est.inputs['sum_t_ns'] / 1000:.1f} us -> "
-             f"{est.inputs['W']:,.0f} threads at {est.inputs['r_ns'] * 1000:.2f} ps each past the floor "
-             f"(the rate of the launches with a full wave) + one {est.inputs['t_floor_ns'] / 1000:.1f} us floor")
+    if "sectors_after" in est.inputs:
+        i = est.inputs
+        said = f" ({flow.reason})" if flow is not None else ""
+        hint = (f"{n} launches of this element-wise kernel form a chain, each reading what the one before wrote"
+                f"{said}: fuse the steps into one launch (apply every op to an element in registers) so only the "
+                "first input is read and the last output written. Assumes nothing else reads the intermediate "
+                "buffers")
+        basis = (f"{n} memory-bound launches request {i['sectors_before']:,.0f} L2 sectors (global and local); "
+                 "fused, the first launch's loads, the last one's stores and one launch's local traffic remain: "
+                 f"{i['sectors_after']:,.0f} sectors, in about that share of sum t = {i['sum_t_ns'] / 1000:.1f} us")
+    elif "f_M_ns" in est.inputs:
+        i = est.inputs
+        said = f" ({flow.reason}, line {flow.line})" if flow is not None else ""
+        hint = (f"{n} launches of this kernel, none filling the GPU (they hold {i['slot_share']:.1%} of its CTA "
+                f"slots on average), each paying a launch floor of about {i['sum_f_ns'] / n / 1000:.1f} us: merge "
+                "them into one launch over all the work (a grid dimension or a table of the launches' inputs). "
+                f"Assumes the launches are independent, so their CTAs can share one grid{said}")
+        basis = (f"{n} launches, sum t = {i['sum_t_ns'] / 1000:.1f} us = {i['sum_f_ns'] / 1000:.1f} us of launch "
+                 f"floors + {i['sum_b_ns'] / 1000:.1f} us of CTA work -> one {i['f_M_ns'] / 1000:.2f} us floor + the "
+                 f"same CTA work; up to {i['S_fill']:.1f}x if the merged CTAs also fill the idle slots at the rate "
+                 "they run now (not measured: no launch filled the GPU)")
+    else:
+        hint = (f"{n} launches of this kernel, {small} of them too small to fill the GPU (under one wave of CTAs), "
+                f"each costing about {est.inputs['t_floor_ns'] / 1000:.1f} us whatever its work: merge them into one "
+                "launch over all the work (a table of the inputs, as multi-tensor launches do)")
+        basis = (f"{n} launches, {small} under one wave: sum t = {est.inputs['sum_t_ns'] / 1000:.1f} us -> "
+                 f"{est.inputs['W']:,.0f} threads at {est.inputs['r_ns'] * 1000:.2f} ps each past the floor "
+                 f"(the rate of the launches with a full wave) + one {est.inputs['t_floor_ns'] / 1000:.1f} us floor")
     per = [LaunchEstimate(launch=p.launch_index, duration_ns=p.launch.duration_ns, samples=rep.total,
                           speedup=est.speedup, grid=p.launch.grid, block=p.launch.block) for p, rep in launches]
     scope = first.kernel_scope or Scope("kernel", function=first.mangled, name=f"kernel {first.kernel}")
@@ -146,11 +333,18 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
                          interval=(total_t / sum(ti / x for ti, x in zip(t, lo_i, strict=True)),
                                    total_t / sum(ti / x for ti, x in zip(t, hi_i, strict=True))))
         combined.append(merged)
-    merge = merge_estimate([p for p, _ in launches])
+    profiles = [p for p, _ in launches]
+    # the host source is parsed only for the small-launch model (every launch under one wave)
+    flow = None
+    if len(profiles) > 1 and all(0 < p.launch.waves_per_sm < 1.0 for p in profiles):
+        flow = source_flow(profiles[0])
+    elif len(profiles) > 1 and all(p.launch.waves_per_sm >= 1.0 for p in profiles):
+        flow = source_flow(profiles[0], min_sites=2)  # a chain needs two launch sites
+    merge = merge_estimate(profiles, flow) or chain_fusion_estimate(profiles, flow)
     if merge is not None:
         found = next((a for a in combined if a.optimizer == "kernel_merge"), None)
         combined = [a for a in combined if a.optimizer != "kernel_merge"]
-        combined.append(_merge_advice(launches, merge, found))
+        combined.append(_merge_advice(launches, merge, found, flow))
     first = launches[0][1]
     longest = max(range(len(launches)), key=lambda i: t[i])
     out = AdviceReport(kernel=first.kernel, mangled=first.mangled, arch=first.arch, total=total_samples,

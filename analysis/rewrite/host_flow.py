@@ -1,0 +1,195 @@
+"""Whether the host-side launches of one kernel depend on each other, from the launch arguments in the source.
+
+kernel_merge's launch-floor estimate (advice/launches.py) assumes the launches are independent: their CTAs can
+share one grid in any order. That is false when a launch reads a buffer an earlier launch of the kernel writes:
+
+- a **rotation**: the launch is in a loop whose body exchanges two of the launch's pointer arguments
+  (``std::swap(a, b)``, or ``a = b`` / ``b = t`` assignments between argument variables) — the ping-pong of an
+  iterative solver or a time stepper, where each launch reads what the previous one wrote;
+- a **chain**: a variable passed to a non-const pointer parameter (a buffer the kernel may write) of one launch
+  is passed to a pointer parameter of a later launch of the kernel in the same function (producer -> consumer:
+  eager element-wise pipelines).
+
+Only plain variables count (a ``DECL_REF_EXPR`` after implicit casts): ``dp[t]``, ``d_out + off`` or a struct
+built in the loop body name a different buffer per launch or cannot be followed, so they link nothing. The
+verdict "independent" therefore means "no argument links one launch to another in the source" — the stated
+assumption of the estimate, not a proof (a struct field or a global can still carry a dependence).
+
+Host-only libclang parse (parse.py; FACTS.md libclang: a launch is a CALL_EXPR with a
+``__cudaPushCallConfiguration`` child). Parameter constness: a ``const T*`` parameter is only read (CUDA C++
+Programming Guide, "const" / ``__restrict__`` semantics of kernel pointer parameters); any other pointer may be
+written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import clang.cindex as ci
+
+from .cursors import K, binop, has_attr, operands, strip
+from .launches import Site, find_sites
+from .parse import Parsed, blocking_errors, parse, walk
+
+_LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
+
+
+@dataclass(frozen=True)
+class HostFlow:
+    """How the host-side launches of one kernel relate.
+
+    ``kind``: "independent" (no argument links them), "rotation", "repeat" or "chain" (module docstring); ``launches``:
+    host-side launch sites of the kernel found; ``reason``: one sentence with the variables and line;
+    ``line``: 1-based line of the launch that shows the dependence (the first site when independent);
+    ``params``: per kernel parameter "read" (pointer to const), "write" (other pointer) or "value"."""
+
+    kind: str
+    launches: int
+    reason: str
+    line: int
+    params: tuple[str, ...] = ()
+
+
+def _kernel_params(p: Parsed, kernel: str) -> list[str] | None:
+    """Per parameter of the __global__ ``kernel``: "read" (pointer to const), "write" (other pointer) or
+    "value"; None when the kernel's definition is not in the file."""
+    for c in walk(p.tu.cursor):
+        if c.kind == K.FUNCTION_DECL and c.spelling == kernel and c.is_definition() and \
+                has_attr(c, K.CUDAGLOBAL_ATTR):
+            out = []
+            for a in c.get_arguments():
+                t = a.type.get_canonical()
+                if t.kind == ci.TypeKind.POINTER:
+                    out.append("read" if t.get_pointee().is_const_qualified() else "write")
+                else:
+                    out.append("value")
+            return out
+    return None
+
+
+def _arg_vars(site: Site) -> list[ci.Cursor | None]:
+    """The variable each launch argument names (its declaration cursor), None for any other expression."""
+    kids = [k for k in site.call.get_children() if k.kind.is_expression()]
+    args = [k for k in kids[1:] if k != site.config]
+    out: list[ci.Cursor | None] = []
+    for a in args:
+        s = strip(a, casts=False)
+        ref = s.referenced if s.kind == K.DECL_REF_EXPR else None
+        out.append(ref if ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL) else None)
+    return out
+
+
+def _key(c: ci.Cursor) -> tuple[str, int]:
+    return (str(c.spelling), int(c.extent.start.offset))
+
+
+def _inside(c: ci.Cursor, scope: ci.Cursor) -> bool:
+    return scope.extent.start.offset <= c.extent.start.offset < scope.extent.end.offset
+
+
+def _rotation(site: Site, pointer_vars: dict[tuple[str, int], ci.Cursor]) -> str | None:
+    """The swap/assignment in the innermost loop around ``site`` that exchanges two of its pointer-argument
+    variables declared outside that loop, as text; None when there is none."""
+    loops = [a for a in site.ancestors if a.kind in _LOOPS]
+    if not loops:
+        return None
+    loop = loops[-1]
+    outer = {k: v for k, v in pointer_vars.items() if not _inside(v, loop)}
+    if not outer:
+        return None
+    for c in walk(loop):
+        if c.kind == K.CALL_EXPR and c.spelling == "swap":
+            refs = {_key(strip(a, casts=False).referenced) for a in c.get_arguments()
+                    if strip(a, casts=False).kind == K.DECL_REF_EXPR and strip(a, casts=False).referenced}
+            if len(refs & set(outer)) >= 2:
+                return "swap(" + ", ".join(sorted(k[0] for k in refs)) + ")"
+        if binop(c) == "=":
+            lhs, rhs = (strip(x, casts=False) for x in operands(c))
+            if lhs.kind == K.DECL_REF_EXPR and rhs.kind == K.DECL_REF_EXPR and lhs.referenced and rhs.referenced:
+                lk, rk = _key(lhs.referenced), _key(rhs.referenced)
+                if lk in outer and (rk in pointer_vars or rhs.referenced.type.get_canonical().kind ==
+                                    ci.TypeKind.POINTER):
+                    return f"{lk[0]} = {rk[0]}"
+    return None
+
+
+def _assigned_in(var: ci.Cursor, scope: ci.Cursor) -> bool:
+    """Whether ``scope`` assigns ``var`` (``=``, a compound assignment, ``++``/``--``) or passes it to ``swap``."""
+    k = _key(var)
+    for c in walk(scope):
+        target = None
+        if binop(c) is not None and (binop(c) == "=" or c.kind == K.COMPOUND_ASSIGNMENT_OPERATOR):
+            target = strip(operands(c)[0], casts=False)
+        elif c.kind == K.UNARY_OPERATOR:
+            kids = list(c.get_children())
+            toks = [str(t.spelling) for t in c.get_tokens()]
+            if kids and ("++" in toks or "--" in toks):
+                target = strip(kids[0], casts=False)
+        elif c.kind == K.CALL_EXPR and c.spelling == "swap":
+            if any(strip(a, casts=False).kind == K.DECL_REF_EXPR and strip(a, casts=False).referenced is not None
+                   and _key(strip(a, casts=False).referenced) == k for a in c.get_arguments()):
+                return True
+        if target is not None and target.kind == K.DECL_REF_EXPR and target.referenced is not None and \
+                _key(target.referenced) == k:
+            return True
+    return False
+
+
+def _repeat(site: Site, vars_: list[ci.Cursor | None], params: list[str]) -> str | None:
+    """The variable a looped ``site`` passes to a writable pointer parameter that is declared outside the
+    innermost loop and never changed in it (the same buffer every iteration); None otherwise."""
+    loops = [a for a in site.ancestors if a.kind in _LOOPS]
+    if not loops:
+        return None
+    loop = loops[-1]
+    for v, kind in zip(vars_, params, strict=False):
+        if v is not None and kind == "write" and not _inside(v, loop) and not _assigned_in(v, loop):
+            return str(v.spelling)
+    return None
+
+
+def host_flow(source: str, path: str, kernel: str) -> HostFlow | None:
+    """The relation of the host-side launches of ``kernel`` (its plain name) in ``source`` (the text of
+    ``path``). None when the file does not parse (a broken AST can hide launches), holds no host-side launch
+    of the kernel or not the kernel's definition (its parameters' constness is needed). Raises nothing."""
+    try:
+        p = parse(source, path)
+    except Exception:  # libclang missing or broken: no verdict
+        return None
+    if blocking_errors(p):
+        return None
+    params = _kernel_params(p, kernel)
+    sites = [s for s in find_sites(p) if not s.device_side and s.child_name == kernel]
+    if params is None or not sites:
+        return None
+    first = p.line_col(sites[0].stmt_start)[0]
+    by_fn: dict[tuple[str, int], list[tuple[Site, list[ci.Cursor | None]]]] = {}
+    for s in sites:
+        by_fn.setdefault(_key(s.func), []).append((s, _arg_vars(s)))
+    for group in by_fn.values():
+        written: dict[tuple[str, int], int] = {}  # variable -> line of the launch that may write it
+        for s, vars_ in group:
+            line = p.line_col(s.stmt_start)[0]
+            ptrs = {_key(v): v for v, kind in zip(vars_, params, strict=False) if v is not None and kind != "value"}
+            rot = _rotation(s, ptrs)
+            if rot is not None:
+                return HostFlow("rotation", len(sites), f"the launch at line {line} is in a loop that exchanges "
+                                f"its buffer arguments ({rot}): each launch reads what the one before wrote",
+                                line, tuple(params))
+            rep = _repeat(s, vars_, params)
+            if rep is not None:
+                return HostFlow("repeat", len(sites), f"the launch at line {line} is in a loop and passes {rep}, "
+                                "declared outside the loop and not changed in it, to a writable pointer parameter: "
+                                "every launch writes (and may read) the same buffer", line, tuple(params))
+            for k in ptrs:
+                if k in written and written[k] != line:
+                    return HostFlow("chain", len(sites), f"the launch at line {line} takes {k[0]}, which the "
+                                    f"launch at line {written[k]} passes to a writable pointer parameter: it reads "
+                                    "what the launch before it wrote", line, tuple(params))
+            for v, kind in zip(vars_, params, strict=False):
+                if v is not None and kind == "write":
+                    written.setdefault(_key(v), line)
+    plural = "s" if len(sites) != 1 else ""
+    return HostFlow("independent", len(sites), f"no argument of the {len(sites)} launch site{plural} of {kernel} "
+                    "names a buffer another launch writes", first, tuple(params))
+

@@ -1,0 +1,59 @@
+"""rewrite.host_flow: how the host-side launches of one kernel relate, on the committed benchmark sources and on
+small programs written here (issue 10, helper modelC)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from warpwise.analysis.rewrite.host_flow import host_flow
+
+ADVICE = Path(__file__).resolve().parents[2] / "bench" / "advice"
+
+
+def _flow(rel: str, kernel: str):  # type: ignore[no-untyped-def]
+    path = ADVICE / rel
+    return host_flow(path.read_text(), str(path), kernel)
+
+
+def test_per_plane_launches_built_in_the_loop_are_independent() -> None:
+    f = _flow("holdout9/pairs/planes_per_launch/orig.cu", "normalize_plane")
+    assert f is not None and f.kind == "independent" and f.launches == 1 and f.params == ("value", "value", "value")
+
+
+def test_swapped_buffers_are_a_rotation() -> None:
+    f = _flow("holdout8/pairs/coarse_jacobi/orig.cu", "coarse_jacobi")
+    assert f is not None and f.kind == "rotation" and "swap(d_u, d_v)" in f.reason and f.line == 58
+    assert f.params == ("read", "write", "read", "value")
+
+
+def test_output_of_one_launch_read_by_the_next_is_a_chain() -> None:
+    f = _flow("holdout5/pairs/pointwise_chain/orig.cu", "apply_ops")
+    assert f is not None and f.kind == "chain" and f.launches == 3 and "d_t" in f.reason and f.line == 38
+
+
+def test_subscripted_per_tensor_arguments_link_nothing() -> None:
+    f = _flow("holdout7/pairs/sgd_per_tensor/orig.cu", "sgd_momentum")
+    assert f is not None and f.kind == "independent"
+
+
+SRC = """
+__global__ void step(const float* __restrict__ a, float* __restrict__ b, int n) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) b[i] = a[i] * 2.0f;
+}
+int main() {
+  float *a = nullptr, *b = nullptr;
+  for (int s = 0; s < 10; ++s) {
+    step<<<4, 256>>>(a, b, 1024);%s
+  }
+  return 0;
+}
+"""
+
+
+def test_same_output_buffer_every_iteration_is_a_repeat_and_an_advanced_one_is_not() -> None:
+    f = host_flow(SRC % "", "/tmp/t.cu", "step")
+    assert f is not None and f.kind == "repeat" and "b" in f.reason
+    g = host_flow(SRC % "\n    b += 1024;", "/tmp/t.cu", "step")
+    assert g is not None and g.kind == "independent"
+    assert host_flow(SRC % "", "/tmp/t.cu", "other") is None
