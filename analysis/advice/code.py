@@ -35,7 +35,7 @@ from warpwise.analysis.arch import roofline, stalls
 from warpwise.analysis.arch.latency import latency_of
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.profile.model import PCSample
-from warpwise.analysis.program.model import Loop, Program, ProgramFunction
+from warpwise.analysis.program.model import BasicBlock, Loop, Program, ProgramFunction
 
 #: GPA released (GPUGlobalMemoryCoalesceOptimizer / GPUGlobalMemoryReductionOptimizer): accesses with an
 #: L2 sector efficiency (ideal / actual sectors) below this are uncoalesced.
@@ -758,22 +758,40 @@ def division_sequence(ins: list[Instruction]) -> list[Instruction]:
     return [ins[k] for k in sorted(seq)]
 
 
-def _read_registers(i: Instruction) -> set[str]:
-    """Registers (R/UR) and predicates among the source operands of ``i`` (all operands after the first)."""
-    return {r for op in i.operands[1:] for r in _REGISTER.findall(op)} | \
-        {p for op in i.operands[1:] for p in _PREDICATE.findall(op)}
+def _read_registers(i: Instruction) -> frozenset[str]:
+    """Registers (R/UR) and predicates among the source operands of ``i`` (all operands after the first): the
+    union of :func:`_operand_registers` of those operands."""
+    ops = i.operands
+    if len(ops) < 2:
+        return frozenset()
+    out = _operand_registers(ops[1])
+    for op in ops[2:]:
+        out = out | _operand_registers(op)
+    return out
 
 
-def _written_registers(i: Instruction) -> set[str]:
-    """Registers (R/UR) and predicates the instruction writes: its first operand (its first two for a compare
-    that writes two predicates), widened for 64-bit results (common.dest_registers)."""
+@functools.lru_cache(maxsize=65536)  # operand strings repeat across instructions; the block scans ask per edge
+def _operand_registers(op: str) -> frozenset[str]:
+    """Registers (R/UR, :data:`_REGISTER`) and predicates (:data:`_PREDICATE`) named in one operand string."""
+    return frozenset(_REGISTER.findall(op)) | frozenset(_PREDICATE.findall(op))
+
+
+def _written_registers(i: Instruction) -> frozenset[str]:
+    """Registers (R/UR) and predicates the instruction writes: its first operand, widened for 64-bit results
+    (common.dest_registers), and a predicate or uniform register named there (:func:`_written_of`)."""
     if not i.operands:
-        return set()
-    out = set(cm.dest_registers(i))
-    first = i.operands[0].split()[0].partition(".")[0]
+        return frozenset()
+    return _written_of(i.opcode, i.operands[0])
+
+
+@functools.lru_cache(maxsize=65536)  # (opcode, first operand) pairs repeat across instructions; asked per scanned one
+def _written_of(opcode: str, first_op: str) -> frozenset[str]:
+    """:func:`_written_registers` of an instruction with ``opcode`` and first operand ``first_op``."""
+    out = set(cm.dest_registers_of(opcode, first_op))
+    first = first_op.split()[0].partition(".")[0]
     if first.startswith(("P", "UP", "UR")) and first not in ("PT", "UPT"):
         out.add(first)
-    return out
+    return frozenset(out)
 
 
 def _instructions_on(view: KernelView, lines: set[tuple[str, int]]) -> list[tuple[str, Instruction]]:
@@ -2397,24 +2415,45 @@ def _reaches_address(pf: ProgramFunction, use: Instruction, produced: set[str]) 
     if block is None:
         return False
     tainted = set(produced)
-    after = False
-    for i in block.instructions:
-        if i.offset == use.offset:
-            after = True
-            continue
-        if not after:
-            continue
+    for i in _after_in_block(block, use):
         if cm.is_memory(i) and cm.address_registers(i) & tainted:
             return True
-        written = {r for r in _written_registers(i) if not r.startswith(("P", "UP"))}
         guard = i.predicate.lstrip("@!") if i.predicate else ""
         if _read_registers(i) & tainted:
-            tainted |= written
+            tainted |= _written_data_registers(i)
         elif not guard:
-            tainted -= written
+            tainted -= _written_data_registers(i)
         if not tainted:
             return False
     return False
+
+
+def _after_in_block(block: BasicBlock, use: Instruction) -> list[Instruction]:
+    """The instructions of ``block`` after ``use`` (one of them), in address order: from its position, found by
+    its offset's distance from the block's first instruction (16 bytes per instruction from Volta on: NVIDIA
+    CUDA Binary Utilities, instruction set reference), checked, else by a scan."""
+    ins = block.instructions
+    if ins:
+        k = (use.offset - ins[0].offset) // 16
+        if 0 <= k < len(ins) and ins[k].offset == use.offset:
+            return ins[k + 1:]
+    for k, i in enumerate(ins):
+        if i.offset == use.offset:
+            return ins[k + 1:]
+    return []
+
+
+def _written_data_registers(i: Instruction) -> frozenset[str]:
+    """:func:`_written_registers` less predicates (P*, UP*): the registers that carry a value."""
+    if not i.operands:
+        return frozenset()
+    return _written_data_of(i.opcode, i.operands[0])
+
+
+@functools.lru_cache(maxsize=65536)
+def _written_data_of(opcode: str, first_op: str) -> frozenset[str]:
+    """:func:`_written_data_registers` of an instruction with ``opcode`` and first operand ``first_op``."""
+    return frozenset(r for r in _written_of(opcode, first_op) if not r.startswith(("P", "UP")))
 
 
 def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[str]) -> bool:
@@ -2432,19 +2471,13 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
     if block is None:
         return False
     tainted = set(loaded)
-    after = False
-    for i in block.instructions:
-        if i.offset == use.offset:
-            after = True
-            continue
-        if not after:
-            continue
+    for i in _after_in_block(block, use):
         guard = i.predicate.lstrip("@!") if i.predicate else ""
         if cm.is_memory(i) and guard in preds and cm.address_registers(i) & tainted:
             return True
         written = _written_registers(i)
         if _read_registers(i) & tainted:
-            tainted |= {r for r in written if not r.startswith(("P", "UP"))}
+            tainted |= _written_data_registers(i)
         elif not guard:  # an unpredicated write from other values replaces the register
             tainted -= written
         if not guard:

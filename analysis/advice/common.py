@@ -218,11 +218,11 @@ def dest_registers(ins: Instruction) -> set[str]:
     """General registers the instruction writes (first operand for non-store ops; widened for .64/.WIDE)."""
     if not ins.operands:
         return set()
-    return set(_dest_registers(ins.opcode, ins.operands[0]))
+    return set(dest_registers_of(ins.opcode, ins.operands[0]))
 
 
 @functools.lru_cache(maxsize=65536)  # (opcode, first operand) pairs repeat; asked per blame edge
-def _dest_registers(opcode: str, first: str) -> tuple[str, ...]:
+def dest_registers_of(opcode: str, first: str) -> tuple[str, ...]:
     """:func:`dest_registers` of an instruction with ``opcode`` and first operand ``first``, in insertion order."""
     if opcode.split(".", 1)[0] in {"STG", "STS", "STL", "ST", "RED", "BRA", "EXIT"}:  # its base opcode
         return ()

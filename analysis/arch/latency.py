@@ -109,6 +109,7 @@ def _sm(arch: str | int) -> int:
 
 
 @lru_cache(maxsize=4096)
+@lru_cache(maxsize=8192)  # pure in the opcode string; the advice stage asks ~10^6 times on a 200k-instruction cubin
 def latency_class(opcode: str) -> str:
     """Latency class of a SASS opcode with modifiers (``LDG.E.64`` -> ``global``).
 

@@ -219,3 +219,78 @@ def _pair_advice_at(d: Path) -> list[str]:
     pipeline._binary_cache.clear()
     an = pipeline.analyze(pair_report(d), sorted(d.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
     return [repr(k.advice_report) for k in an.kernels]
+
+
+#: bench/advice pairs whose loaded values form addresses (True), and biquad_bank, whose loaded sample's register is
+#: reused for a later store's address (code._reaches_address: no edge feeds an address, False)
+GATHER_PAIRS = (("holdout/pairs/mesh_neighbors", True), ("holdout6/pairs/im2col_indexmap", True),
+                ("holdout8/pairs/stencil_spmv", True), ("holdout8/pairs/biquad_bank", False))
+
+
+def _read_registers_regex(i):  # type: ignore[no-untyped-def]
+    return {r for op in i.operands[1:] for r in code._REGISTER.findall(op)} | \
+        {p for op in i.operands[1:] for p in code._PREDICATE.findall(op)}
+
+
+def _written_registers_regex(i):  # type: ignore[no-untyped-def]
+    if not i.operands:
+        return set()
+    out = set(cm.dest_registers(i))
+    first = i.operands[0].split()[0].partition(".")[0]
+    if first.startswith(("P", "UP", "UR")) and first not in ("PT", "UPT"):
+        out.add(first)
+    return out
+
+
+def _after_in_block_scan(block, use):  # type: ignore[no-untyped-def]
+    out, after = [], False
+    for i in block.instructions:
+        if i.offset == use.offset:
+            after = True
+        elif after:
+            out.append(i)
+    return out
+
+
+@pytest.mark.parametrize(("pair", "feeds"), GATHER_PAIRS)
+def test_block_scan_register_sets_answer_as_the_regex_scan(pair: str, feeds: bool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    # indirect_address_elimination's block scans read register sets cached per operand / (opcode, first operand)
+    # string (code._operand_registers, code._written_of) and start at the use's position (code._after_in_block):
+    # every instruction of the pair's program answers as the per-call regex sets and the flag scan they replaced,
+    # and the advice is the same with those patched in
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.program.build import build_program
+
+    d = Path(__file__).resolve().parents[2] / "bench" / "advice" / pair
+    prog = build_program(load_cubin(sorted(d.glob("orig.*.cubin"))[0]))
+    seen = 0
+    for pf in prog.functions.values():
+        for b in pf.blocks.values():
+            for i in b.instructions:
+                assert code._read_registers(i) == _read_registers_regex(i)
+                assert code._written_registers(i) == _written_registers_regex(i)
+                assert code._written_data_registers(i) == {
+                    r for r in _written_registers_regex(i) if not r.startswith(("P", "UP"))}
+                assert code._after_in_block(b, i) == _after_in_block_scan(b, i)
+                seen += 1
+    assert seen >= 30  # 40-56 instructions in these pairs: the loops above compared something
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    fed: list[bool] = []
+    real = code._feeds_address
+
+    def recorded(view, ev):  # type: ignore[no-untyped-def]
+        fed.append(real(view, ev))
+        return fed[-1]
+
+    monkeypatch.setattr(code, "_feeds_address", recorded)
+    fast = _pair_advice_at(d)
+    assert fed and any(fed) == feeds
+    with monkeypatch.context() as m:
+        m.setattr(code, "_read_registers", _read_registers_regex)
+        m.setattr(code, "_written_registers", _written_registers_regex)
+        m.setattr(code, "_written_data_registers",
+                  lambda i: {r for r in _written_registers_regex(i) if not r.startswith(("P", "UP"))})
+        m.setattr(code, "_after_in_block", _after_in_block_scan)
+        slow = _pair_advice_at(d)
+    assert fast == slow
