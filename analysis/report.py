@@ -298,21 +298,24 @@ def _launch_lines(launches: list[KernelAnalysis]) -> list[str]:
         us = [ka.profile.launch.duration_ns / 1000 for ka in run]
         ach = [ka.profile.launch.achieved_occupancy for ka in run]
         ws = [ka.profile.total_samples for ka in run]
-        out.append(f"   launches {first[0]}.{first[1]}-{last[0]}.{last[1]} ({len(run)}, one shape): "
-                   f"grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
-                   f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  "
-                   f"{lc.sm_count} SMs  occupancy {lc.theoretical_occupancy:.0f}% theoretical, "
+        out.append(f"   launches {first[0]}.{first[1]}-{last[0]}.{last[1]} ({len(run)}, one shape): {_shape_text(lc)}"
                    f"{min(ach):.0f}-{max(ach):.0f}% achieved  {min(us):.1f}-{max(us):.1f} us each "
                    f"({sum(us):,.1f} us in all)  {min(ws):,}-{max(ws):,} warp samples each")
     return out
 
 
+def _shape_text(lc: Any) -> str:
+    """A launch's shape up to its achieved occupancy: ``grid 8x8x1  block 16x16x1  16 regs/thread  0 B
+    shared/block  132 SMs  occupancy 100% theoretical, `` (the launch lines append the achieved part)."""
+    return (f"grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
+            f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  {lc.sm_count} SMs  "
+            f"occupancy {lc.theoretical_occupancy:.0f}% theoretical, ")
+
+
 def _launch_line(ka: KernelAnalysis, numbered: bool) -> str:
     lc = ka.profile.launch
     head = f"   launch {ka.profile.launch_index[0]}.{ka.profile.launch_index[1]}: " if numbered else "   "
-    return (f"{head}grid {'x'.join(map(str, lc.grid))}  block {'x'.join(map(str, lc.block))}  "
-            f"{lc.registers_per_thread} regs/thread  {lc.shared_bytes_per_block} B shared/block  {lc.sm_count} SMs  "
-            f"occupancy {lc.theoretical_occupancy:.0f}% theoretical, {lc.achieved_occupancy:.0f}% achieved  "
+    return (f"{head}{_shape_text(lc)}{lc.achieved_occupancy:.0f}% achieved  "
             f"{lc.duration_ns / 1000:.1f} us" + (f"  {ka.profile.total_samples:,} warp samples" if numbered else ""))
 
 
