@@ -70,7 +70,10 @@ def launch_durations_us(csv_text: str, source: str = "<csv>") -> list[float]:
 
 
 def _is_kernel(name: str, kernel: str) -> bool:
-    """Whether ncu's kernel name ``name`` (``k``, ``k(int, float *)`` or ``k<...>``) is the function ``kernel``."""
+    """Whether ncu's kernel name ``name`` (``k``, ``k(int, float *)``, ``k<...>``, or a template
+    instantiation printed with its return type, ``void k<8, 32>(...)``) is the function ``kernel``."""
+    if name.startswith("void ") and not kernel.startswith("void "):
+        name = name[len("void "):]  # ncu's demangled names of template instances carry the return type
     return name == kernel or name.startswith((kernel + "(", kernel + "<"))
 
 

@@ -74,6 +74,20 @@ def test_split_round_keeps_only_each_programs_benchmarked_kernel() -> None:
                      ("c", "orig"): [6.0], ("c", "fix"): [3.0]}
 
 
+def test_split_round_matches_template_instances_printed_with_their_return_type() -> None:
+    # ncu demangles a template instance as "void k<8, 32, 4>(...)" (holdout10's mlp_runtime_widths fix)
+    header = '"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",' \
+             '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"'
+    row = '"0","{pid}","prog","h","{k}","1","7","(128, 1, 1)","(8192, 1, 1)","0","9.0",' \
+          '"Command line profiler metrics","gpu__time_duration.sum","ns","{v}"'
+    rows = [(1, "mlp_eval(const float *, int, MlpConfig)", "531,712"),
+            (2, "void mlp_eval<8, 32, 4>(const float *, int, MlpConfig)", "183,264"),
+            (2, "void mlp_eval_tail<4>(float *)", "1,000")]
+    text = "\n".join([header] + [row.format(pid=p, k=k, v=v) for p, k, v in rows])
+    split = ncu_times.split_round(text, "m orig 1\nm fix 2\n", {"m": "mlp_eval"})
+    assert split == {("m", "orig"): [pytest.approx(531.712)], ("m", "fix"): [pytest.approx(183.264)]}
+
+
 def test_every_pair_json_is_well_formed() -> None:
     pairs = sorted(p for p in (BENCH / "pairs").iterdir() if (p / "pair.json").is_file())
     kinds = [ncu_times.pair_meta(p)["kind"] for p in pairs]
