@@ -772,8 +772,18 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
                           f"{cm.line_ref(h.def_.file, h.def_.line) if h.def_ else 'line ?'} "
                           f"({h.def_.opcode if h.def_ else '?'}) "
                           f"{cm.plural(h.distance, 'instruction')} later" for h in hs)[:3]
-        return ("; ".join(parts) + ": start these loads or long operations earlier, with independent work between "
-                "them and their first use") if parts else ""
+        if not parts:
+            return ""
+        text = "; ".join(parts) + ": start these loads or long operations earlier, with independent work between " \
+            "them and their first use"
+        main = cm.unrolled_loop(r.fn, r.loop) if r.fn is not None and r.loop is not None else None
+        jc = cm.loads_behind_joins(r.fn, main) if r.fn is not None and main is not None else None
+        if jc is not None and jc.branches:
+            # the compiler will not move them (cm.loads_behind_joins): only the source can
+            text += (f"; the compiler keeps each unrolled copy's loads after the join of the previous copy's branches "
+                     f"({cm.lines_text(jc.branches)}), so load the next iteration's values into registers by hand "
+                     "before those branches (software pipelining one iteration deep)")
+        return text
 
     res = cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
                                    active=view.active + overlap)
