@@ -848,21 +848,23 @@ def loads_behind_joins(pf: ProgramFunction, loop: Loop) -> JoinedCopies | None:
     (the loads of the k copies are in flight together). ptxas schedules within a basic block and does not hoist a
     load above a join (a block with two or more predecessors: the loop header, or the reconvergence after a
     conditional branch such as a precise sqrt/division's slow-path call): when every block of ``loop`` (its own
-    instructions, inner loops left out) holding a global load is such a join, and there are at least two of
-    them, each copy's loads wait behind the previous copy's branches, issued a few instructions before their use
-    as in a rolled loop; a pragma asking for more copies repeats that schedule (checked on holdout8
+    instructions, inner loops left out) holding a global load is such a join, and there are at least as many of
+    them as copies (and two: each copy has its own), each copy's loads wait behind the previous copy's branches,
+    issued a few instructions before their use as in a rolled loop; a pragma asking for more copies repeats that
+    schedule (checked on holdout8
     nbody_direct_precise: ``#pragma unroll 8`` built 8 copies each loading after the previous copy's BSYNC, and
     measured 1.012x on the H200). None when ``loop`` is not unrolled (:func:`unroll_factor` <
-    UNROLLED_MEDIAN_COPIES: no copies to see the schedule of) or some load shares a straight-line block with
-    another copy's work."""
-    if unroll_factor(pf, loop) < UNROLLED_MEDIAN_COPIES:
+    UNROLLED_MEDIAN_COPIES: no copies to see the schedule of), when a load sits in a block with one predecessor,
+    or when fewer load blocks than copies show that some copies' loads share a block."""
+    factor = unroll_factor(pf, loop)
+    if factor < UNROLLED_MEDIAN_COPIES:
         return None
 
     def make() -> JoinedCopies | None:
         own = [b for b in sorted(loop.blocks) if pf.loop_of(b) is loop]
         with_loads = [b for b in own if any(ins.base_opcode in GLOBAL_LOADS and is_global_mem(ins)
                                             for ins in pf.blocks[b].instructions)]
-        if len(with_loads) < 2 or any(pf.cfg.in_degree(b) < 2 for b in with_loads):
+        if len(with_loads) < max(2, factor) or any(pf.cfg.in_degree(b) < 2 for b in with_loads):
             return None
         latches = {latch for latch, _ in loop.back_edges}
         branches: list[tuple[str, int]] = []
