@@ -6,6 +6,7 @@ gain by the active samples available in the scope, and Theorem 5.1 bounds it by 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -955,62 +956,53 @@ def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], at: dict[int,
     # sum over edges of w_e * (total - issued(slice of d_e) - issued(use_e) unless in it)
     #   = sum_e w_e * (total - x_e)  -  sum_d W_d * issued(slice of d),   W_d = sum of w_e over d's edges
     weights: dict[int, float] = {}
+    pairs: list[tuple[int, int, float]] = []  # (def, use, weight) of each edge with a use, in edge order
     for e in edges:
-        if e.use_ins is not None:
-            d = _edge_def(e)
-            weights[d] = weights.get(d, 0.0) + (e.latency if e.latency > 0 else e.stall)
+        u = e.use_ins
+        if u is not None:
+            di = e.def_ins
+            use = u.offset
+            d = di.offset if di is not None and not e.is_self else use  # _edge_def, written out
+            w = e.latency if e.latency > 0 else e.stall
+            weights[d] = weights.get(d, 0.0) + w
+            pairs.append((d, use, w))
     index, rows = fn.memo("slice_rows", lambda: _slice_rows(fn))
-    weighted, dep_of = _forward_slices(index, rows, weights, last, at)
+    weighted, masks, bit = _forward_slices(index, rows, weights, last, at)
 
     wsum = acc = 0.0
-    for e in edges:
-        if e.use_ins is None:
-            continue
-        d, use = _edge_def(e), e.use_ins.offset
-        w = e.latency if e.latency > 0 else e.stall
-        acc += w * (total - (0.0 if dep_of(d, use) else at.get(use, 0.0)))
+    get = masks.get
+    for d, use, w in pairs:
+        # dep_of(d, use): the use is d itself or in d's slice
+        acc += w * (total - (0.0 if use == d or get(use, 0) & bit[d] else at.get(use, 0.0)))
         wsum += w
     acc -= weighted
     return acc / wsum if wsum > 0 else total
 
 
-
-def _edge_def(e: EdgeView) -> int:
-    """The offset whose value ``e`` waits on: its def, or its use for a self edge (a wait on the use itself)."""
-    assert e.use_ins is not None
-    return e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
-
-
 def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str], frozenset[str]]],
                     weights: dict[int, float], last: int | None, at: dict[int, float]
-                    ) -> tuple[float, Callable[[int, int], bool]]:
+                    ) -> tuple[float, dict[int, int], dict[int, int]]:
     """The forward slices of the instructions at ``weights``' offsets (the defs), in address order up to
     ``last``: an instruction is in the slice of d when it reads a register that d, or an instruction already in
     the slice, wrote after d (a register once tainted stays tainted: a conservative slice). Returns
-    sum over d of weights[d] x (issued samples ``at`` (offset -> samples) of d's slice and of d itself), and a test
-    ``dep_of(d, off)``: is ``off`` d or in its slice.
+    sum over d of weights[d] x (issued samples ``at`` (offset -> samples) of d's slice and of d itself), the mask
+    of each instruction in some def's slice (offset -> bit mask of the defs whose slice holds it) and each def's
+    bit: ``off`` is d or in d's slice when ``off == d or masks.get(off, 0) & bit[d]``.
 
     ``index``, ``rows``: :func:`_slice_rows` of the function (offset -> row, and one row per instruction). One
     pass over the function's instructions for all the defs at once: each register carries the set of defs whose
     value flows into it, as an int bit mask (bit k: the k-th def), and each mask its weight (the sum of its defs'
     weights), so an instruction costs the bits its mask gains over the largest mask it reads (taint only grows:
     a dependent chain adds a few bits per step), not one scan per def nor one step per bit it holds. (The
-    weight lookups are written out in the loop: ~4 * 10^5 instruction steps on a 200k-instruction gemm.)"""
+    weight lookups are written out in the loop: ~4 * 10^5 instruction steps on a 200k-instruction gemm.)
+
+    A mask's weight is the float sum of its base's weight (the submask it was first derived from: the largest
+    mask the instruction reads, or the mask written into a register) and the defs it adds, in ascending bit
+    order. The pass records only each mask's base (:func:`_mask_weights`); the weights are summed after it for
+    the masks of issued instructions and their bases, in that same order, so each is the same float as when
+    every mask's weight was summed as it appeared (a third of the bits on a 200k gemm: 0.8 of 2.5 million)."""
     defs = list(weights)
     bit = {d: 1 << k for k, d in enumerate(defs)}
-    by_bit = [weights[d] for d in defs]  # bit k -> the k-th def's weight
-    wt: dict[int, float] = {0: 0.0}  # mask -> the sum of its defs' weights
-
-    def weight(m: int, base: int) -> float:
-        """Weight of ``m`` from that of ``base``, a submask of it whose weight is known (stored in ``wt``): the
-        defs ``m`` adds, in ascending bit order."""
-        got, diff = wt[base], m & ~base
-        while diff:
-            low = diff & -diff
-            got += by_bit[low.bit_length() - 1]
-            diff ^= low
-        wt[m] = got
-        return got
 
     weighted = 0.0
     masks: dict[int, int] = {}
@@ -1019,11 +1011,12 @@ def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str],
         taint: dict[str, int] = {}
         get = taint.get
         own = bit.get
+        base: dict[int, int] = {0: 0}  # mask -> the submask its weight is summed from (0: from nothing)
         by_mask: dict[int, float] = {}  # issued samples per distinct mask
-        for j in range(min(starts), len(rows)):
-            off, reads, writes = rows[j]
-            if off > last:
-                break
+        stop = index.get(last)  # rows are in address order: the row of ``last`` ends the pass
+        if stop is None:
+            stop = bisect.bisect_right([row[0] for row in rows], last) - 1
+        for off, reads, writes in itertools.islice(rows, min(starts), stop + 1):
             m = own(off, 0)
             big = bc = 0
             for r in reads:
@@ -1035,28 +1028,50 @@ def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str],
                     m |= t
             if not m:
                 continue
-            if m not in wt:
-                weight(m, big)
+            if m not in base:
+                base[m] = big
             for r in writes:
                 old = get(r, 0)
                 new = old | m
                 if new != old:
-                    if new not in wt:
-                        weight(new, m)
+                    if new not in base:
+                        base[new] = m
                     taint[r] = new
             masks[off] = m
             n = at.get(off)
             if n:
                 by_mask[m] = by_mask.get(m, 0.0) + n
+        wt = _mask_weights(by_mask, base, [weights[d] for d in defs])
         weighted = sum(n * wt[m] for m, n in by_mask.items())
     for d in defs:  # a def outside the function's index: its slice is itself
         if d not in index:
             weighted += weights[d] * at.get(d, 0.0)
+    return weighted, masks, bit
 
-    def dep_of(d: int, off: int) -> bool:
-        return off == d or bool(masks.get(off, 0) & bit[d])
 
-    return weighted, dep_of
+def _mask_weights(need: Iterable[int], base: dict[int, int], by_bit: list[float]) -> dict[int, float]:
+    """mask -> weight for each mask of ``need`` and the bases it is derived from: weight(m) = weight(base[m])
+    plus ``by_bit[k]`` (bit k's def weight) of each bit k that ``m`` adds to ``base[m]``, in ascending bit order;
+    weight(0) = 0.0. ``base``: every mask's base (a submask; 0 maps to 0), as :func:`_forward_slices` records
+    them. The same float per mask however many other masks are asked: each sum depends only on its chain."""
+    wt: dict[int, float] = {0: 0.0}
+    chain: list[int] = []
+    for m in need:
+        if m in wt:
+            continue
+        while m not in wt:  # walk down to a mask whose weight is known, then sum back up
+            chain.append(m)
+            m = base[m]
+        while chain:
+            m = chain.pop()
+            diff = m & ~base[m]
+            got = wt[base[m]]
+            while diff:
+                low = diff & -diff
+                got += by_bit[low.bit_length() - 1]
+                diff ^= low
+            wt[m] = got
+    return wt
 
 
 def _slice_rows(fn: ProgramFunction) -> tuple[dict[int, int], list[tuple[int, frozenset[str], frozenset[str]]]]:
