@@ -912,7 +912,9 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
 
     The region's issued instructions are grouped by interval once (offset -> samples, and per interval their
     sum and last offset), so a part costs its intervals and its slice pass, not a scan of the function's issued
-    instructions; the sums are of integer sample counts, exact in any grouping."""
+    instructions; the sums are of integer sample counts, exact in any grouping. A part whose edges have no
+    latency samples (M_Ll = 0: :func:`cm.latency_hiding_advice` leaves it out) gets its issued samples without
+    the slice pass."""
     assert r.fn is not None
     fn = r.fn
     bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
@@ -937,8 +939,13 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
             if cnt[k]:
                 total += tot[k]
                 last = end[k]
-        out.append((cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges),
-                    _independent_issue(fn, edges, at, total, last)))
+        part = cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges)
+        if sum(e.latency for e in edges) > 0:
+            out.append((part, _independent_issue(fn, edges, at, total, last)))
+        else:
+            # no latency samples to hide: latency_hiding_advice drops the part whatever its A (the same sum, the
+            # same test), so its slice pass is skipped and the part keeps all its issued samples
+            out.append((part, float(total)))
     return out
 
 
