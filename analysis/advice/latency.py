@@ -714,12 +714,14 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
     # waits on a kernel's launch set-up (its first S2R/LDC c[0x0] reads) have nothing before them to move
     evs = [e for e in _dependency_edges(view) if not cm.launch_setup(e.def_fn, e.def_ins)]
     overlap = 0.0  # fixed-latency waits added to A (kernel-wide and per loop)
+    regions: list[cm.Region] = []
     if view.program is None:
         region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
         rows = [(region, float(view.active))]
     else:
         rows = []
-        for r in cm.group_regions(view, evs, by_def=True):
+        regions = cm.group_regions(view, evs, by_def=True)
+        for r in regions:
             if r.fn is None:
                 rows.append((r, float(view.active)))
             elif r.fn.memo("barrier_offsets", lambda fn=r.fn: _barrier_offsets(fn)):
@@ -749,11 +751,11 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
     res = cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
                                    active=view.active + overlap)
     if isinstance(res, Advice) and view.program is not None:
-        return _pipelined_loads(view, res, evs)
+        return _pipelined_loads(view, res, regions)
     return res
 
 
-def _pipelined_loads(view: KernelView, res: Advice, evs: list[EdgeView]) -> Advice:
+def _pipelined_loads(view: KernelView, res: Advice, regions: list[cm.Region]) -> Advice:
     """``res`` with the estimate of explicit software pipelining where it is larger: in a loop the binary unrolls
     k times whose plain loads must stay behind the loop's own global stores (they may alias: each copy's load
     waits for the previous copy's store, so one load is in flight per warp), loading the next k iterations'
@@ -762,11 +764,13 @@ def _pipelined_loads(view: KernelView, res: Advice, evs: list[EdgeView]) -> Advi
     samples on plain global loads / T (as loop_unrolling's Little's-law step), capped by the roofline of the
     units the fix leaves unchanged (latency hiding moves no bytes). GPA eq. 4 (what ``res`` holds) bounds
     reordering by the issue that can fill the stalls (at most 2x, Theorem 5.1); a pipeline k deep is not
-    bounded by it, since it adds loads in flight rather than filling stalls with other work."""
+    bounded by it, since it adds loads in flight rather than filling stalls with other work. ``regions``: code
+    reordering's edges grouped by the def's loop (``cm.group_regions(..., by_def=True)``, made once by the caller;
+    none of its readers changes a region)."""
     if view.total <= 0:
         return res
     best: tuple[float, float, int] | None = None
-    for r in cm.group_regions(view, evs, by_def=True):
+    for r in regions:
         if r.fn is None or r.loop is None or not cm.loop_writes_global(r.fn, r.loop):
             continue
         main = cm.unrolled_loop(r.fn, r.loop)
