@@ -1443,6 +1443,8 @@ def _call_overhead_edges(view: KernelView, callees: dict[str, ProgramFunction],
 # ---- async_copy -------------------------------------------------------------------------------------
 
 def _global_to_shared(e: EdgeView) -> bool:
+    """Whether ``e`` is a global load's value waited on by a shared store that stores it (LDG then STS of the
+    loaded register as data)."""
     if e.is_self or cm.base(e.def_ins) not in cm.GLOBAL_LOADS or cm.base(e.use_ins) not in cm.SHARED_STORES:
         return False
     assert e.def_ins is not None and e.use_ins is not None
@@ -1465,7 +1467,9 @@ def async_copy(view: KernelView) -> Advice | Skipped:
                                      "asynchronous global-to-shared copies exist", missing=True)
     if not supported:
         return Skipped("async_copy", f"{view.arch.arch} has no asynchronous global-to-shared copy")
-    evs = [e for e in view.edges if _global_to_shared(e)]
+    stores = cm.SHARED_STORES  # _global_to_shared's use test first, written out: few edges wait at an STS
+    evs = [e for e in view.edges if (u := e.use_ins) is not None and u.base_opcode in stores
+           and _global_to_shared(e)]
     # One CTA per SM (a persistent kernel, __launch_bounds__(n, 1)): no other block issues while this one's warps
     # wait for the tile, so the barrier after the copy waits for the slowest warp's load and nothing hides it;
     # the double-buffered asynchronous copy fills the next tile during this one's compute and hides both.
