@@ -411,3 +411,35 @@ def _bases(index, rows, weights, last):  # type: ignore[no-untyped-def]
                 base.setdefault(new, m)
                 taint[r] = new
     return base
+
+
+#: bench/advice pairs with barrier parts whose edges have no latency samples (latency._barrier_intervals skips
+#: their slice pass): 5 of 24, 6 of 18 and 4 of 13 parts
+ZERO_LATENCY_PAIRS = ("holdout5/pairs/haversine_fastmath", "holdout5/pairs/hist15_tailwave",
+                      "holdout7/pairs/mc_options_140")
+
+
+@pytest.mark.parametrize("pair", ZERO_LATENCY_PAIRS)
+def test_parts_without_latency_skip_the_slice_pass_with_the_same_advice(pair: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a part whose edges have no latency samples gets its issued samples as A without _independent_issue;
+    # latency_hiding_advice drops it, so the advice equals that of the per-part scan (every part sliced)
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    zero = 0
+    real = latency._barrier_intervals
+
+    def counted(view, r):  # type: ignore[no-untyped-def]
+        nonlocal zero
+        out = real(view, r)
+        zero += sum(1 for part, _ in out if sum(e.latency for e in part.edges) <= 0)
+        return out
+
+    d = Path(__file__).resolve().parents[2] / "bench" / "advice" / pair
+    monkeypatch.setattr(latency, "_barrier_intervals", counted)
+    fast = _pair_advice_at(d)
+    assert zero, "no part without latency samples: the skip was not exercised"
+    with monkeypatch.context() as m:
+        m.setattr(latency, "_barrier_intervals", _barrier_intervals_scan)
+        m.setattr(KernelView, "memo", _memo_uncached)
+        slow = _pair_advice_at(d)
+    assert fast == slow and "code_reordering" in "".join(fast)
