@@ -6,6 +6,7 @@ gain by the active samples available in the scope, and Theorem 5.1 bounds it by 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -743,12 +744,14 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
     # waits on a kernel's launch set-up (its first S2R/LDC c[0x0] reads) have nothing before them to move
     evs = [e for e in _dependency_edges(view) if not cm.launch_setup(e.def_fn, e.def_ins)]
     overlap = 0.0  # fixed-latency waits added to A (kernel-wide and per loop)
+    regions: list[cm.Region] = []
     if view.program is None:
         region = cm.Region(scope=view.kernel_scope(), fn=None, loop=None, edges=evs)
         rows = [(region, float(view.active))]
     else:
         rows = []
-        for r in cm.group_regions(view, evs, by_def=True):
+        regions = cm.group_regions(view, evs, by_def=True)
+        for r in regions:
             if r.fn is None:
                 rows.append((r, float(view.active)))
             elif r.fn.memo("barrier_offsets", lambda fn=r.fn: _barrier_offsets(fn)):
@@ -788,11 +791,11 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
     res = cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
                                    active=view.active + overlap)
     if isinstance(res, Advice) and view.program is not None:
-        return _pipelined_loads(view, res, evs)
+        return _pipelined_loads(view, res, regions)
     return res
 
 
-def _pipelined_loads(view: KernelView, res: Advice, evs: list[EdgeView]) -> Advice:
+def _pipelined_loads(view: KernelView, res: Advice, regions: list[cm.Region]) -> Advice:
     """``res`` with the estimate of explicit software pipelining where it is larger: in a loop the binary unrolls
     k times whose plain loads must stay behind the loop's own global stores (they may alias: each copy's load
     waits for the previous copy's store, so one load is in flight per warp), loading the next k iterations'
@@ -801,11 +804,13 @@ def _pipelined_loads(view: KernelView, res: Advice, evs: list[EdgeView]) -> Advi
     samples on plain global loads / T (as loop_unrolling's Little's-law step), capped by the roofline of the
     units the fix leaves unchanged (latency hiding moves no bytes). GPA eq. 4 (what ``res`` holds) bounds
     reordering by the issue that can fill the stalls (at most 2x, Theorem 5.1); a pipeline k deep is not
-    bounded by it, since it adds loads in flight rather than filling stalls with other work."""
+    bounded by it, since it adds loads in flight rather than filling stalls with other work. ``regions``: code
+    reordering's edges grouped by the def's loop (``cm.group_regions(..., by_def=True)``, made once by the caller;
+    none of its readers changes a region)."""
     if view.total <= 0:
         return res
     best: tuple[float, float, int] | None = None
-    for r in cm.group_regions(view, evs, by_def=True):
+    for r in regions:
         if r.fn is None or r.loop is None or not cm.loop_writes_global(r.fn, r.loop):
             continue
         main = cm.unrolled_loop(r.fn, r.loop)
@@ -951,7 +956,9 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
 
     The region's issued instructions are grouped by interval once (offset -> samples, and per interval their
     sum and last offset), so a part costs its intervals and its slice pass, not a scan of the function's issued
-    instructions; the sums are of integer sample counts, exact in any grouping."""
+    instructions; the sums are of integer sample counts, exact in any grouping. A part whose edges have no
+    latency samples (M_Ll = 0: :func:`cm.latency_hiding_advice` leaves it out) gets its issued samples without
+    the slice pass."""
     assert r.fn is not None
     fn = r.fn
     bars = fn.memo("barrier_offsets", lambda: _barrier_offsets(fn))
@@ -976,8 +983,13 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
             if cnt[k]:
                 total += tot[k]
                 last = end[k]
-        out.append((cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges),
-                    _independent_issue(fn, edges, at, total, last)))
+        part = cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges)
+        if sum(e.latency for e in edges) > 0:
+            out.append((part, _independent_issue(fn, edges, at, total, last)))
+        else:
+            # no latency samples to hide: latency_hiding_advice drops the part whatever its A (the same sum, the
+            # same test), so its slice pass is skipped and the part keeps all its issued samples
+            out.append((part, float(total)))
     return out
 
 
@@ -995,62 +1007,53 @@ def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], at: dict[int,
     # sum over edges of w_e * (total - issued(slice of d_e) - issued(use_e) unless in it)
     #   = sum_e w_e * (total - x_e)  -  sum_d W_d * issued(slice of d),   W_d = sum of w_e over d's edges
     weights: dict[int, float] = {}
+    pairs: list[tuple[int, int, float]] = []  # (def, use, weight) of each edge with a use, in edge order
     for e in edges:
-        if e.use_ins is not None:
-            d = _edge_def(e)
-            weights[d] = weights.get(d, 0.0) + (e.latency if e.latency > 0 else e.stall)
+        u = e.use_ins
+        if u is not None:
+            di = e.def_ins
+            use = u.offset
+            d = di.offset if di is not None and not e.is_self else use  # _edge_def, written out
+            w = e.latency if e.latency > 0 else e.stall
+            weights[d] = weights.get(d, 0.0) + w
+            pairs.append((d, use, w))
     index, rows = fn.memo("slice_rows", lambda: _slice_rows(fn))
-    weighted, dep_of = _forward_slices(index, rows, weights, last, at)
+    weighted, masks, bit = _forward_slices(index, rows, weights, last, at)
 
     wsum = acc = 0.0
-    for e in edges:
-        if e.use_ins is None:
-            continue
-        d, use = _edge_def(e), e.use_ins.offset
-        w = e.latency if e.latency > 0 else e.stall
-        acc += w * (total - (0.0 if dep_of(d, use) else at.get(use, 0.0)))
+    get = masks.get
+    for d, use, w in pairs:
+        # dep_of(d, use): the use is d itself or in d's slice
+        acc += w * (total - (0.0 if use == d or get(use, 0) & bit[d] else at.get(use, 0.0)))
         wsum += w
     acc -= weighted
     return acc / wsum if wsum > 0 else total
 
 
-
-def _edge_def(e: EdgeView) -> int:
-    """The offset whose value ``e`` waits on: its def, or its use for a self edge (a wait on the use itself)."""
-    assert e.use_ins is not None
-    return e.def_ins.offset if e.def_ins is not None and not e.is_self else e.use_ins.offset
-
-
 def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str], frozenset[str]]],
                     weights: dict[int, float], last: int | None, at: dict[int, float]
-                    ) -> tuple[float, Callable[[int, int], bool]]:
+                    ) -> tuple[float, dict[int, int], dict[int, int]]:
     """The forward slices of the instructions at ``weights``' offsets (the defs), in address order up to
     ``last``: an instruction is in the slice of d when it reads a register that d, or an instruction already in
     the slice, wrote after d (a register once tainted stays tainted: a conservative slice). Returns
-    sum over d of weights[d] x (issued samples ``at`` (offset -> samples) of d's slice and of d itself), and a test
-    ``dep_of(d, off)``: is ``off`` d or in its slice.
+    sum over d of weights[d] x (issued samples ``at`` (offset -> samples) of d's slice and of d itself), the mask
+    of each instruction in some def's slice (offset -> bit mask of the defs whose slice holds it) and each def's
+    bit: ``off`` is d or in d's slice when ``off == d or masks.get(off, 0) & bit[d]``.
 
     ``index``, ``rows``: :func:`_slice_rows` of the function (offset -> row, and one row per instruction). One
     pass over the function's instructions for all the defs at once: each register carries the set of defs whose
     value flows into it, as an int bit mask (bit k: the k-th def), and each mask its weight (the sum of its defs'
     weights), so an instruction costs the bits its mask gains over the largest mask it reads (taint only grows:
     a dependent chain adds a few bits per step), not one scan per def nor one step per bit it holds. (The
-    weight lookups are written out in the loop: ~4 * 10^5 instruction steps on a 200k-instruction gemm.)"""
+    weight lookups are written out in the loop: ~4 * 10^5 instruction steps on a 200k-instruction gemm.)
+
+    A mask's weight is the float sum of its base's weight (the submask it was first derived from: the largest
+    mask the instruction reads, or the mask written into a register) and the defs it adds, in ascending bit
+    order. The pass records only each mask's base (:func:`_mask_weights`); the weights are summed after it for
+    the masks of issued instructions and their bases, in that same order, so each is the same float as when
+    every mask's weight was summed as it appeared (a third of the bits on a 200k gemm: 0.8 of 2.5 million)."""
     defs = list(weights)
     bit = {d: 1 << k for k, d in enumerate(defs)}
-    by_bit = [weights[d] for d in defs]  # bit k -> the k-th def's weight
-    wt: dict[int, float] = {0: 0.0}  # mask -> the sum of its defs' weights
-
-    def weight(m: int, base: int) -> float:
-        """Weight of ``m`` from that of ``base``, a submask of it whose weight is known (stored in ``wt``): the
-        defs ``m`` adds, in ascending bit order."""
-        got, diff = wt[base], m & ~base
-        while diff:
-            low = diff & -diff
-            got += by_bit[low.bit_length() - 1]
-            diff ^= low
-        wt[m] = got
-        return got
 
     weighted = 0.0
     masks: dict[int, int] = {}
@@ -1059,11 +1062,12 @@ def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str],
         taint: dict[str, int] = {}
         get = taint.get
         own = bit.get
+        base: dict[int, int] = {0: 0}  # mask -> the submask its weight is summed from (0: from nothing)
         by_mask: dict[int, float] = {}  # issued samples per distinct mask
-        for j in range(min(starts), len(rows)):
-            off, reads, writes = rows[j]
-            if off > last:
-                break
+        stop = index.get(last)  # rows are in address order: the row of ``last`` ends the pass
+        if stop is None:
+            stop = bisect.bisect_right([row[0] for row in rows], last) - 1
+        for off, reads, writes in itertools.islice(rows, min(starts), stop + 1):
             m = own(off, 0)
             big = bc = 0
             for r in reads:
@@ -1075,28 +1079,50 @@ def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str],
                     m |= t
             if not m:
                 continue
-            if m not in wt:
-                weight(m, big)
+            if m not in base:
+                base[m] = big
             for r in writes:
                 old = get(r, 0)
                 new = old | m
                 if new != old:
-                    if new not in wt:
-                        weight(new, m)
+                    if new not in base:
+                        base[new] = m
                     taint[r] = new
             masks[off] = m
             n = at.get(off)
             if n:
                 by_mask[m] = by_mask.get(m, 0.0) + n
+        wt = _mask_weights(by_mask, base, [weights[d] for d in defs])
         weighted = sum(n * wt[m] for m, n in by_mask.items())
     for d in defs:  # a def outside the function's index: its slice is itself
         if d not in index:
             weighted += weights[d] * at.get(d, 0.0)
+    return weighted, masks, bit
 
-    def dep_of(d: int, off: int) -> bool:
-        return off == d or bool(masks.get(off, 0) & bit[d])
 
-    return weighted, dep_of
+def _mask_weights(need: Iterable[int], base: dict[int, int], by_bit: list[float]) -> dict[int, float]:
+    """mask -> weight for each mask of ``need`` and the bases it is derived from: weight(m) = weight(base[m])
+    plus ``by_bit[k]`` (bit k's def weight) of each bit k that ``m`` adds to ``base[m]``, in ascending bit order;
+    weight(0) = 0.0. ``base``: every mask's base (a submask; 0 maps to 0), as :func:`_forward_slices` records
+    them. The same float per mask however many other masks are asked: each sum depends only on its chain."""
+    wt: dict[int, float] = {0: 0.0}
+    chain: list[int] = []
+    for m in need:
+        if m in wt:
+            continue
+        while m not in wt:  # walk down to a mask whose weight is known, then sum back up
+            chain.append(m)
+            m = base[m]
+        while chain:
+            m = chain.pop()
+            diff = m & ~base[m]
+            got = wt[base[m]]
+            while diff:
+                low = diff & -diff
+                got += by_bit[low.bit_length() - 1]
+                diff ^= low
+            wt[m] = got
+    return wt
 
 
 def _slice_rows(fn: ProgramFunction) -> tuple[dict[int, int], list[tuple[int, frozenset[str], frozenset[str]]]]:
@@ -1457,6 +1483,8 @@ def _call_overhead_edges(view: KernelView, callees: dict[str, ProgramFunction],
 # ---- async_copy -------------------------------------------------------------------------------------
 
 def _global_to_shared(e: EdgeView) -> bool:
+    """Whether ``e`` is a global load's value waited on by a shared store that stores it (LDG then STS of the
+    loaded register as data)."""
     if e.is_self or cm.base(e.def_ins) not in cm.GLOBAL_LOADS or cm.base(e.use_ins) not in cm.SHARED_STORES:
         return False
     assert e.def_ins is not None and e.use_ins is not None
@@ -1479,7 +1507,9 @@ def async_copy(view: KernelView) -> Advice | Skipped:
                                      "asynchronous global-to-shared copies exist", missing=True)
     if not supported:
         return Skipped("async_copy", f"{view.arch.arch} has no asynchronous global-to-shared copy")
-    evs = [e for e in view.edges if _global_to_shared(e)]
+    stores = cm.SHARED_STORES  # _global_to_shared's use test first, written out: few edges wait at an STS
+    evs = [e for e in view.edges if (u := e.use_ins) is not None and u.base_opcode in stores
+           and _global_to_shared(e)]
     # One CTA per SM (a persistent kernel, __launch_bounds__(n, 1)): no other block issues while this one's warps
     # wait for the tile, so the barrier after the copy waits for the slowest warp's load and nothing hides it;
     # the double-buffered asynchronous copy fills the next tile during this one's compute and hides both.

@@ -294,3 +294,152 @@ def test_block_scan_register_sets_answer_as_the_regex_scan(pair: str, feeds: boo
         m.setattr(code, "_after_in_block", _after_in_block_scan)
         slow = _pair_advice_at(d)
     assert fast == slow
+
+
+def _forward_slices_eager(index, rows, weights, last, at):  # type: ignore[no-untyped-def]
+    # the pass as it was before the weights were summed lazily (latency._mask_weights): every mask's weight
+    # summed as it appears, rows scanned from the first def with a break after ``last``
+    defs = list(weights)
+    bit = {d: 1 << k for k, d in enumerate(defs)}
+    by_bit = [weights[d] for d in defs]
+    wt = {0: 0.0}
+
+    def weight(m, base):  # type: ignore[no-untyped-def]
+        got, diff = wt[base], m & ~base
+        while diff:
+            low = diff & -diff
+            got += by_bit[low.bit_length() - 1]
+            diff ^= low
+        wt[m] = got
+
+    weighted = 0.0
+    masks: dict[int, int] = {}
+    starts = [index[d] for d in defs if d in index]
+    if starts and last is not None:
+        taint: dict[str, int] = {}
+        by_mask: dict[int, float] = {}
+        for j in range(min(starts), len(rows)):
+            off, reads, writes = rows[j]
+            if off > last:
+                break
+            m = bit.get(off, 0)
+            big = bc = 0
+            for r in reads:
+                t = taint.get(r)
+                if t:
+                    c = t.bit_count()
+                    if c > bc:
+                        big, bc = t, c
+                    m |= t
+            if not m:
+                continue
+            if m not in wt:
+                weight(m, big)
+            for r in writes:
+                old = taint.get(r, 0)
+                new = old | m
+                if new != old:
+                    if new not in wt:
+                        weight(new, m)
+                    taint[r] = new
+            masks[off] = m
+            n = at.get(off)
+            if n:
+                by_mask[m] = by_mask.get(m, 0.0) + n
+        weighted = sum(n * wt[m] for m, n in by_mask.items())
+    for d in defs:
+        if d not in index:
+            weighted += weights[d] * at.get(d, 0.0)
+    return weighted, masks, bit, wt
+
+
+@pytest.mark.parametrize("pair", BARRIER_PAIRS)
+def test_lazy_mask_weights_answer_as_the_eager_pass(pair: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # code_reordering's slice pass records each mask's base and sums the weights afterwards, for the masks of issued
+    # instructions and their bases only (latency._mask_weights), and stops at the row of ``last``: every call on the
+    # pair's barrier parts gives the same float sum (==, not approximately), the same masks and the same weight
+    # per asked mask as the pass that summed every mask's weight as it appeared
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    calls = derived = weighed = 0
+    real = latency._forward_slices
+
+    def compared(index, rows, weights, last, at):  # type: ignore[no-untyped-def]
+        nonlocal calls, derived, weighed
+        got, masks, bit = real(index, rows, weights, last, at)
+        ref, ref_masks, ref_bit, ref_wt = _forward_slices_eager(index, rows, weights, last, at)
+        assert got == ref and masks == ref_masks and bit == ref_bit
+        asked = {m for off, m in masks.items() if at.get(off)}
+        lazy = latency._mask_weights(asked, _bases(index, rows, weights, last), [weights[d] for d in weights])
+        assert all(lazy[m] == ref_wt[m] for m in lazy)  # the asked masks and the bases their chains pass
+        derived += sum(1 for m in lazy if m.bit_count() > 1)
+        weighed += got > 0
+        calls += 1
+        return got, masks, bit
+
+    monkeypatch.setattr(latency, "_forward_slices", compared)
+    _pair_advice(pair)
+    assert calls, "the kernel has no barrier parts: nothing compared"
+    assert derived, "no mask holds two defs: the chains of _mask_weights were not exercised"
+    assert weighed, "no part's slices issued: every sum compared was 0"
+
+
+def _bases(index, rows, weights, last):  # type: ignore[no-untyped-def]
+    # each mask's base as the pass records it (the submask its weight is summed from)
+    bit = {d: 1 << k for k, d in enumerate(weights)}
+    base = {0: 0}
+    starts = [index[d] for d in weights if d in index]
+    if not starts or last is None:
+        return base
+    taint: dict[str, int] = {}
+    for off, reads, writes in rows[min(starts):]:
+        if off > last:
+            break
+        m = bit.get(off, 0)
+        big = bc = 0
+        for r in reads:
+            t = taint.get(r)
+            if t:
+                if t.bit_count() > bc:
+                    big, bc = t, t.bit_count()
+                m |= t
+        if not m:
+            continue
+        base.setdefault(m, big)
+        for r in writes:
+            new = taint.get(r, 0) | m
+            if new != taint.get(r, 0):
+                base.setdefault(new, m)
+                taint[r] = new
+    return base
+
+
+#: bench/advice pairs with barrier parts whose edges have no latency samples (latency._barrier_intervals skips
+#: their slice pass): 5 of 24, 6 of 18 and 4 of 13 parts
+ZERO_LATENCY_PAIRS = ("holdout5/pairs/haversine_fastmath", "holdout5/pairs/hist15_tailwave",
+                      "holdout7/pairs/mc_options_140")
+
+
+@pytest.mark.parametrize("pair", ZERO_LATENCY_PAIRS)
+def test_parts_without_latency_skip_the_slice_pass_with_the_same_advice(pair: str,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a part whose edges have no latency samples gets its issued samples as A without _independent_issue;
+    # latency_hiding_advice drops it, so the advice equals that of the per-part scan (every part sliced)
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    zero = 0
+    real = latency._barrier_intervals
+
+    def counted(view, r):  # type: ignore[no-untyped-def]
+        nonlocal zero
+        out = real(view, r)
+        zero += sum(1 for part, _ in out if sum(e.latency for e in part.edges) <= 0)
+        return out
+
+    d = Path(__file__).resolve().parents[2] / "bench" / "advice" / pair
+    monkeypatch.setattr(latency, "_barrier_intervals", counted)
+    fast = _pair_advice_at(d)
+    assert zero, "no part without latency samples: the skip was not exercised"
+    with monkeypatch.context() as m:
+        m.setattr(latency, "_barrier_intervals", _barrier_intervals_scan)
+        m.setattr(KernelView, "memo", _memo_uncached)
+        slow = _pair_advice_at(d)
+    assert fast == slow and "code_reordering" in "".join(fast)
