@@ -1798,7 +1798,56 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
     # the excess sectors are work of every unit they pass: L1 (tag lookups and wavefronts), L2 and DRAM
     traffic_bound = max(roofline.busy(view.profile.launch.throughput_pct, u, view.reach)
                         for u in ("dram", "l2", "l1")) >= MEMORY_BUSY
-    return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
+    res = _after_fix_estimate(view, res, ratios, traffic_bound, extra)
+    return _warp_per_item(view, res, bad, ratios, extra)
+
+
+#: Share of the throttle stalls at uncoalesced accesses that must lie in loops whose back edge diverges for
+#: global_memory_coalesce to read the kernel as a thread-per-item walk (a warpwise threshold: most of them; the
+#: rest are the loop's set-up loads, e.g. the row bounds before a CSR row's loop).
+ITEM_WALK_SHARE = 0.5
+
+
+def _warp_per_item(view: KernelView, res: Advice, bad: list[EdgeView], ratios: dict[str, float],
+                   extra: dict[str, float]) -> Advice:
+    """``res`` (global_memory_coalesce) with the estimate of giving each item a whole warp, where that is larger:
+    when the uncoalesced accesses are a thread-per-item walk, a loop whose back edge diverges (each lane runs its
+    own item's trip count, :func:`_idle_lanes` of a kernel that is not issue-bound) holding the throttled
+    accesses, the lanes touch 32 different items, and the coalescing fix is one warp per item with its lanes
+    striding the item (consecutive lanes, consecutive addresses; a __shfl_down_sync reduction): Bell and
+    Garland's vector CSR ("Efficient Sparse Matrix-Vector Multiplication on CUDA", NVIDIA TR NVR-2008-004). The
+    same rewrite ends the idle lanes of the uneven loop, so it removes divergence_reduction's matched samples
+    M_lanes as well (GPA eq. 2, T/(T - M_lanes)), bounded by the roofline after the coalesced traffic
+    (``ratios``, :func:`coalesced_ratios`) instead of today's: S = min(T/(T - M_lanes), C_after).
+    ``bad``: the throttled uncoalesced edges; ``extra``: the sector inputs."""
+    lanes = _idle_lanes(view)
+    if lanes is None or lanes[3] or view.total <= 0:
+        return res
+    m, _, where, _ = lanes
+    inside = _imbalanced_loop_instructions(view)
+    total = sum(e.stall for e in bad)
+    walked = sum(e.stall for e in bad if e.use_fn is not None and e.use_ins is not None
+                 and (e.use_fn.name, e.use_ins.offset) in inside)
+    if total <= 0 or walked < ITEM_WALK_SHARE * total:
+        return res
+    e = est.stall_elimination(view.total, m)
+    cap = rk.after_fix_cap(view.profile.launch.throughput_pct, ratios, e.speedup, view.reach)
+    s = min(e.speedup, cap.cap) if cap is not None else e.speedup
+    if s <= res.estimated_speedup:
+        return res
+    inputs = {"T": view.total, "M_lanes": m, **extra, **{f"r_{u}": r for u, r in ratios.items()}}
+    if cap is not None:
+        inputs["C_after"] = cap.cap
+    res.estimate = Estimate(s, "min(T/(T-M_lanes), C_after), M_lanes = the issue slots of lanes idle in the loops "
+                            "whose back edge diverges (divergence_reduction's), C_after = the roofline after the "
+                            "coalesced traffic (r_u = unit u's work after/before)", inputs,
+                            "GPA eq. 2 (one warp per item: idle lanes and excess sectors), roofline after the fix")
+    res.cap = replace(cap, binding=s >= cap.cap - 1e-9) if cap is not None else None
+    res.hint += (f"; each thread walks its own item in the loop at {cm.lines_text(where)}, whose trip count "
+                 "differs per lane: give each item a whole warp whose lanes stride it (consecutive lanes read "
+                 "consecutive elements, __shfl_down_sync reduces the lanes' partial results), which coalesces "
+                 "these loads and ends the lanes idle until the warp's longest item is done")
+    return res
 
 
 def _uncoalesced_waits(view: KernelView) -> list[EdgeView]:

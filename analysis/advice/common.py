@@ -829,6 +829,55 @@ def _unrolled_sibling(pf: ProgramFunction, loop: Loop, cands: Iterable[Loop]) ->
     return None
 
 
+@dataclass(frozen=True)
+class JoinedCopies:
+    """How the binary schedules an unrolled loop's global loads when its copies are split by control flow (see
+    :func:`loads_behind_joins`): ``blocks``, start offsets of the loop blocks holding them (each a join of the
+    body's control flow); ``branches``, the (file, line)s of the loop's conditional branches and calls between
+    the copies, loop control left out."""
+
+    blocks: tuple[int, ...]
+    branches: tuple[tuple[str, int], ...]
+
+
+def loads_behind_joins(pf: ProgramFunction, loop: Loop) -> JoinedCopies | None:
+    """Whether the binary's copies of an unrolled ``loop`` keep each copy's global loads behind a join of the body's
+    control flow, so that more copies give no more loads in flight.
+
+    Unrolling hides load latency only when the compiler issues later copies' loads ahead of earlier copies' work
+    (the loads of the k copies are in flight together). ptxas schedules within a basic block and does not hoist a
+    load above a join (a block with two or more predecessors: the loop header, or the reconvergence after a
+    conditional branch such as a precise sqrt/division's slow-path call): when every block of ``loop`` (its own
+    instructions, inner loops left out) holding a global load is such a join, and there are at least as many of
+    them as copies (and two: each copy has its own), each copy's loads wait behind the previous copy's branches,
+    issued a few instructions before their use as in a rolled loop; a pragma asking for more copies repeats that
+    schedule (checked on holdout8
+    nbody_direct_precise: ``#pragma unroll 8`` built 8 copies each loading after the previous copy's BSYNC, and
+    measured 1.012x on the H200). None when ``loop`` is not unrolled (:func:`unroll_factor` <
+    UNROLLED_MEDIAN_COPIES: no copies to see the schedule of), when a load sits in a block with one predecessor,
+    or when fewer load blocks than copies show that some copies' loads share a block."""
+    factor = unroll_factor(pf, loop)
+    if factor < UNROLLED_MEDIAN_COPIES:
+        return None
+
+    def make() -> JoinedCopies | None:
+        own = [b for b in sorted(loop.blocks) if pf.loop_of(b) is loop]
+        with_loads = [b for b in own if any(ins.base_opcode in GLOBAL_LOADS and is_global_mem(ins)
+                                            for ins in pf.blocks[b].instructions)]
+        if len(with_loads) < max(2, factor) or any(pf.cfg.in_degree(b) < 2 for b in with_loads):
+            return None
+        latches = {latch for latch, _ in loop.back_edges}
+        branches: list[tuple[str, int]] = []
+        for b in own:
+            for ins in pf.blocks[b].instructions:
+                conditional = ins.base_opcode == "BRA" and ins.predicate is not None and b not in latches
+                if (conditional or ins.base_opcode == "CALL") and ins.loc is not None:
+                    branches.append((ins.loc.file, ins.loc.line))
+        return JoinedCopies(tuple(with_loads), tuple(dict.fromkeys(branches)))
+    got: JoinedCopies | None = pf.memo(("loads_behind_joins", loop.header), make)
+    return got
+
+
 def _loops_sharing_lines(pf: ProgramFunction, loop: Loop) -> list[Loop]:
     """Loops of ``pf`` with a source line in common with ``loop``, in ``pf.loops`` order, from a per-function
     line -> loops index (checking every loop per loop is quadratic in functions of thousands of loops)."""

@@ -83,7 +83,19 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     evs = [e for e in _dependency_edges(view) if e.use_loop is not None and e.def_loop is e.use_loop
            and e.def_fn is e.use_fn and cm.base(e.def_ins) not in CALL_OPS]
     regions = cm.group_regions(view, evs)
-    rows = [(r, view.active_in_loop(r.fn, r.loop)) for r in regions if r.fn is not None and r.loop is not None]
+    # A loop the binary unrolls with each copy's loads behind a join of the previous copy's branches gets no more
+    # loads in flight from more copies (cm.loads_behind_joins): its waits are not unrolling's to hide.
+    joined: list[tuple[cm.Region, cm.JoinedCopies]] = []
+    rows = []
+    for r in regions:
+        if r.fn is None or r.loop is None:
+            continue
+        main = cm.unrolled_loop(r.fn, r.loop)
+        behind = cm.loads_behind_joins(r.fn, main) if main is not None else None
+        if behind is not None:
+            joined.append((r, behind))
+        else:
+            rows.append((r, view.active_in_loop(r.fn, r.loop)))
 
     # Per region, each asked several times (the factor, both estimates, the hint; ~18k loop regions on a
     # ptx_loops 200k kernel): pure in the region, so kept by (what, id(region), flag) for this call (``regions``
@@ -215,6 +227,8 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         if full is not None:
             full.priority = 1
             return full
+        if joined and not rows:
+            return Skipped("loop_unrolling", _joined_copies_reason(view, joined))
         return res
     for r, _ in rows:  # the quick fix asks for the factor the hint names
         ask = advised(r)[1]
@@ -265,6 +279,22 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         res = full
     res.priority = 1  # the concrete fix for a loop's loads: ahead of generic reordering of the same samples
     return res
+
+
+def _joined_copies_reason(view: KernelView, joined: list[tuple[cm.Region, cm.JoinedCopies]]) -> str:
+    """Why loop_unrolling leaves the loops of ``joined`` alone (:func:`cm.loads_behind_joins`): one sentence naming
+    the loops, their unroll factor in the binary and the branches each copy's loads wait behind."""
+    parts = []
+    for r, jc in joined:
+        main = cm.unrolled_loop(r.fn, r.loop) if r.fn is not None and r.loop is not None else None
+        factor = cm.unroll_factor(r.fn, main) if r.fn is not None and main is not None else 1
+        at = cm.lines_text(jc.branches) if jc.branches else "its branches"
+        parts.append(f"the {cm.scope_ref(r.scope)} is unrolled about {factor}x in the binary, and each copy's global "
+                     f"loads are issued after a join of the previous copy's control flow (the branches and calls "
+                     f"at {at}), a few instructions before their use")
+    return ("; ".join(cm.unique(parts)) + ": the compiler does not move loads above a join, so more copies "
+            "repeat that schedule and put no more loads in flight (remove the branches, e.g. the precise "
+            "math's slow paths, or load the next iteration's values by hand before them)")
 
 
 def _full_unroll_advice(view: KernelView) -> Advice | None:
@@ -742,8 +772,18 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
                           f"{cm.line_ref(h.def_.file, h.def_.line) if h.def_ else 'line ?'} "
                           f"({h.def_.opcode if h.def_ else '?'}) "
                           f"{cm.plural(h.distance, 'instruction')} later" for h in hs)[:3]
-        return ("; ".join(parts) + ": start these loads or long operations earlier, with independent work between "
-                "them and their first use") if parts else ""
+        if not parts:
+            return ""
+        text = "; ".join(parts) + ": start these loads or long operations earlier, with independent work between " \
+            "them and their first use"
+        main = cm.unrolled_loop(r.fn, r.loop) if r.fn is not None and r.loop is not None else None
+        jc = cm.loads_behind_joins(r.fn, main) if r.fn is not None and main is not None else None
+        if jc is not None and jc.branches:
+            # the compiler will not move them (cm.loads_behind_joins): only the source can
+            text += (f"; the compiler keeps each unrolled copy's loads after the join of the previous copy's branches "
+                     f"({cm.lines_text(jc.branches)}), so load the next iteration's values into registers by hand "
+                     "before those branches (software pipelining one iteration deep)")
+        return text
 
     res = cm.latency_hiding_advice(view, "code_reordering", rows, hint, nothing="no dependency stalls",
                                    active=view.active + overlap)
