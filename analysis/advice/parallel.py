@@ -245,8 +245,9 @@ _MULTIPLIES = ("FMUL", "FFMA")
 def carried_recurrence(view: KernelView) -> tuple[str | None, int | None] | None:
     """(file, line) of the hottest innermost loop of the kernel (most samples) when it carries a float value
     across iterations through a multiplication: a register an FMUL/FFMA reads as a multiplicand before the loop
-    body (in address order over the loop's blocks) writes it, and that the body writes later: y[t] = b x[t]
-    - a y[t-1], Horner, a fixed-point iteration. Such a loop is a linear or non-linear recurrence: its
+    body (in address order over the loop's blocks) writes it, and that the body later writes with a value
+    computed from that product: y[t] = b x[t] - a y[t-1], Horner, a fixed-point iteration (a running sum only
+    scaled for its output, ``out[y] = sum * k; sum += d``, carries no product and is a sum). Such a loop is a linear or non-linear recurrence: its
     iterations cannot be split over more threads without reformulating it (a parallel scan), unlike a sum
     (the carried value only an addend: a reduction). None when there is no program, loop or such register.
     Register-level and approximate (a body of several paths is read in address order)."""
@@ -268,13 +269,32 @@ def carried_recurrence(view: KernelView) -> tuple[str | None, int | None] | None
                   key=lambda i: i.offset)
     written: set[str] = set()
     read_first: set[str] = set()
+    tainted: set[str] = set()  # registers holding a value computed from a product of a carried candidate
+    fed_back: set[str] = set()  # registers written with such a value
+    def gprs(regs: frozenset[str] | set[str]) -> set[str]:  # values, not scoreboards or predicates
+        return {r for r in regs if r[:1] == "R" and r[1:].isdigit()}
+
     for i in body:
         du = def_use(i)
+        reads, defs = gprs(du.uses), gprs(du.defs)
         if i.base_opcode in _MULTIPLIES and ".F64" not in i.opcode:
-            srcs = i.operands[1:3]
-            read_first |= {o.lstrip("-|").rstrip("|").split(".")[0] for o in srcs} - written
+            srcs = {o.lstrip("-|").rstrip("|").split(".")[0] for o in i.operands[1:3]}
+            first = {r for r in srcs - written if r[:1] == "R" and r[1:].isdigit()}  # registers, not immediates
+            read_first |= first
+            if first or (srcs & tainted):
+                tainted |= defs
+                fed_back |= defs
+                written |= set(du.defs)
+                continue
+        if reads & tainted:
+            tainted |= defs
+            fed_back |= defs
+        else:
+            tainted -= defs  # the register now holds another value
         written |= set(du.defs)
-    carried = {reg for reg in read_first if reg[:1] == "R" and reg[1:].isdigit() and reg in written}
+    # carried through the multiplication: the product flows back into the register the multiply read first
+    # (y = a*y + b, Horner's p = p*x + c); a running sum scaled for output (out = sum * k, sum += d) is a sum
+    carried = {reg for reg in read_first if reg[:1] == "R" and reg[1:].isdigit() and reg in fed_back}
     if not carried:
         return None
     return lp.file, lp.first_line
