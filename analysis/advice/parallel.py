@@ -247,8 +247,9 @@ def carried_recurrence(view: KernelView) -> tuple[str | None, int | None] | None
     across iterations through a multiplication: a register an FMUL/FFMA reads as a multiplicand before the loop
     body (in address order over the loop's blocks) writes it, and that the body later writes with a value
     computed from that product: y[t] = b x[t] - a y[t-1], Horner, a fixed-point iteration (a running sum only
-    scaled for its output, ``out[y] = sum * k; sum += d``, carries no product and is a sum). Such a loop is a linear or non-linear recurrence: its
-    iterations cannot be split over more threads without reformulating it (a parallel scan), unlike a sum
+    scaled for its output, ``out[y] = sum * k; sum += d``, carries no product and is a sum). Such a loop is a
+    linear or non-linear recurrence: its iterations cannot be split over more threads without reformulating it
+    (a parallel scan), unlike a sum
     (the carried value only an addend: a reduction). None when there is no program, loop or such register.
     Register-level and approximate (a body of several paths is read in address order)."""
     prog = view.program
