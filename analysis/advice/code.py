@@ -103,12 +103,90 @@ def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str, where: str | 
           "shared memory, or allow more registers per thread.")
 def register_reuse(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 register reuse: local-memory (spill / local array) traffic, eq. 2 over what keeping the
-    values in registers deletes — the LDL/STL instructions' samples and the stalls waiting on them."""
+    values in registers deletes — the LDL/STL instructions' samples and the stalls waiting on them. Local
+    arrays indexed by loop counters (:func:`loop_indexed_locals`) are loop_unrolling's (compile-time trip
+    counts and a full unroll keep them in registers) and left out here; the hint says whether what is left
+    is register spills (the compiler ran out) or arrays indexed at run time (by data)."""
     evs = _local_memory_edges(view)
-    hint = _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
-                                  "recompute cheap values instead of keeping them; index local arrays with "
-                                  "compile-time constants so they stay in registers.") if evs else ""
-    return _local_removal(view, "register_reuse", evs, hint)
+    owned = loop_indexed_locals(view)
+    if not owned:
+        hint = _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
+                                      "recompute cheap values instead of keeping them; index local arrays with "
+                                      "compile-time constants so they stay in registers.") if evs else ""
+        return _local_removal(view, "register_reuse", evs, hint)
+    rest = {k: v for k, v in _removed_local(view, spills_only=False).items() if k not in owned}
+    if not rest:
+        return Skipped("register_reuse", "the local memory is arrays indexed by loop counters, not spills: "
+                                         "compile-time trip counts and a full unroll keep them in registers "
+                                         "(see loop_unrolling)")
+    evs = [e for e in evs if _edge_local_key(e) not in owned]
+    spills = any(is_spill_slot(i) for pf, i in _local_instructions(view.program) if cm.ins_key(pf, i) in rest) \
+        if view.program is not None else True
+    hint = (_spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
+                                   "recompute cheap values instead of keeping them.") if spills else
+            f"local arrays indexed by loaded data (LDL/STL) stall {_spill_where(view, evs)}: the index is known only "
+            "at run time, so the array cannot live in registers; keep it in shared memory, or restructure so the "
+            "index is a compile-time constant.") if evs else ""
+    return _local_removal(view, "register_reuse", evs, hint, keys=rest)
+
+
+def _edge_local_key(e: EdgeView) -> cm.InsKey | None:
+    """The local-memory instruction of a local-memory edge: its def when that is an LDL/STL, else its use."""
+    if e.def_ins is not None and cm.is_local_mem(e.def_ins):
+        return cm.ins_key(e.def_fn, e.def_ins)
+    return cm.ins_key(e.use_fn, e.use_ins)
+
+
+def stack_frame_bytes(pf: ProgramFunction) -> int:
+    """Bytes of the function's local stack frame: the stack pointer R1 lowered once at entry
+    (``VIADD R1, R1, 0xffffff00`` / ``IADD3 R1, R1, -0x100, RZ``: 256 bytes). 0 when it is not."""
+    for i in pf.instructions[:32]:
+        ops = i.operands
+        if i.base_opcode in ("VIADD", "IADD3", "IADD") and len(ops) >= 3 and ops[0] == "R1" and ops[1] == "R1":
+            try:
+                v = int(ops[2], 0)
+            except ValueError:
+                return 0
+            if v >= 1 << 31:
+                v -= 1 << 32
+            return -v if v < 0 else 0
+    return 0
+
+
+def loop_indexed_locals(view: KernelView) -> dict[cm.InsKey, float]:
+    """Local-memory accesses of arrays indexed by loop counters (key -> 1.0): LDL/STL that are not spill slots
+    (:func:`is_spill_slot`) nor the call ABI's saves, whose address adds a register to the stack pointer (an
+    index known only at run time) built from constants, parameters and thread indices only — no loaded value
+    (atomics.address_sources): a loop counter of a loop the compiler did not unroll, typically because its trip
+    count is a run-time value. Only when the kernel's whole stack frame (:func:`stack_frame_bytes`) fits in the
+    registers a thread may still take (frame / 4 + registers now <= the architecture's maximum): then
+    compile-time trip counts and a full unroll turn every index into a constant and the arrays into
+    registers. Empty otherwise."""
+    prog = view.program
+    if prog is None:
+        return {}
+
+    def make() -> dict[cm.InsKey, float]:
+        abi = call_stack_keys(view)
+        regs = view.profile.launch.registers_per_thread
+        out: dict[cm.InsKey, float] = {}
+        for pf, i in _local_instructions(prog):
+            k = cm.ins_key(pf, i)
+            if k is None or k in abi or is_spill_slot(i):
+                continue
+            addr = cm.address_registers(i)
+            if not addr - {"R1"}:
+                continue  # [R1+imm]: a fixed slot
+            frame = stack_frame_bytes(pf)
+            if frame <= 0 or frame // 4 + regs > view.arch.max_registers_per_thread:
+                continue
+            src = atomics.address_sources(pf, i)
+            if src is None or "data" in src:
+                continue
+            out[k] = 1.0
+        return out
+
+    return dict(view.memo("loop_indexed_locals", make))
 
 
 def is_spill_slot(ins: Instruction) -> bool:
@@ -182,9 +260,10 @@ def spill_dram_ratio(view: KernelView, keys: set[cm.InsKey]) -> tuple[float, dic
 
 
 def _local_removal(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
-                   spills_only: bool = False) -> Advice | Skipped:
+                   spills_only: bool = False, keys: dict[cm.InsKey, float] | None = None) -> Advice | Skipped:
+    """eq. 2 over the local-memory instructions a fix deletes (``keys``; default :func:`_removed_local`)."""
     abi = call_stack_keys(view)
-    removed = _removed_local(view, spills_only)
+    removed = _removed_local(view, spills_only) if keys is None else keys
     if not removed and abi:
         return Skipped(opt_id, "the local-memory traffic is the call ABI's register saves around out-of-line "
                                "calls: see function_inlining")

@@ -211,6 +211,10 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     res = cm.latency_hiding_advice(view, "loop_unrolling", rows, hint,
                                    nothing="no dependency stalls inside rolled loops")
     full = _full_unroll_advice(view)
+    local = _local_array_unroll_advice(view)
+    if local is not None and (full is None or local.estimated_speedup > full.estimated_speedup):
+        # the local arrays a full unroll turns into registers: what it removes outright, when larger
+        full = local
     if not isinstance(res, Advice):
         if full is not None:
             full.priority = 1
@@ -264,6 +268,56 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
         full.hint += f" (more loads in flight alone: {res.estimated_speedup:.3f}x)"
         res = full
     res.priority = 1  # the concrete fix for a loop's loads: ahead of generic reordering of the same samples
+    return res
+
+
+def _local_array_unroll_advice(view: KernelView) -> Advice | None:
+    """loop_unrolling for local arrays indexed by loop counters (code.loop_indexed_locals): LDL/STL whose
+    address is the stack pointer plus a loop counter, in a kernel whose stack frame fits in registers. With
+    compile-time trip counts and a full unroll every index is a constant, so the compiler keeps the arrays in
+    registers (CUDA C++ Best Practices Guide, "Local memory": arrays are placed in local memory when indexed
+    with non-constant quantities). GPA eq. 2 over the removed LDL/STL and the stalls waiting on them
+    (code._local_removal, register_reuse's estimator), then the roofline after the fix: their L1 wavefronts
+    and L2 local sectors go, SM work shrinks with the instructions (r_sm = 1/S). None when no access
+    qualifies."""
+    from warpwise.analysis.advice.code import (
+        _after_fix_estimate,
+        _l1_ratio,
+        _local_memory_edges,
+        _local_removal,
+        _spill_where,
+        local_wavefronts,
+        loop_indexed_locals,
+        stack_frame_bytes,
+    )
+
+    keys = loop_indexed_locals(view)
+    if not keys or view.program is None:
+        return None
+    evs = [e for e in _local_memory_edges(view)
+           if (e.def_ins is not None and cm.ins_key(e.def_fn, e.def_ins) in keys)
+           or cm.ins_key(e.use_fn, e.use_ins) in keys]
+    fns = {name for name, _ in keys}
+    frame = max(stack_frame_bytes(pf) for pf in view.program.functions.values() if pf.name in fns)
+    where = _spill_where(view, evs) if evs else "the kernel"
+    hint = (f"local arrays ({frame}-byte stack frame) indexed by loop counters stall {where}: the loops' trip "
+            "counts are run-time values, so the compiler cannot unroll them and the arrays live in local memory "
+            "(not register spills); make the trip counts compile-time constants (template parameters / "
+            "constexpr) and #pragma unroll the loops fully, so every index is a constant and the arrays stay in "
+            "registers")
+    res = _local_removal(view, "loop_unrolling", evs, hint, keys=keys)
+    if not isinstance(res, Advice):
+        return None
+    gone = local_wavefronts(view, set(keys))
+    ratios = {"l1": _l1_ratio(view, local_removed=gone), "sm": 1.0 / max(res.estimated_speedup, 1.0)}
+    extra = {"wavefronts_local_removed": gone, "frame_bytes": float(frame)}
+    l2_all = float(sum(s.l2_sectors + s.l2_sectors_local for s in view.profile.pcs.values()))
+    l2_gone = float(sum(s.l2_sectors_local for k, s in view.profile.pcs.items() if k in keys))
+    if l2_all > 0:
+        ratios["l2"] = max(0.0, 1.0 - l2_gone / l2_all)
+        extra |= {"l2_sectors_local_removed": l2_gone, "l2_sectors": l2_all}
+    res = _after_fix_estimate(view, res, ratios, False, extra)
+    res.params["local_arrays"] = 1
     return res
 
 
