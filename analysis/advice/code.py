@@ -103,31 +103,33 @@ def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str, where: str | 
           "shared memory, or allow more registers per thread.")
 def register_reuse(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 register reuse: local-memory (spill / local array) traffic, eq. 2 over what keeping the
-    values in registers deletes — the LDL/STL instructions' samples and the stalls waiting on them. Local
-    arrays indexed by loop counters (:func:`loop_indexed_locals`) are loop_unrolling's (compile-time trip
-    counts and a full unroll keep them in registers) and left out here; the hint says whether what is left
-    is register spills (the compiler ran out) or arrays indexed at run time (by data)."""
+    values in registers deletes — the LDL/STL instructions' samples and the stalls waiting on them. The hint
+    tells register spills (nvdisasm's spill slots: the compiler ran out of registers) from local arrays
+    indexed by loop counters (:func:`loop_indexed_locals`: run-time trip counts; loop_unrolling's fix, which
+    that finding leads with the same estimate) and from arrays indexed by loaded data."""
     evs = _local_memory_edges(view)
+    if not evs:
+        return _local_removal(view, "register_reuse", evs, "")
+    removed = _removed_local(view, spills_only=False)
+    spills = view.program is not None and any(is_spill_slot(i) for pf, i in _local_instructions(view.program)
+                                              if cm.ins_key(pf, i) in removed)
     owned = loop_indexed_locals(view)
-    if not owned:
-        hint = _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
-                                      "recompute cheap values instead of keeping them; index local arrays with "
-                                      "compile-time constants so they stay in registers.") if evs else ""
-        return _local_removal(view, "register_reuse", evs, hint)
-    rest = {k: v for k, v in _removed_local(view, spills_only=False).items() if k not in owned}
-    if not rest:
-        return Skipped("register_reuse", "the local memory is arrays indexed by loop counters, not spills: "
-                                         "compile-time trip counts and a full unroll keep them in registers "
-                                         "(see loop_unrolling)")
-    evs = [e for e in evs if _edge_local_key(e) not in owned]
-    spills = any(is_spill_slot(i) for pf, i in _local_instructions(view.program) if cm.ins_key(pf, i) in rest) \
-        if view.program is not None else True
-    hint = (_spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
-                                   "recompute cheap values instead of keeping them.") if spills else
-            f"local arrays indexed by loaded data (LDL/STL) stall {_spill_where(view, evs)}: the index is known only "
-            "at run time, so the array cannot live in registers; keep it in shared memory, or restructure so the "
-            "index is a compile-time constant.") if evs else ""
-    return _local_removal(view, "register_reuse", evs, hint, keys=rest)
+    if spills or not owned:
+        data = not spills and view.program is not None and any(
+            atomics.address_sources(pf, i) is not None and "data" in (atomics.address_sources(pf, i) or ())
+            for pf, i in _local_instructions(view.program) if cm.ins_key(pf, i) in removed)
+        hint = (f"local arrays indexed by loaded data (LDL/STL) stall {_spill_where(view, evs)}: the index is known "
+                "only at run time, so the array cannot live in registers; keep it in shared memory, or restructure "
+                "so every index is a compile-time constant." if data else
+                _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
+                                       "recompute cheap values instead of keeping them; index local arrays with "
+                                       "compile-time constants so they stay in registers."))
+    else:
+        hint = (f"local arrays indexed by loop counters (LDL/STL, not register spills) stall "
+                f"{_spill_where(view, evs)}: the loops' trip counts are run-time values, so the arrays stay in "
+                "local memory at any register count; make the trip counts compile-time constants and unroll the "
+                "loops fully so every index is a constant and the arrays live in registers (loop_unrolling).")
+    return _local_removal(view, "register_reuse", evs, hint)
 
 
 def _edge_local_key(e: EdgeView) -> cm.InsKey | None:
@@ -161,7 +163,8 @@ def loop_indexed_locals(view: KernelView) -> dict[cm.InsKey, float]:
     count is a run-time value. Only when the kernel's whole stack frame (:func:`stack_frame_bytes`) fits in the
     registers a thread may still take (frame / 4 + registers now <= the architecture's maximum): then
     compile-time trip counts and a full unroll turn every index into a constant and the arrays into
-    registers. Empty otherwise."""
+    registers, and with them the function's accesses at constant offsets of the frame ([R1+imm]). Empty
+    otherwise, and when any local access of the program is indexed by loaded data."""
     prog = view.program
     if prog is None:
         return {}
@@ -169,22 +172,24 @@ def loop_indexed_locals(view: KernelView) -> dict[cm.InsKey, float]:
     def make() -> dict[cm.InsKey, float]:
         abi = call_stack_keys(view)
         regs = view.profile.launch.registers_per_thread
-        out: dict[cm.InsKey, float] = {}
+        indexed: dict[str, list[cm.InsKey]] = defaultdict(list)
+        fixed: dict[str, list[cm.InsKey]] = defaultdict(list)
         for pf, i in _local_instructions(prog):
             k = cm.ins_key(pf, i)
             if k is None or k in abi or is_spill_slot(i):
                 continue
-            addr = cm.address_registers(i)
-            if not addr - {"R1"}:
-                continue  # [R1+imm]: a fixed slot
             frame = stack_frame_bytes(pf)
             if frame <= 0 or frame // 4 + regs > view.arch.max_registers_per_thread:
                 continue
+            if not cm.address_registers(i) - {"R1"}:
+                fixed[pf.name].append(k)  # [R1+imm]: an element at a constant index
+                continue
             src = atomics.address_sources(pf, i)
             if src is None or "data" in src:
-                continue
-            out[k] = 1.0
-        return out
+                return {}  # an index from loaded data: no unroll makes it a constant
+            indexed[pf.name].append(k)
+        # once every index is a constant the whole array is registers: its constant-index accesses go too
+        return {k: 1.0 for name, ks in indexed.items() for k in ks + fixed[name]}
 
     return dict(view.memo("loop_indexed_locals", make))
 

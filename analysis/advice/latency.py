@@ -281,12 +281,9 @@ def _local_array_unroll_advice(view: KernelView) -> Advice | None:
     and L2 local sectors go, SM work shrinks with the instructions (r_sm = 1/S). None when no access
     qualifies."""
     from warpwise.analysis.advice.code import (
-        _after_fix_estimate,
-        _l1_ratio,
         _local_memory_edges,
         _local_removal,
         _spill_where,
-        local_wavefronts,
         loop_indexed_locals,
         stack_frame_bytes,
     )
@@ -308,15 +305,11 @@ def _local_array_unroll_advice(view: KernelView) -> Advice | None:
     res = _local_removal(view, "loop_unrolling", evs, hint, keys=keys)
     if not isinstance(res, Advice):
         return None
-    gone = local_wavefronts(view, set(keys))
-    ratios = {"l1": _l1_ratio(view, local_removed=gone), "sm": 1.0 / max(res.estimated_speedup, 1.0)}
-    extra = {"wavefronts_local_removed": gone, "frame_bytes": float(frame)}
-    l2_all = float(sum(s.l2_sectors + s.l2_sectors_local for s in view.profile.pcs.values()))
-    l2_gone = float(sum(s.l2_sectors_local for k, s in view.profile.pcs.items() if k in keys))
-    if l2_all > 0:
-        ratios["l2"] = max(0.0, 1.0 - l2_gone / l2_all)
-        extra |= {"l2_sectors_local_removed": l2_gone, "l2_sectors": l2_all}
-    res = _after_fix_estimate(view, res, ratios, False, extra)
+    # register_reuse's estimate of the same removal, with its cap (the units a removal of local traffic leaves
+    # unchanged: ranking.UNCHANGED_UNITS): the two findings are one fix seen from two ids
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("register_reuse", "stall_elimination"),
+                          reach_of=view.reach)
+    res.estimate, res.cap = rk.apply_cap(res.estimate, cap, soft=True)
     res.params["local_arrays"] = 1
     return res
 
