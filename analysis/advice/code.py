@@ -1655,22 +1655,25 @@ def access_bytes(ins: Instruction | None) -> int:
 
 
 def _subline_access_advice(view: KernelView) -> Advice | None:
-    """Memory transaction reduction for coalesced global loads of 1 or 2 bytes per thread (None when the
-    kernel has none with stalls waiting on them, or when DRAM is already busy).
+    """Memory transaction reduction for coalesced global loads of 1 or 2 bytes per thread (None when the kernel has none
+    with stalls waiting on them, or when DRAM is already busy).
 
-    A warp request of such loads moves ``warp_size x w`` bytes (64 for ``__half``/``uint16_t``), less than a
-    cache line (ArchFacts.cache_line_bytes), so each request brings a fraction of the bytes a full-width one
-    does, and a latency-bound kernel keeps that fraction of the bytes in flight (Little's law). Widening the
-    access to ArchFacts.widest_access_bytes per thread (eight halves as one uint4/float4) moves the same bytes
-    (DRAM and L2 work unchanged) with k = widest/w times fewer requests, so the waits on them are hidden
-    (GPA eq. 2 over M = the stalls waiting on the narrow loads, long_scoreboard, plus memory throttles at
-    narrow accesses) up to the roofline after the fix, whose SM work loses (1 - 1/k) of the narrow access
-    instructions (per-PC ``inst_executed``; their address arithmetic is taken as kept: a lower bound on what
-    goes). Only coalesced accesses count (L2 sector efficiency at least COALESCE_LIMIT): a scattered narrow
-    access wastes sectors, which is global_memory_coalesce's. Not offered when DRAM is at MEMORY_BUSY of its
-    reachable peak or more (the kernel's time then follows its bytes, which widening keeps), nor where blocks of
-    one element per thread end with a per-block flush (atomics.flush_contention_advice): there more bytes per
-    thread means more elements per thread, fewer blocks and fewer flushes, block_decrease's fix."""
+    A warp request of such loads moves ``warp_size x w`` bytes (64 for ``__half``/``uint16_t``), less than a cache
+    line (ArchFacts.cache_line_bytes), so each request brings a fraction of the bytes a full-width one does, and a
+    latency-bound kernel keeps that fraction of the bytes in flight (Little's law). Widening the access to
+    ArchFacts.widest_access_bytes per thread (eight halves as one uint4/float4) moves the same bytes (DRAM and L2
+    work unchanged) with k = widest/w times fewer requests, so the waits on them are hidden (GPA eq. 2 over M = the
+    stalls waiting on the narrow loads, long_scoreboard, plus memory throttles at narrow accesses) up to the
+    roofline after the fix, whose SM work keeps the instructions the loaded elements reach (parallel.forward_taint
+    from the narrow loads: the per-element compare/convert/store work) and runs the rest of the thread's executed
+    instructions (the narrow accesses, index and bounds arithmetic, set-up) once per k elements (per-PC
+    ``inst_executed``; the unpacking of the wide access is not counted, so an upper bound on what goes; helper
+    modelE 2026-12-03, holdout10 ``dict_filter_u8``: the SM cap had kept all of it). Only coalesced accesses count
+    (L2 sector efficiency at least COALESCE_LIMIT): a scattered narrow access wastes sectors, which is
+    global_memory_coalesce's. Not offered when DRAM is at MEMORY_BUSY of its reachable peak or more (the kernel's
+    time then follows its bytes, which widening keeps), nor where blocks of one element per thread end with a per-
+    block flush (atomics.flush_contention_advice): there more bytes per thread means more elements per thread, fewer
+    blocks and fewer flushes, block_decrease's fix."""
     prog = view.program
     if prog is None or view.total <= 0:
         return None
@@ -1693,9 +1696,14 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     evs += [e for e in _throttle_edges(view) if narrow(e.use_ins, _sample(view, e))]
     if not evs:
         return None
-    total = executed = 0.0
+    from warpwise.analysis.advice.parallel import forward_taint
+
+    total = executed = per_element = 0.0
     widths: list[int] = []
     for pf in prog.functions.values():
+        loads = {i.offset for i in pf.instructions if cm.mem_class(i) == "global" and not i.base_opcode.startswith(
+            ("ST", "RED", "ATOM")) and narrow(i, view.sample_at(pf.name, i.offset))}
+        reached = forward_taint(pf, lambda i, ls=loads: i.offset in ls) if loads else frozenset()  # type: ignore[misc]
         for i in pf.instructions:
             smp = view.sample_at(pf.name, i.offset)
             if smp is None:
@@ -1704,10 +1712,16 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
             if narrow(i, smp) and smp.inst_executed > 0:
                 executed += smp.inst_executed
                 widths.append(access_bytes(i))
+            elif i.offset in reached:
+                per_element += smp.inst_executed
     if total <= 0 or not widths:
         return None
     k = facts.widest_access_bytes / max(widths)
-    r_sm = max(0.0, 1.0 - (1.0 - 1.0 / k) * executed / total)
+    # k elements per thread: the narrow accesses become one wide one, the work on each loaded element stays
+    # (the instructions the narrow loads' values reach: parallel.forward_taint), and the rest of the thread's
+    # work (index and bounds arithmetic, set-up) runs once per k elements; the unpacking of the wide access is
+    # not counted (an upper bound on what goes)
+    r_sm = max(0.0, min(1.0, (per_element + (total - per_element) / k) / total))
     hs = cm.hotspots(view, evs, cm.stall_weight, 3)
     where = cm.lines_text((h.def_.file, h.def_.line) if h.def_ is not None else (h.use.file, h.use.line)
                           for h in hs)
@@ -1722,7 +1736,8 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
         return None
     res.params["subline_access"] = 1
     return _after_fix_estimate(view, res, {"dram": 1.0, "l2": 1.0, "sm": r_sm}, False,
-                               {"k_widen": k, "narrow_executed": executed, "executed": total})
+                               {"k_widen": k, "narrow_executed": executed, "executed": total,
+                                "per_element_executed": per_element})
 
 
 def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
@@ -1882,77 +1897,7 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
     # the excess sectors are work of every unit they pass: L1 (tag lookups and wavefronts), L2 and DRAM
     traffic_bound = max(roofline.busy(view.profile.launch.throughput_pct, u, view.reach)
                         for u in ("dram", "l2", "l1")) >= MEMORY_BUSY
-    res = _after_fix_estimate(view, res, ratios, traffic_bound, extra)
-    return _coalesce_latency_floor(view, res, ratios.get("l1", 1.0)) if traffic_bound else res
-
-
-def coalesce_wait_removed(view: KernelView, l1_ratio: float) -> tuple[float, dict[str, float]]:
-    """Samples a coalescing fix removes when every uncoalesced global load's wait falls to the unloaded global
-    latency and the LSU queue drains with the L1 work it loses, and the inputs: (M, {"L_global",
-    "cycles_per_sample", "M_queue", "lg_throttle", "load_waits"}).
-
-    The global-memory counterpart of :func:`conflict_wait_removed` (same Little's-law reading of the samples):
-    the stalls waiting on uncoalesced load k (sector efficiency below COALESCE_LIMIT) give its measured wait
-    per execution ``L_k = W_k × interval × W / n_k`` cycles; after the fix each of its accesses still waits at
-    least the unloaded latency ``L0`` of a first touch (arch/latency ``global``: H200-measured DRAM 686 cycles;
-    the re-laid-out lines are each fetched once, so the L1 hits the strided layout got from neighbouring
-    records' lines are gone), so ``W_k × max(0, 1 − L0 / L_k)`` goes; warps stalled on the full LSU queue
-    (``lg_throttle``, Kernel Profiling Guide, "Warp Stall Reasons") wait for the L1 work ahead of them, so
-    ``1 − l1_ratio`` of those samples go. Counts in samples; 0 without a sampling interval or occupancy."""
-    lc = view.profile.launch
-    per_sample = lc.sampling_interval_cycles * lc.achieved_warps_per_sm
-    if per_sample <= 0:
-        return 0.0, {}
-    l0 = latency_of("LDG", view.profile.arch).cycles
-    bad = {k for k, smp in view.profile.pcs.items()
-           if (eff := _efficiency(smp)) is not None and eff < COALESCE_LIMIT and smp.sass.split(" ", 1)[0]
-           .lstrip("@!P0123456789T ").startswith(tuple(cm.GLOBAL_LOADS))}
-    waits: dict[cm.InsKey, float] = defaultdict(float)
-    queue = 0.0
-    for e in view.edges:
-        if e.edge.reason == "lg_throttle":
-            queue += e.stall
-            continue
-        d = cm.ins_key(e.def_fn, e.def_ins)
-        if d is not None and d in bad and not e.is_self and e.gpa_class not in cm.NOT_STALLS:
-            waits[d] += e.stall
-    m_queue = queue * max(0.0, 1.0 - l1_ratio)
-    m = m_queue
-    for k, w in waits.items():
-        smp = view.sample_at(*k)
-        if smp is None or smp.inst_executed <= 0 or w <= 0:
-            continue
-        m += w * max(0.0, 1.0 - l0 / (w * per_sample / smp.inst_executed))
-    return m, {"L_global": l0, "cycles_per_sample": per_sample, "M_queue": m_queue, "lg_throttle": queue,
-               "load_waits": float(sum(waits.values()))}
-
-
-def _coalesce_latency_floor(view: KernelView, res: Advice, l1_ratio: float) -> Advice:
-    """``res`` (a coalescing fix estimated by the roofline after it: a traffic-bound kernel) bounded by the
-    latency the fix leaves, as :func:`_latency_floor` does for bank conflicts: the roofline assumes the kernel
-    keeps its memory units busy after the fix, but warps that mostly wait on their loads' results
-    (``long_scoreboard``) rather than on the full LSU queue (``lg_throttle`` the kernel's top stall reason) turn
-    latency-bound once the waits fall to the unloaded latency. Then GPA eq. 2 over
-    :func:`coalesce_wait_removed`'s M bounds it and the smaller of the two is the estimate (holdout10
-    ``chol8_batched_aos``: one thread per 288-byte record, 44 loads issued in 15 dependent groups, 15% of the
-    samples at the full queue)."""
-    by = {r: c for r, c in view.stall_totals().items() if stalls.stall_class(r) not in cm.NOT_STALLS}
-    if by and max(by, key=lambda r: by[r]) == "lg_throttle":
-        return res  # queue-bound: the time follows the L1/L2 work, the roofline
-    m, inputs = coalesce_wait_removed(view, l1_ratio)
-    if not 0 < m < view.total:
-        return res
-    lat = est.stall_elimination(view.total, m)
-    if lat.speedup >= res.estimated_speedup:
-        return res
-    formula = (f"min({res.estimate.formula}; T/(T-M_lat)), M_lat = waits on the uncoalesced loads above the "
-               "unloaded latency L_global (wait per execution = stalls x cycles_per_sample / executions) + the "
-               "LSU-queue stalls the L1 work takes with it")
-    res.estimate = Estimate(lat.speedup, formula, {**res.estimate.inputs, "T": float(view.total), "M_lat": m,
-                                                   **inputs}, f"{res.estimate.equation}; GPA eq. 2 latency floor")
-    if res.cap is not None:
-        res.cap = replace(res.cap, binding=False)
-    return res
+    return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
 
 
 def _uncoalesced_waits(view: KernelView) -> list[EdgeView]:

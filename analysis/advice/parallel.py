@@ -479,17 +479,10 @@ def grid_varying(pf: ProgramFunction, dim: int) -> frozenset[int] | None:
     path from the branch's successors up to, not including, its immediate post-dominator). An instruction
     reading a varying register or guarded by a varying predicate is varying and makes its defs varying; an
     unguarded instruction that is not kills them. Never raises."""
-    from warpwise.analysis.blame.operands import def_use_all
-
     ins = pf.instructions
     sreg = _CTAID.get(dim)
     if sreg is None:
         return None
-    du = def_use_all(ins)
-    index = {i.offset: k for k, i in enumerate(ins)}
-    blocks = sorted(pf.blocks)
-    span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
-            for b in blocks if pf.blocks[b].instructions}
     writes = [i.offset for i in ins if i.base_opcode in cm.GLOBAL_WRITES]
 
     def after_write(i: Instruction) -> bool:
@@ -501,16 +494,39 @@ def grid_varying(pf: ProgramFunction, dim: int) -> frozenset[int] | None:
         return lp is not None and any(lp.contains_block(pf.block_of(w).start) for w in writes
                                       if pf.block_of(w) is not None)
 
-    def source(i: Instruction, varying_spaces: set[str]) -> bool:
+    def seed(i: Instruction) -> bool:
         op = i.base_opcode
         if op in ("S2R", "S2UR", "CS2R"):
             return (sreg in i.text and (sreg + "." not in i.text)) or any(s in i.text for s in _VARYING_SREGS)
         if op.startswith("ATOM") or op in ("RED", "REDG"):
             return True
+        return op in cm.GLOBAL_LOADS and after_write(i)
+
+    return forward_taint(pf, seed)
+
+
+def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], control: bool = True) -> frozenset[int]:
+    """Offsets of the instructions of ``pf`` that ``seed`` instructions reach: by data (a register or
+    predicate they define, read later), through shared or local memory (a load of a space a reached store
+    wrote), and with ``control`` by control dependence (the blocks a reached branch decides: Ferrante,
+    Ottenstein and Warren, the post-dominator-tree path from the branch's successors up to, not including,
+    its immediate post-dominator). A forward analysis over the CFG with blame.operands' def/use tables
+    (register sets joined at block entries, to a fixed point); an unguarded instruction not reached kills its
+    defs, a guarded one kills them only for later instructions under the same guard in its block. Everything
+    after a CALL is reached (the callee is not followed). Never raises."""
+    from warpwise.analysis.blame.operands import def_use_all
+
+    ins = pf.instructions
+    du = def_use_all(ins)
+    index = {i.offset: k for k, i in enumerate(ins)}
+    span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
+            for b in sorted(pf.blocks) if pf.blocks[b].instructions}
+
+    def source(i: Instruction, varying_spaces: set[str]) -> bool:
         cls = cm.mem_class(i)
         if cls in ("shared", "local") and not _is_store(i) and cls in varying_spaces:
             return True
-        return op in cm.GLOBAL_LOADS and after_write(i)
+        return seed(i)
 
     ctrl: set[int] = set()  # blocks control-dependent on a varying branch
     spaces: set[str] = set()
@@ -561,7 +577,7 @@ def grid_varying(pf: ProgramFunction, dim: int) -> frozenset[int] | None:
                 new_spaces.add(cls)
         for b, (_a, e) in span.items():
             last = ins[e - 1]
-            if last.base_opcode not in _BRANCHES or (e - 1) not in varying:
+            if not control or last.base_opcode not in _BRANCHES or (e - 1) not in varying:
                 continue
             if du[e - 1].guard is None and last.base_opcode not in ("BRX", "JMX"):
                 continue  # an unconditional jump decides nothing
