@@ -1703,7 +1703,7 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     for pf in prog.functions.values():
         loads = {i.offset for i in pf.instructions if cm.mem_class(i) == "global" and not i.base_opcode.startswith(
             ("ST", "RED", "ATOM")) and narrow(i, view.sample_at(pf.name, i.offset))}
-        reached = forward_taint(pf, lambda i, ls=loads: i.offset in ls) if loads else frozenset()  # type: ignore[misc]
+        reached = forward_taint(pf, lambda i, ls=loads: i.offset in ls) if loads else frozenset()
         for i in pf.instructions:
             smp = view.sample_at(pf.name, i.offset)
             if smp is None:

@@ -584,9 +584,9 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
             stop = pf.ipdom.get(b)
             for s in pf.cfg.successors(b):
                 n: int | None = s
-                seen: set[int] = set()
-                while n is not None and n != stop and n not in seen and n in span:
-                    seen.add(n)
+                visited: set[int] = set()
+                while n is not None and n != stop and n not in visited and n in span:
+                    visited.add(n)
                     new_ctrl.add(n)
                     nxt = pf.ipdom.get(n)
                     n = None if nxt == n else nxt
