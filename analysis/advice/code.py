@@ -1654,6 +1654,13 @@ def access_bytes(ins: Instruction | None) -> int:
     return 16 if "128" in parts else 8 if "64" in parts else 4
 
 
+def _narrow_reach(pf: ProgramFunction, loads: frozenset[int]) -> frozenset[int]:
+    """Offsets of ``pf``'s instructions that the values of the loads at ``loads`` reach (parallel.forward_taint)."""
+    from warpwise.analysis.advice.parallel import forward_taint
+
+    return forward_taint(pf, lambda ins: ins.offset in loads)
+
+
 def _subline_access_advice(view: KernelView) -> Advice | None:
     """Memory transaction reduction for coalesced global loads of 1 or 2 bytes per thread (None when the kernel has none
     with stalls waiting on them, or when DRAM is already busy).
@@ -1696,14 +1703,17 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     evs += [e for e in _throttle_edges(view) if narrow(e.use_ins, _sample(view, e))]
     if not evs:
         return None
-    from warpwise.analysis.advice.parallel import forward_taint
+    from warpwise.analysis.advice.parallel import TAINT_LIMIT
 
     total = executed = per_element = 0.0
     widths: list[int] = []
     for pf in prog.functions.values():
         loads = {i.offset for i in pf.instructions if cm.mem_class(i) == "global" and not i.base_opcode.startswith(
             ("ST", "RED", "ATOM")) and narrow(i, view.sample_at(pf.name, i.offset))}
-        reached = forward_taint(pf, lambda i, ls=loads: i.offset in ls) if loads else frozenset()
+        reached: frozenset[int] = frozenset()
+        if loads and len(pf.instructions) <= TAINT_LIMIT:
+            key = frozenset(loads)
+            reached = pf.memo(("narrow_reach", key), functools.partial(_narrow_reach, pf, key))
         for i in pf.instructions:
             smp = view.sample_at(pf.name, i.offset)
             if smp is None:

@@ -454,6 +454,9 @@ _BRANCHES = frozenset({"BRA", "BRX", "EXIT", "RET", "BREAK", "JMP", "JMX", "KILL
 _CTAID = {0: "SR_CTAID.X", 1: "SR_CTAID.Y", 2: "SR_CTAID.Z"}
 
 
+#: Kernels of more instructions than this are not searched for repeated CTA work (a warpwise bound on the cost of
+#: grid_varying's fixed point: 0.3 s for holdout6's 26,545-instruction asian_paths on the shared 2-core machine).
+TAINT_LIMIT = 60_000
 #: Taint-set marker: every register may be varying (after a CALL).
 _ANY = "*"
 
@@ -634,6 +637,8 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
     if len(kernels) != 1:
         return None
     pf = kernels[0]
+    if len(pf.instructions) > TAINT_LIMIT:
+        return None
     wpb = _warps_per_block(view)
     per_sm = lc.theoretical_warps_per_sm / wpb if wpb > 0 and lc.theoretical_warps_per_sm > 0 else 1.0
     wave = max(1.0, math.floor(per_sm) * view.sm_count)
