@@ -13,7 +13,7 @@ from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.context import EdgeView, KernelView, user_loc
 from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import occupancy as occ
@@ -614,10 +614,24 @@ def _invariant_loop(pf: ProgramFunction, varying: frozenset[int]) -> Loop | None
     return best
 
 
+def _invariant_staging(pf: ProgramFunction, varying: frozenset[int]) -> list[Instruction]:
+    """The global loads of ``pf`` outside ``varying`` when the function also stores to shared memory outside
+    ``varying`` before a block barrier: a table every CTA of a grid row stages the same way (a per-CTA set-up
+    outside any loop, one element per thread). Empty otherwise."""
+    ins = pf.instructions
+    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and not _is_store(i)]
+    stores = [i.offset for i in ins if i.offset not in varying and cm.mem_class(i) == "shared" and _is_store(i)]
+    bars = [i.offset for i in ins if i.base_opcode == "BAR"]
+    if not loads or not stores or not bars or max(bars) < min(stores):
+        return []
+    return loads
+
+
 def redundant_block_advice(view: KernelView) -> Advice | None:
     """block_decrease for a grid whose CTAs along one dimension repeat the same work: a grid dimension d of
-    g > 1 CTAs in which a loop over memory reads no value of ``blockIdx`` along d (:func:`grid_varying`,
-    :func:`_invariant_loop`): the g CTAs of a row (the CTAs that differ only in that index) compute the same
+    g > 1 CTAs in which a loop over memory, or the staging of global data into shared memory before a barrier,
+    reads no value of ``blockIdx`` along d (:func:`grid_varying`, :func:`_invariant_loop`,
+    :func:`_invariant_staging`): the g CTAs of a row (the CTAs that differ only in that index) compute the same
     values there, then use them for their own outputs. A CUDA engineer's fix is to coarsen along d: one CTA
     does the outputs of c of them (each thread c outputs), so the invariant work runs once per c CTAs
     (c = min(g, CTAs / CTAs per full wave): the coarsened grid still fills the GPU).
@@ -642,7 +656,7 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
     wpb = _warps_per_block(view)
     per_sm = lc.theoretical_warps_per_sm / wpb if wpb > 0 and lc.theoretical_warps_per_sm > 0 else 1.0
     wave = max(1.0, math.floor(per_sm) * view.sm_count)
-    best: tuple[float, int, int, frozenset[int], Loop] | None = None
+    best: tuple[float, int, int, frozenset[int], Loop | None, list[Instruction]] | None = None
     for dim, g in enumerate(lc.grid):
         if g < 2:
             continue
@@ -653,16 +667,17 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
         if varying is None:
             continue
         loop = _invariant_loop(pf, varying)
-        if loop is None:
+        staged = [] if loop is not None else _invariant_staging(pf, varying)
+        if loop is None and not staged:
             continue
         r = float(sum(s.samples for (fn, off), s in view.profile.pcs.items()
                       if fn == pf.name and off not in varying))
         m = r * (1.0 - 1.0 / c)
         if best is None or m > best[0]:
-            best = (m, dim, c, varying, loop)
+            best = (m, dim, c, varying, loop, staged)
     if best is None:
         return None
-    m, dim, c, varying, loop = best
+    m, dim, c, varying, loop, staged = best
     inv = [(off, s) for (fn, off), s in view.profile.pcs.items() if fn == pf.name and off not in varying]
     keep = 1.0 / c
 
@@ -677,9 +692,16 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
               "sm": ratio(lambda s: float(s.inst_executed)), "dram": 1.0}
     evs = [e for e in view.edges if e.use_fn is pf and e.use_ins is not None and e.use_ins.offset not in varying]
     axis = "xyz"[dim]
-    lines = f"lines {loop.first_line}-{loop.last_line}" if loop.first_line is not None else "its loop"
-    hint = (f"the {lc.grid[dim]:,} CTAs along grid {axis} of each row compute the same values in the loop at "
-            f"{lines} (it reads no blockIdx.{axis}; {100 * r / view.total:.0f}% of the warp samples are on work "
+    if loop is not None:
+        where = "the loop at " + (f"lines {loop.first_line}-{loop.last_line}" if loop.first_line is not None
+                                  else "its loop")
+    else:
+        locs = [user_loc(i) for i in staged]
+        at = cm.lines_text(sorted({(loc.file, loc.line) for loc in locs if loc is not None}))
+        where = f"the shared-memory staging of the loads at {at}" if at else "the shared-memory staging"
+    row = " of each row" if any(n > 1 for k, n in enumerate(lc.grid) if k != dim) else ""
+    hint = (f"the {lc.grid[dim]:,} CTAs along grid {axis}{row} compute the same values in {where} "
+            f"(it reads no blockIdx.{axis}; {100 * r / view.total:.0f}% of the warp samples are on work "
             f"that does not depend on blockIdx.{axis}) before each writes its own "
             f"outputs: give each CTA the outputs of {c} of them (each thread {c} outputs, {c} times fewer CTAs along "
             f"{axis}), so that work runs once per {c} CTAs")
