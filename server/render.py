@@ -62,12 +62,13 @@ def _inputs_md(inputs: dict[str, Any]) -> str:
     from warpwise.analysis.advice.report import compact_inputs
 
     out = []
-    for k, v in compact_inputs({k: v for k, v in inputs.items() if isinstance(v, int | float)}):
+    for k, v in compact_inputs(inputs):
         if isinstance(v, tuple):
             out.append(f"{k} = {_num(v[0])}–{_num(v[1])}{_unit(k.removesuffix('_i') + '0')} over {v[2]} launches")
-        else:
+        elif isinstance(v, int | float):
             out.append(f"{k} = {_num(v)}{_unit(k)}")
-    out.extend(f"{k} = {v}" for k, v in inputs.items() if not isinstance(v, int | float))
+        else:
+            out.append(f"{k} = {v}")  # kept in its place among the others
     return ", ".join(out)
 
 
@@ -664,7 +665,8 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
             from warpwise.analysis.advice.report import PER_LAUNCH_SHOWN, per_launch_text
 
             if len(launches) > PER_LAUNCH_SHOWN:
-                details.append("Per launch: " + per_launch_text(launches, sep="×"))
+                # the hover has no place for every launch: the range and the longest launch say enough
+                details.append("Per launch: " + per_launch_text(launches, sep="×", more=None))
             elif len(launches) > 1:
                 details.append("Per launch: " + ", ".join(
                     f"grid {'×'.join(map(str, le.grid))} {le.speedup:.2f}× ({le.samples:,} samples)"

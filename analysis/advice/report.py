@@ -193,23 +193,26 @@ PER_LAUNCH_SHOWN = 6
 """Most launches whose per-launch values (``t_i``, ``S_i``, the per-launch estimates) the text report and the
 hover list one by one; a kernel launched more often gets their range instead (the JSON keeps every launch)."""
 
-_SERIES = re.compile(r"([A-Za-z]+)(\d+)")
+_SERIES = re.compile(r"([tS])(\d+)")  # the per-launch series of advice/launches.py: t_i (ns), S_i (x)
 
 
-def compact_inputs(inputs: Mapping[str, float]) -> list[tuple[str, float | tuple[float, float, int]]]:
+def compact_inputs(inputs: Mapping[str, Any]) -> list[tuple[str, Any]]:
     """An estimate's inputs as shown to a person: per-launch series ``t0..t{n-1}`` / ``S0..S{n-1}`` of more
     than PER_LAUNCH_SHOWN entries become one ``(name + "_i", (min, max, n))`` entry where the series began;
-    every other input stays ``(name, value)`` in its order. Shapes: n inputs in, at most n entries out."""
+    every other input (numeric or not) stays ``(name, value)`` in its order. Shapes: n inputs in, at most n
+    entries out."""
     series: dict[str, list[float]] = {}
     for k, v in inputs.items():
         m = _SERIES.fullmatch(k)
-        if m:
+        if m and isinstance(v, int | float):
             series.setdefault(m.group(1), []).append(float(v))
-    long = {b for b, vs in series.items() if len(vs) > PER_LAUNCH_SHOWN}
-    out: list[tuple[str, float | tuple[float, float, int]]] = []
+    # a series folds only when it is the whole run 0..n-1 (what launches.py writes), never a stray numbered input
+    long = {b for b, vs in series.items() if len(vs) > PER_LAUNCH_SHOWN
+            and all(f"{b}{i}" in inputs for i in range(len(vs)))}
+    out: list[tuple[str, Any]] = []
     for k, v in inputs.items():
         m = _SERIES.fullmatch(k)
-        if m and m.group(1) in long:
+        if m and m.group(1) in long and isinstance(v, int | float):
             if m.group(2) == "0":
                 vs = series[m.group(1)]
                 out.append((f"{m.group(1)}_i", (min(vs), max(vs), len(vs))))
@@ -227,17 +230,19 @@ def _inputs_text(e: Estimate) -> str:
     return ", ".join(one(k, v) for k, v in compact_inputs(e.inputs))
 
 
-def per_launch_text(launches: Sequence[LaunchEstimate], sep: str = "x") -> str:
+def per_launch_text(launches: Sequence[LaunchEstimate], sep: str = "x",
+                    more: str | None = "each launch in --format json") -> str:
     """The per-launch estimates of a finding in one line: each launch (``0.1 1.054x (2.5 us)``) up to
     PER_LAUNCH_SHOWN launches, else their range and the longest launch's (``48 launches, 1.000-1.142x; longest
-    0.43 1.000x (2.7 us)``). ``sep`` is the times sign (``x`` in text, ``×`` in Markdown)."""
+    0.43 1.000x (2.7 us)``), then ``more`` (where the rest is; None: nothing). ``sep`` is the times sign (``x``
+    in text, ``×`` in Markdown)."""
     if len(launches) <= PER_LAUNCH_SHOWN:
         return ", ".join(f"{x.launch[0]}.{x.launch[1]} {x.speedup:.3f}{sep} ({x.duration_ns / 1000:.1f} us)"
                          for x in launches)
     s = [x.speedup for x in launches]
     lo = max(launches, key=lambda x: x.duration_ns)
     return (f"{len(launches)} launches, {min(s):.3f}-{max(s):.3f}{sep}; longest {lo.launch[0]}.{lo.launch[1]} "
-            f"{lo.speedup:.3f}{sep} ({lo.duration_ns / 1000:.1f} us); each launch in --format json")
+            f"{lo.speedup:.3f}{sep} ({lo.duration_ns / 1000:.1f} us)" + (f"; {more}" if more else ""))
 
 
 def render_text(reports: AdviceReport | Sequence[AdviceReport], map_file: FileMap | None = None,

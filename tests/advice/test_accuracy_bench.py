@@ -145,3 +145,25 @@ def test_holdout_atomic_kernels_get_privatization_first() -> None:
         (r,) = rows
         assert r.rank == 1 and r.top_optimizer == "atomic_privatization", r
         assert r.estimate is not None and 0.5 * achieved < r.estimate < 2 * achieved, r
+
+
+def test_a_first_advice_that_did_not_pay_is_a_top1_miss() -> None:
+    # holdout2's spmv_csr_powerlaw_ww applies warpwise's first advice (rows sorted by length, divergence_reduction
+    # ranked first above 1.05x) and measured 0.484x on the H200: a first line that does not pay is a miss, in top3
+    # too; batch_sumsq_64's fix paid (51x) and is ranked first.
+    h2 = BENCH / "holdout2"
+    rows, missing = accuracy.compute_rows(h2 / "pairs", h2 / "timings_h200.json",
+                                          ("spmv_csr_powerlaw_ww", "batch_sumsq_64"))
+    assert not missing and len(rows) == 2
+    by = {r.name: r for r in rows}
+    probe, paid = by["spmv_csr_powerlaw_ww"], by["batch_sumsq_64"]
+    assert probe.rank == 1 and probe.estimate is not None and probe.estimate > 1.05
+    assert probe.achieved is not None and probe.achieved < 0.6
+    assert not accuracy.within(probe, 1) and not accuracy.within(probe, 3)
+    assert "counted as a top-1 miss" in probe.note
+    assert paid.rank == 1 and accuracy.within(paid, 1)
+    assert accuracy.summary_line(rows).startswith("top1=1/2 top3=1/2 ")
+    # a fix that did not pay and is not ranked first is one warpwise was right about
+    import dataclasses
+    lower = dataclasses.replace(probe, rank=2)
+    assert accuracy.within(lower, 1) and accuracy.within(lower, 3)

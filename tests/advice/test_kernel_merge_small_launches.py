@@ -3,7 +3,7 @@ committed H200 reports of the pairs they were built for (docs/benchmarks.md, "ke
 launches"):
 
 - launches that each leave most CTA slots empty and are independent in the host source: N launch floors become one,
-  S = sum t / (f_M + sum b) (launches.small_launches_estimate); the fill is reported as an upper end, not taken;
+  S = sum t / (f_M + W), W the CTA work on the slots the merged grid fills (launches.small_launches_estimate);
 - launches linked by their arguments (a ping-pong loop) get no launch-floor estimate;
 - a chain of memory-bound launches of one element-wise kernel: S = sum(L_i + S_i) / (L_1 + S_N) sectors
   (launches.chain_fusion_estimate)."""
@@ -48,15 +48,24 @@ def test_planes_per_launch_merges_48_floors_into_one() -> None:
     assert inp["sum_f_ns"] == pytest.approx(48 * LAUNCH_FLOOR_NS)
     assert inp["f_M_ns"] == pytest.approx(LAUNCH_FLOOR_NS + 7 * LAUNCH_FLOOR_PER_CTA_NS)
     assert inp["sum_t_ns"] == pytest.approx(sum(ka.profile.launch.duration_ns for ka in g.launches))
-    want = inp["sum_t_ns"] / (inp["f_M_ns"] + inp["sum_t_ns"] - inp["sum_f_ns"])
-    assert top.estimated_speedup == pytest.approx(want, rel=1e-6)
-    assert 3.2 < top.estimated_speedup < 3.6  # 112.5 us -> 2.27 + 30.9 us
+    floors_only = inp["sum_t_ns"] / (inp["f_M_ns"] + inp["sum_t_ns"] - inp["sum_f_ns"])
+    assert inp["S_floors"] == pytest.approx(floors_only, rel=1e-6)
+    assert 3.2 < floors_only < 3.6  # 112.5 us -> 2.27 + 30.9 us: the floors alone
     assert inp["slot_share"] == pytest.approx(64 / 1056)
-    # the band the model gives: floors only (taken) .. floors + full fill (upper end, not taken); the H200 fix
-    # (9.707x) lies inside it
-    achieved = _achieved("holdout9", "planes_per_launch")
-    assert top.estimated_speedup < achieved < inp["S_fill"]
-    assert "independent" in top.hint and "up to" in top.basis
+    # the fill: each launch kept 64 of 132 SMs busy with 1 CTA of 8 warps (2 per scheduler) and almost no warp
+    # issued (2.2% of the samples: a scheduler 4.5% busy), so the merged grid's 8 CTAs per SM run at 8x per SM
+    # on every SM:
+    # W = sum b_i x (64/132) / 8, above max b_i and the DRAM time
+    assert inp["issue_share"] < 0.03
+    fill = inp["sum_b_ns"] * (64 / 132) / 8
+    assert inp["W_ns"] == pytest.approx(fill, rel=1e-6)
+    assert top.estimated_speedup == pytest.approx(inp["sum_t_ns"] / (inp["f_M_ns"] + fill), rel=1e-6)
+    # the clean merge (the same orig, a fix without the by-value parameter's local copy) measured 24.1x on the
+    # H200: the estimate is within 15% of it; the applied fix with the local copy gained 9.7x, below both
+    clean = _achieved("holdout9", "planes_per_launch_clean")
+    assert abs(top.estimated_speedup - clean) / clean < 0.15
+    assert _achieved("holdout9", "planes_per_launch") < clean < top.estimated_speedup * 1.15
+    assert "independent" in top.hint and "by-value parameter" in top.hint and "floors alone" in top.basis
     assert not top.upper_bound and top.interval is None
 
 

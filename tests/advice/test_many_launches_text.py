@@ -83,7 +83,7 @@ def test_the_hover_gives_ranges_over_48_launches(analysis) -> None:  # type: ign
     ts = [int(a.estimate.inputs[f"t{i}"]) for i in range(48)]
     assert f"t_i = {min(ts):,}–{max(ts):,} over 48 launches" in render._inputs_md(dict(a.estimate.inputs))
     # every hot line's hover: no per-launch series and no 48-entry per-launch list
-    shown = 0
+    shown = per_launch_lines = 0
     for line in range(1, len(text.splitlines()) + 1):
         h = render.hover(ff, LineMap(ff.baseline, text), text, line)
         if h is None:
@@ -91,4 +91,27 @@ def test_the_hover_gives_ranges_over_48_launches(analysis) -> None:  # type: ign
         md = h.contents.value  # type: ignore[union-attr]
         shown += 1
         assert "t47 =" not in md and "S47 =" not in md and "grid 8×8×1 " not in md
-    assert shown > 0
+        # the editor's per-launch line is the range and the longest launch, with no CLI flag in it
+        assert "--format" not in md
+        if "Per launch: " in md:
+            assert "Per launch: 48 launches, " in md and "; longest " in md
+            per_launch_lines += 1
+    assert shown > 0 and per_launch_lines > 0
+
+
+def test_only_the_per_launch_series_fold_and_other_inputs_keep_their_place() -> None:
+    from warpwise.server import render
+
+    n = PER_LAUNCH_SHOWN + 2
+    inputs: dict[str, object] = {"T": 900, "rule": "eq. 2"}
+    inputs |= {f"w{i}": float(i) for i in range(n)}  # a numbered family that is not a launch series
+    inputs |= {f"t{i}": 1000.0 + i for i in range(n)} | {f"S{i}": 1.5 for i in range(n)}
+    out = compact_inputs(inputs)  # type: ignore[arg-type]
+    keys = [k for k, _ in out]
+    assert keys == ["T", "rule", *[f"w{i}" for i in range(n)], "t_i", "S_i"]
+    assert dict(out)["t_i"] == (1000.0, 1000.0 + n - 1, n)
+    # a series with a gap (not 0..n-1) is not a launch series and stays as it is
+    gap = {f"t{i}": 1.0 for i in range(1, n + 1)}
+    assert [k for k, _ in compact_inputs(gap)] == list(gap)
+    md = render._inputs_md(inputs)
+    assert md.startswith("T = 900") and md.index("rule = eq. 2") < md.index("w0 = ")

@@ -57,3 +57,14 @@ def test_same_output_buffer_every_iteration_is_a_repeat_and_an_advanced_one_is_n
     g = host_flow(SRC % "\n    b += 1024;", "/tmp/t.cu", "step")
     assert g is not None and g.kind == "independent"
     assert host_flow(SRC % "", "/tmp/t.cu", "other") is None
+
+
+def test_a_second_ask_of_the_same_source_is_a_cache_hit() -> None:
+    src = SRC % "\n    b += 2048;"
+    first = host_flow(src, "/tmp/cached.cu", "step")
+    hits = host_flow.cache_info().hits
+    again = host_flow(src, "/tmp/cached.cu", "step")
+    assert again is first and host_flow.cache_info().hits == hits + 1
+    # another text is parsed anew and can give another verdict
+    other = host_flow(SRC % "", "/tmp/cached.cu", "step")
+    assert other is not None and first is not None and other.kind != first.kind
