@@ -103,12 +103,95 @@ def _spill_hint(view: KernelView, evs: list[EdgeView], extra: str, where: str | 
           "shared memory, or allow more registers per thread.")
 def register_reuse(view: KernelView) -> Advice | Skipped:
     """GPA Table 2 register reuse: local-memory (spill / local array) traffic, eq. 2 over what keeping the
-    values in registers deletes — the LDL/STL instructions' samples and the stalls waiting on them."""
+    values in registers deletes — the LDL/STL instructions' samples and the stalls waiting on them. The hint
+    tells register spills (nvdisasm's spill slots: the compiler ran out of registers) from local arrays
+    indexed by loop counters (:func:`loop_indexed_locals`: run-time trip counts; loop_unrolling's fix, which
+    that finding leads with the same estimate) and from arrays indexed by loaded data."""
     evs = _local_memory_edges(view)
-    hint = _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
-                                  "recompute cheap values instead of keeping them; index local arrays with "
-                                  "compile-time constants so they stay in registers.") if evs else ""
+    if not evs:
+        return _local_removal(view, "register_reuse", evs, "")
+    removed = _removed_local(view, spills_only=False)
+    spills = view.program is not None and any(is_spill_slot(i) for pf, i in _local_instructions(view.program)
+                                              if cm.ins_key(pf, i) in removed)
+    owned = loop_indexed_locals(view)
+    if spills or not owned:
+        data = not spills and view.program is not None and any(
+            atomics.address_sources(pf, i) is not None and "data" in (atomics.address_sources(pf, i) or ())
+            for pf, i in _local_instructions(view.program) if cm.ins_key(pf, i) in removed)
+        hint = (f"local arrays indexed by loaded data (LDL/STL) stall {_spill_where(view, evs)}: the index is known "
+                "only at run time, so the array cannot live in registers; keep it in shared memory, or restructure "
+                "so every index is a compile-time constant." if data else
+                _spill_hint(view, evs, "Keep fewer values alive at once: reuse variables, split the loop body, or "
+                                       "recompute cheap values instead of keeping them; index local arrays with "
+                                       "compile-time constants so they stay in registers."))
+    else:
+        hint = (f"local arrays indexed by loop counters (LDL/STL, not register spills) stall "
+                f"{_spill_where(view, evs)}: the loops' trip counts are run-time values, so the arrays stay in "
+                "local memory at any register count; make the trip counts compile-time constants and unroll the "
+                "loops fully so every index is a constant and the arrays live in registers (loop_unrolling).")
     return _local_removal(view, "register_reuse", evs, hint)
+
+
+def _edge_local_key(e: EdgeView) -> cm.InsKey | None:
+    """The local-memory instruction of a local-memory edge: its def when that is an LDL/STL, else its use."""
+    if e.def_ins is not None and cm.is_local_mem(e.def_ins):
+        return cm.ins_key(e.def_fn, e.def_ins)
+    return cm.ins_key(e.use_fn, e.use_ins)
+
+
+def stack_frame_bytes(pf: ProgramFunction) -> int:
+    """Bytes of the function's local stack frame: the stack pointer R1 lowered once at entry
+    (``VIADD R1, R1, 0xffffff00`` / ``IADD3 R1, R1, -0x100, RZ``: 256 bytes). 0 when it is not."""
+    for i in pf.instructions[:32]:
+        ops = i.operands
+        if i.base_opcode in ("VIADD", "IADD3", "IADD") and len(ops) >= 3 and ops[0] == "R1" and ops[1] == "R1":
+            try:
+                v = int(ops[2], 0)
+            except ValueError:
+                return 0
+            if v >= 1 << 31:
+                v -= 1 << 32
+            return -v if v < 0 else 0
+    return 0
+
+
+def loop_indexed_locals(view: KernelView) -> dict[cm.InsKey, float]:
+    """Local-memory accesses of arrays indexed by loop counters (key -> 1.0): LDL/STL that are not spill slots
+    (:func:`is_spill_slot`) nor the call ABI's saves, whose address adds a register to the stack pointer (an
+    index known only at run time) built from constants, parameters and thread indices only — no loaded value
+    (atomics.address_sources): a loop counter of a loop the compiler did not unroll, typically because its trip
+    count is a run-time value. Only when the kernel's whole stack frame (:func:`stack_frame_bytes`) fits in the
+    registers a thread may still take (frame / 4 + registers now <= the architecture's maximum): then
+    compile-time trip counts and a full unroll turn every index into a constant and the arrays into
+    registers, and with them the function's accesses at constant offsets of the frame ([R1+imm]). Empty
+    otherwise, and when any local access of the program is indexed by loaded data."""
+    prog = view.program
+    if prog is None:
+        return {}
+
+    def make() -> dict[cm.InsKey, float]:
+        abi = call_stack_keys(view)
+        regs = view.profile.launch.registers_per_thread
+        indexed: dict[str, list[cm.InsKey]] = defaultdict(list)
+        fixed: dict[str, list[cm.InsKey]] = defaultdict(list)
+        for pf, i in _local_instructions(prog):
+            k = cm.ins_key(pf, i)
+            if k is None or k in abi or is_spill_slot(i):
+                continue
+            frame = stack_frame_bytes(pf)
+            if frame <= 0 or frame // 4 + regs > view.arch.max_registers_per_thread:
+                continue
+            if not cm.address_registers(i) - {"R1"}:
+                fixed[pf.name].append(k)  # [R1+imm]: an element at a constant index
+                continue
+            src = atomics.address_sources(pf, i)
+            if src is None or "data" in src:
+                return {}  # an index from loaded data: no unroll makes it a constant
+            indexed[pf.name].append(k)
+        # once every index is a constant the whole array is registers: its constant-index accesses go too
+        return {k: 1.0 for name, ks in indexed.items() for k in ks + fixed[name]}
+
+    return dict(view.memo("loop_indexed_locals", make))
 
 
 def is_spill_slot(ins: Instruction) -> bool:
@@ -182,9 +265,10 @@ def spill_dram_ratio(view: KernelView, keys: set[cm.InsKey]) -> tuple[float, dic
 
 
 def _local_removal(view: KernelView, opt_id: str, evs: list[EdgeView], hint: str,
-                   spills_only: bool = False) -> Advice | Skipped:
+                   spills_only: bool = False, keys: dict[cm.InsKey, float] | None = None) -> Advice | Skipped:
+    """eq. 2 over the local-memory instructions a fix deletes (``keys``; default :func:`_removed_local`)."""
     abi = call_stack_keys(view)
-    removed = _removed_local(view, spills_only)
+    removed = _removed_local(view, spills_only) if keys is None else keys
     if not removed and abi:
         return Skipped(opt_id, "the local-memory traffic is the call ABI's register saves around out-of-line "
                                "calls: see function_inlining")
@@ -1570,23 +1654,33 @@ def access_bytes(ins: Instruction | None) -> int:
     return 16 if "128" in parts else 8 if "64" in parts else 4
 
 
-def _subline_access_advice(view: KernelView) -> Advice | None:
-    """Memory transaction reduction for coalesced global loads of 1 or 2 bytes per thread (None when the
-    kernel has none with stalls waiting on them, or when DRAM is already busy).
+def _narrow_reach(pf: ProgramFunction, loads: frozenset[int]) -> frozenset[int]:
+    """Offsets of ``pf``'s instructions that the values of the loads at ``loads`` reach (parallel.forward_taint)."""
+    from warpwise.analysis.advice.parallel import forward_taint
 
-    A warp request of such loads moves ``warp_size x w`` bytes (64 for ``__half``/``uint16_t``), less than a
-    cache line (ArchFacts.cache_line_bytes), so each request brings a fraction of the bytes a full-width one
-    does, and a latency-bound kernel keeps that fraction of the bytes in flight (Little's law). Widening the
-    access to ArchFacts.widest_access_bytes per thread (eight halves as one uint4/float4) moves the same bytes
-    (DRAM and L2 work unchanged) with k = widest/w times fewer requests, so the waits on them are hidden
-    (GPA eq. 2 over M = the stalls waiting on the narrow loads, long_scoreboard, plus memory throttles at
-    narrow accesses) up to the roofline after the fix, whose SM work loses (1 - 1/k) of the narrow access
-    instructions (per-PC ``inst_executed``; their address arithmetic is taken as kept: a lower bound on what
-    goes). Only coalesced accesses count (L2 sector efficiency at least COALESCE_LIMIT): a scattered narrow
-    access wastes sectors, which is global_memory_coalesce's. Not offered when DRAM is at MEMORY_BUSY of its
-    reachable peak or more (the kernel's time then follows its bytes, which widening keeps), nor where blocks of
-    one element per thread end with a per-block flush (atomics.flush_contention_advice): there more bytes per
-    thread means more elements per thread, fewer blocks and fewer flushes, block_decrease's fix."""
+    return forward_taint(pf, lambda ins: ins.offset in loads)
+
+
+def _subline_access_advice(view: KernelView) -> Advice | None:
+    """Memory transaction reduction for coalesced global loads of 1 or 2 bytes per thread (None when the kernel has none
+    with stalls waiting on them, or when DRAM is already busy).
+
+    A warp request of such loads moves ``warp_size x w`` bytes (64 for ``__half``/``uint16_t``), less than a cache
+    line (ArchFacts.cache_line_bytes), so each request brings a fraction of the bytes a full-width one does, and a
+    latency-bound kernel keeps that fraction of the bytes in flight (Little's law). Widening the access to
+    ArchFacts.widest_access_bytes per thread (eight halves as one uint4/float4) moves the same bytes (DRAM and L2
+    work unchanged) with k = widest/w times fewer requests, so the waits on them are hidden (GPA eq. 2 over M = the
+    stalls waiting on the narrow loads, long_scoreboard, plus memory throttles at narrow accesses) up to the
+    roofline after the fix, whose SM work keeps the instructions the loaded elements reach (parallel.forward_taint
+    from the narrow loads: the per-element compare/convert/store work) and runs the rest of the thread's executed
+    instructions (the narrow accesses, index and bounds arithmetic, set-up) once per k elements (per-PC
+    ``inst_executed``; the unpacking of the wide access is not counted, so an upper bound on what goes; helper
+    modelE 2026-12-03, holdout10 ``dict_filter_u8``: the SM cap had kept all of it). Only coalesced accesses count
+    (L2 sector efficiency at least COALESCE_LIMIT): a scattered narrow access wastes sectors, which is
+    global_memory_coalesce's. Not offered when DRAM is at MEMORY_BUSY of its reachable peak or more (the kernel's
+    time then follows its bytes, which widening keeps), nor where blocks of one element per thread end with a per-
+    block flush (atomics.flush_contention_advice): there more bytes per thread means more elements per thread, fewer
+    blocks and fewer flushes, block_decrease's fix."""
     prog = view.program
     if prog is None or view.total <= 0:
         return None
@@ -1609,9 +1703,17 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     evs += [e for e in _throttle_edges(view) if narrow(e.use_ins, _sample(view, e))]
     if not evs:
         return None
-    total = executed = 0.0
+    from warpwise.analysis.advice.parallel import TAINT_LIMIT
+
+    total = executed = per_element = 0.0
     widths: list[int] = []
     for pf in prog.functions.values():
+        loads = {i.offset for i in pf.instructions if cm.mem_class(i) == "global" and not i.base_opcode.startswith(
+            ("ST", "RED", "ATOM")) and narrow(i, view.sample_at(pf.name, i.offset))}
+        reached: frozenset[int] = frozenset()
+        if loads and len(pf.instructions) <= TAINT_LIMIT:
+            key = frozenset(loads)
+            reached = pf.memo(("narrow_reach", key), functools.partial(_narrow_reach, pf, key))
         for i in pf.instructions:
             smp = view.sample_at(pf.name, i.offset)
             if smp is None:
@@ -1620,10 +1722,16 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
             if narrow(i, smp) and smp.inst_executed > 0:
                 executed += smp.inst_executed
                 widths.append(access_bytes(i))
+            elif i.offset in reached:
+                per_element += smp.inst_executed
     if total <= 0 or not widths:
         return None
     k = facts.widest_access_bytes / max(widths)
-    r_sm = max(0.0, 1.0 - (1.0 - 1.0 / k) * executed / total)
+    # k elements per thread: the narrow accesses become one wide one, the work on each loaded element stays
+    # (the instructions the narrow loads' values reach: parallel.forward_taint), and the rest of the thread's
+    # work (index and bounds arithmetic, set-up) runs once per k elements; the unpacking of the wide access is
+    # not counted (an upper bound on what goes)
+    r_sm = max(0.0, min(1.0, (per_element + (total - per_element) / k) / total))
     hs = cm.hotspots(view, evs, cm.stall_weight, 3)
     where = cm.lines_text((h.def_.file, h.def_.line) if h.def_ is not None else (h.use.file, h.use.line)
                           for h in hs)
@@ -1638,7 +1746,8 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
         return None
     res.params["subline_access"] = 1
     return _after_fix_estimate(view, res, {"dram": 1.0, "l2": 1.0, "sm": r_sm}, False,
-                               {"k_widen": k, "narrow_executed": executed, "executed": total})
+                               {"k_widen": k, "narrow_executed": executed, "executed": total,
+                                "per_element_executed": per_element})
 
 
 def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:

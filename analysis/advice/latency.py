@@ -224,6 +224,10 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
     res = cm.latency_hiding_advice(view, "loop_unrolling", rows, hint,
                                    nothing="no dependency stalls inside rolled loops")
     full = _full_unroll_advice(view)
+    local = _local_array_unroll_advice(view)
+    if local is not None and (full is None or local.estimated_speedup > full.estimated_speedup):
+        # the local arrays a full unroll turns into registers: what it removes outright, when larger
+        full = local
     if not isinstance(res, Advice):
         if full is not None:
             full.priority = 1
@@ -296,6 +300,49 @@ def _joined_copies_reason(view: KernelView, joined: list[tuple[cm.Region, cm.Joi
     return ("; ".join(cm.unique(parts)) + ": the compiler does not move loads above a join, so more copies "
             "repeat that schedule and put no more loads in flight (remove the branches, e.g. the precise "
             "math's slow paths, or load the next iteration's values by hand before them)")
+
+
+def _local_array_unroll_advice(view: KernelView) -> Advice | None:
+    """loop_unrolling for local arrays indexed by loop counters (code.loop_indexed_locals): LDL/STL whose
+    address is the stack pointer plus a loop counter, in a kernel whose stack frame fits in registers. With
+    compile-time trip counts and a full unroll every index is a constant, so the compiler keeps the arrays in
+    registers (CUDA C++ Best Practices Guide, "Local memory": arrays are placed in local memory when indexed
+    with non-constant quantities). GPA eq. 2 over the removed LDL/STL and the stalls waiting on them
+    (code._local_removal, register_reuse's estimator), then the roofline after the fix: their L1 wavefronts
+    and L2 local sectors go, SM work shrinks with the instructions (r_sm = 1/S). None when no access
+    qualifies."""
+    from warpwise.analysis.advice.code import (
+        _local_memory_edges,
+        _local_removal,
+        _spill_where,
+        loop_indexed_locals,
+        stack_frame_bytes,
+    )
+
+    keys = loop_indexed_locals(view)
+    if not keys or view.program is None:
+        return None
+    evs = [e for e in _local_memory_edges(view)
+           if (e.def_ins is not None and cm.ins_key(e.def_fn, e.def_ins) in keys)
+           or cm.ins_key(e.use_fn, e.use_ins) in keys]
+    fns = {name for name, _ in keys}
+    frame = max(stack_frame_bytes(pf) for pf in view.program.functions.values() if pf.name in fns)
+    where = _spill_where(view, evs) if evs else "the kernel"
+    hint = (f"local arrays ({frame}-byte stack frame) indexed by loop counters stall {where}: the loops' trip "
+            "counts are run-time values, so the compiler cannot unroll them and the arrays live in local memory "
+            "(not register spills); make the trip counts compile-time constants (template parameters / "
+            "constexpr) and #pragma unroll the loops fully, so every index is a constant and the arrays stay in "
+            "registers")
+    res = _local_removal(view, "loop_unrolling", evs, hint, keys=keys)
+    if not isinstance(res, Advice):
+        return None
+    # register_reuse's estimate of the same removal, with its cap (the units a removal of local traffic leaves
+    # unchanged: ranking.UNCHANGED_UNITS): the two findings are one fix seen from two ids
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("register_reuse", "stall_elimination"),
+                          reach_of=view.reach)
+    res.estimate, res.cap = rk.apply_cap(res.estimate, cap, soft=True)
+    res.params["local_arrays"] = 1
+    return res
 
 
 def _full_unroll_advice(view: KernelView) -> Advice | None:

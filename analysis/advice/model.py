@@ -87,13 +87,17 @@ class RegionEstimate:
 class Cap:
     """A speed-of-light ceiling applied to an estimate: ``unit`` (dram, l2, l1, sm), its throughput ``pct``
     (% of peak) and ``cap`` (×), the most a fix that leaves that unit's work unchanged can gain
-    (analysis/arch/roofline). ``binding``: whether it lowered the estimate."""
+    (analysis/arch/roofline). ``binding``: whether it lowered the estimate; ``bound``: the unit sits at its
+    roofline (roofline.BOUND_FRACTION of what it reaches); ``also_bound``: the other units of the estimate's
+    caps that sit at theirs."""
 
     unit: str
     pct: float
     cap: float
     binding: bool
     bound: bool = False
+    #: the other capping units that sit at their roofline too: (unit, cap ×) each (ranking.roofline_cap)
+    also_bound: tuple[tuple[str, float], ...] = ()
 
 
 @dataclass(frozen=True)

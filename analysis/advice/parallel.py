@@ -6,19 +6,22 @@ architecture's residency limits (analysis/arch) and the issue ratio R_I of the s
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import replace
 
 from warpwise.analysis.advice import atomics
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice import estimate as est
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import EdgeView, KernelView
+from warpwise.analysis.advice.context import EdgeView, KernelView, user_loc
 from warpwise.analysis.advice.model import Advice, Cap, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import occupancy as occ
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
+from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.profile.model import PCSample
 from warpwise.analysis.program.model import Loop, ProgramFunction
 
 #: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
@@ -448,6 +451,8 @@ def block_decrease(view: KernelView) -> Advice | Skipped:
         return Skipped("block_decrease", "the profile has no grid/block size", missing=True)
     if (flush := atomics.flush_contention_advice(view)) is not None:
         return flush
+    if (redundant := redundant_block_advice(view)) is not None:
+        return redundant
     if lc.blocks <= view.sm_count or wpb > WARP_COUNT_LIMIT:
         return Skipped("block_decrease", f"{lc.blocks} blocks of {wpb} warps: blocks are not small and many")
     evs = view.edges_by(reason=cm.ICACHE_REASONS)
@@ -459,6 +464,279 @@ def block_decrease(view: KernelView) -> Advice | Skipped:
 
     return cm.latency_hiding_advice(view, "block_decrease", [(region, float(view.active))], hint,
                                     nothing="no instruction-fetch stalls")
+
+
+#: Special registers whose value differs between CTAs, or between calls, other than the CTA index: a value
+#: read from them is never the same in every CTA of a row.
+_VARYING_SREGS = ("SR_CLOCK", "SR_GLOBALTIMER", "SR_SMID", "SR_VIRTID", "SR_NSMID", "SR_GRIDID")
+#: Conditional control-flow instructions whose guard decides which blocks run.
+_BRANCHES = frozenset({"BRA", "BRX", "EXIT", "RET", "BREAK", "JMP", "JMX", "KILL", "BRK"})
+#: Grid dimensions and the CTA-index special register of each (SASS: S2R Rn, SR_CTAID.X).
+_CTAID = {0: "SR_CTAID.X", 1: "SR_CTAID.Y", 2: "SR_CTAID.Z"}
+
+
+#: Kernels of more instructions than this are not searched for repeated CTA work (a warpwise bound on the cost of
+#: grid_varying's fixed point: 0.3 s for holdout6's 26,545-instruction asian_paths on the shared 2-core machine).
+TAINT_LIMIT = 60_000
+#: Taint-set marker: every register may be varying (after a CALL).
+_ANY = "*"
+
+
+def _is_store(i: Instruction) -> bool:
+    """A store, reduction or atomic (writes memory): ST*, RED*, ATOM*."""
+    return i.base_opcode.startswith(("ST", "RED", "ATOM"))
+
+
+def grid_varying(pf: ProgramFunction, dim: int) -> frozenset[int] | None:
+    """Offsets of the instructions of kernel ``pf`` whose result, or whether they run, can differ between
+    CTAs that differ only in ``blockIdx`` along grid dimension ``dim`` (0 = x, 1 = y, 2 = z); every other
+    instruction computes the same values in all those CTAs (the same per thread index). None when the
+    grid dimension is not 0-2. Everything after a CALL (in its block and the blocks it reaches) is taken as
+    varying: the callee's effects are not followed.
+
+    A forward taint analysis over the CFG with the def/use tables of blame.operands (register sets joined at
+    block entries, to a fixed point). Sources: ``S2R/S2UR SR_CTAID.<dim>``; clocks, timers and SM ids
+    (:data:`_VARYING_SREGS`); atomics (their result depends on the other CTAs); shared or local loads once a
+    varying value is stored to that space; global loads that can follow a global write of the kernel (at a
+    lower offset or in the same loop: another CTA's result); the instructions of blocks control-dependent on a
+    varying branch (Ferrante, Ottenstein and Warren's control dependence: the blocks on the post-dominator-tree
+    path from the branch's successors up to, not including, its immediate post-dominator). An instruction
+    reading a varying register or guarded by a varying predicate is varying and makes its defs varying; an
+    unguarded instruction that is not kills them. Never raises."""
+    ins = pf.instructions
+    sreg = _CTAID.get(dim)
+    if sreg is None:
+        return None
+    writes = [i.offset for i in ins if i.base_opcode in cm.GLOBAL_WRITES]
+
+    def after_write(i: Instruction) -> bool:
+        if not writes:
+            return False
+        if min(writes) < i.offset:
+            return True
+        lp = pf.loop_of(i.offset)
+        return lp is not None and any(lp.contains_block(pf.block_of(w).start) for w in writes
+                                      if pf.block_of(w) is not None)
+
+    def seed(i: Instruction) -> bool:
+        op = i.base_opcode
+        if op in ("S2R", "S2UR", "CS2R"):
+            return (sreg in i.text and (sreg + "." not in i.text)) or any(s in i.text for s in _VARYING_SREGS)
+        if op.startswith("ATOM") or op in ("RED", "REDG"):
+            return True
+        return op in cm.GLOBAL_LOADS and after_write(i)
+
+    return forward_taint(pf, seed)
+
+
+def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], control: bool = True) -> frozenset[int]:
+    """Offsets of the instructions of ``pf`` that ``seed`` instructions reach: by data (a register or
+    predicate they define, read later), through shared or local memory (a load of a space a reached store
+    wrote), and with ``control`` by control dependence (the blocks a reached branch decides: Ferrante,
+    Ottenstein and Warren, the post-dominator-tree path from the branch's successors up to, not including,
+    its immediate post-dominator). A forward analysis over the CFG with blame.operands' def/use tables
+    (register sets joined at block entries, to a fixed point); an unguarded instruction not reached kills its
+    defs, a guarded one kills them only for later instructions under the same guard in its block. Everything
+    after a CALL is reached (the callee is not followed). Never raises."""
+    from warpwise.analysis.blame.operands import def_use_all
+
+    ins = pf.instructions
+    du = def_use_all(ins)
+    index = {i.offset: k for k, i in enumerate(ins)}
+    span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
+            for b in sorted(pf.blocks) if pf.blocks[b].instructions}
+
+    def source(i: Instruction, varying_spaces: set[str]) -> bool:
+        cls = cm.mem_class(i)
+        if cls in ("shared", "local") and not _is_store(i) and cls in varying_spaces:
+            return True
+        return seed(i)
+
+    ctrl: set[int] = set()  # blocks control-dependent on a varying branch
+    spaces: set[str] = set()
+    while True:
+        state_in: dict[int, frozenset[str]] = {b: frozenset() for b in span}
+        varying: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            varying = set()
+            for b in span:
+                cur = set(state_in[b])
+                a, e = span[b]
+                # registers written by a non-varying instruction under guard G: an instruction under the same
+                # G reads that value, not the one before it (@!P0 LDS R8 ... @!P0 FADD R8: in the block only)
+                clean: dict[str, set[str]] = {}
+                for k in range(a, e):
+                    d, i = du[k], ins[k]
+                    g = d.guard.lstrip("!") if d.guard else None
+                    seen = cur - clean[d.guard] if d.guard in clean else cur
+                    v = (b in ctrl or _ANY in cur or source(i, spaces) or any(u in seen for u in d.uses)
+                         or (g is not None and g in cur))
+                    if d.clobbers_all:
+                        cur.add(_ANY)  # a call: what the callee leaves in any register is not followed
+                    if v:
+                        varying.add(k)
+                        cur |= d.defs
+                        for regs in clean.values():
+                            regs -= d.defs
+                    elif d.guard is None:
+                        cur -= d.defs
+                    else:
+                        clean.setdefault(d.guard, set()).update(d.defs)
+                    for r in d.defs:
+                        clean.pop(r, None)
+                        clean.pop("!" + r, None)
+                out = frozenset(cur)
+                for s in pf.cfg.successors(b):
+                    if s in state_in and not out <= state_in[s]:
+                        state_in[s] = state_in[s] | out
+                        changed = True
+        new_ctrl = set(ctrl)
+        new_spaces = set(spaces)
+        for k in varying:
+            i = ins[k]
+            cls = cm.mem_class(i)
+            if cls in ("shared", "local") and _is_store(i):
+                new_spaces.add(cls)
+        for b, (_a, e) in span.items():
+            last = ins[e - 1]
+            if not control or last.base_opcode not in _BRANCHES or (e - 1) not in varying:
+                continue
+            if du[e - 1].guard is None and last.base_opcode not in ("BRX", "JMX"):
+                continue  # an unconditional jump decides nothing
+            stop = pf.ipdom.get(b)
+            for s in pf.cfg.successors(b):
+                n: int | None = s
+                visited: set[int] = set()
+                while n is not None and n != stop and n not in visited and n in span:
+                    visited.add(n)
+                    new_ctrl.add(n)
+                    nxt = pf.ipdom.get(n)
+                    n = None if nxt == n else nxt
+        if new_ctrl == ctrl and new_spaces == spaces:
+            return frozenset(ins[k].offset for k in varying)
+        ctrl, spaces = new_ctrl, new_spaces
+
+
+def _invariant_loop(pf: ProgramFunction, varying: frozenset[int]) -> Loop | None:
+    """A loop of ``pf`` none of whose instructions is in ``varying`` and that loads from global or shared
+    memory: a pass over memory every CTA of a grid row repeats (the largest such loop), or None."""
+    best: Loop | None = None
+    best_n = 0
+    for lp in pf.loops.values():
+        body = [i for b in lp.blocks for i in pf.blocks[b].instructions]
+        if not body or any(i.offset in varying for i in body):
+            continue
+        if not any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body):
+            continue
+        if len(body) > best_n:
+            best, best_n = lp, len(body)
+    return best
+
+
+def _invariant_staging(pf: ProgramFunction, varying: frozenset[int]) -> list[Instruction]:
+    """The global loads of ``pf`` outside ``varying`` when the function also stores to shared memory outside
+    ``varying`` before a block barrier: a table every CTA of a grid row stages the same way (a per-CTA set-up
+    outside any loop, one element per thread). Empty otherwise."""
+    ins = pf.instructions
+    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and not _is_store(i)]
+    stores = [i.offset for i in ins if i.offset not in varying and cm.mem_class(i) == "shared" and _is_store(i)]
+    bars = [i.offset for i in ins if i.base_opcode == "BAR"]
+    if not loads or not stores or not bars or max(bars) < min(stores):
+        return []
+    return loads
+
+
+def redundant_block_advice(view: KernelView) -> Advice | None:
+    """block_decrease for a grid whose CTAs along one dimension repeat the same work: a grid dimension d of
+    g > 1 CTAs in which a loop over memory, or the staging of global data into shared memory before a barrier,
+    reads no value of ``blockIdx`` along d (:func:`grid_varying`, :func:`_invariant_loop`,
+    :func:`_invariant_staging`): the g CTAs of a row (the CTAs that differ only in that index) compute the same
+    values there, then use them for their own outputs. A CUDA engineer's fix is to coarsen along d: one CTA
+    does the outputs of c of them (each thread c outputs), so the invariant work runs once per c CTAs
+    (c = min(g, CTAs / CTAs per full wave): the coarsened grid still fills the GPU).
+
+    Estimate: R = the warp samples at the invariant instructions of the kernel (all reasons: their issue,
+    their latency and the barrier waits between them), removed except one c-th: GPA eq. 2 with
+    M = R (1 - 1/c); then the roofline after the fix (code._after_fix_estimate), each unit's work scaled the
+    same way from the per-PC counters (L2 sectors, shared wavefronts, executed instructions at the invariant
+    PCs), DRAM unchanged (the useful traffic stays). None when no dimension qualifies."""
+    from warpwise.analysis.advice.code import _after_fix_estimate, _l1_ratio
+
+    prog = view.program
+    lc = view.profile.launch
+    if prog is None or view.total <= 0 or lc.blocks <= view.sm_count:
+        return None
+    kernels = [pf for pf in prog.functions.values() if pf.is_kernel and pf.name == view.profile.mangled]
+    if len(kernels) != 1:
+        return None
+    pf = kernels[0]
+    if len(pf.instructions) > TAINT_LIMIT:
+        return None
+    wpb = _warps_per_block(view)
+    per_sm = lc.theoretical_warps_per_sm / wpb if wpb > 0 and lc.theoretical_warps_per_sm > 0 else 1.0
+    wave = max(1.0, math.floor(per_sm) * view.sm_count)
+    best: tuple[float, int, int, frozenset[int], Loop | None, list[Instruction]] | None = None
+    for dim, g in enumerate(lc.grid):
+        if g < 2:
+            continue
+        c = int(min(g, lc.blocks // wave))
+        if c < 2:
+            continue
+        varying = pf.memo(("grid_varying", dim), lambda d=dim: grid_varying(pf, d))
+        if varying is None:
+            continue
+        loop = _invariant_loop(pf, varying)
+        staged = [] if loop is not None else _invariant_staging(pf, varying)
+        if loop is None and not staged:
+            continue
+        r = float(sum(s.samples for (fn, off), s in view.profile.pcs.items()
+                      if fn == pf.name and off not in varying))
+        m = r * (1.0 - 1.0 / c)
+        if best is None or m > best[0]:
+            best = (m, dim, c, varying, loop, staged)
+    if best is None:
+        return None
+    m, dim, c, varying, loop, staged = best
+    inv = [(off, s) for (fn, off), s in view.profile.pcs.items() if fn == pf.name and off not in varying]
+    keep = 1.0 / c
+
+    def ratio(get: Callable[[PCSample], float]) -> float:
+        tot = sum(get(s) for s in view.profile.pcs.values())
+        part = sum(get(s) for _, s in inv)
+        return 1.0 if tot <= 0 else max(0.0, 1.0 - part * (1.0 - keep) / tot)
+
+    r_l2 = ratio(lambda s: float(s.l2_sectors))
+    shared_inv = sum(float(s.shared_wavefronts) for _, s in inv)
+    ratios = {"l2": r_l2, "l1": _l1_ratio(view, global_ratio=r_l2, shared_removed=shared_inv * (1.0 - keep)),
+              "sm": ratio(lambda s: float(s.inst_executed)), "dram": 1.0}
+    evs = [e for e in view.edges if e.use_fn is pf and e.use_ins is not None and e.use_ins.offset not in varying]
+    axis = "xyz"[dim]
+    if loop is not None:
+        where = "the loop at " + (f"lines {loop.first_line}-{loop.last_line}" if loop.first_line is not None
+                                  else "its loop")
+    else:
+        locs = [user_loc(i) for i in staged]
+        at = cm.lines_text(sorted({(loc.file, loc.line) for loc in locs if loc is not None}))
+        where = f"the shared-memory staging of the loads at {at}" if at else "the shared-memory staging"
+    row = " of each row" if any(n > 1 for k, n in enumerate(lc.grid) if k != dim) else ""
+    hint = (f"the {lc.grid[dim]:,} CTAs along grid {axis}{row} compute the same values in {where} "
+            f"(it reads no blockIdx.{axis}; {100 * r / view.total:.0f}% of the warp samples are on work "
+            f"that does not depend on blockIdx.{axis}) before each writes its own "
+            f"outputs: give each CTA the outputs of {c} of them (each thread {c} outputs, {c} times fewer CTAs along "
+            f"{axis}), so that work runs once per {c} CTAs")
+    res = cm.stall_elimination_advice(view, "block_decrease", evs, hint, nothing="no samples on the repeated work")
+    if not isinstance(res, Advice):
+        return None
+    e = est.stall_elimination(view.total, m)
+    res.estimate = Estimate(e.speedup, "T/(T-M), M = R(1-1/c)",
+                            {**e.inputs, "R": r, "c": float(c), "g": float(lc.grid[dim])}, e.equation)
+    res.matched_samples = m
+    res.share = m / view.total
+    res = _after_fix_estimate(view, res, ratios, False, {"R": r, "c": float(c)})
+    res.params["redundant_blocks"] = 1
+    return res
 
 
 def _per_sm_load(view: KernelView, v: float) -> Advice | Skipped:

@@ -78,15 +78,18 @@ def roofline_cap(throughput_pct: dict[str, float], units: tuple[str, ...], sm_wo
     fractions (default the architecture-wide ones). None when the profile measured none."""
     best: Cap | None = None
     best_bound = False
+    bound: list[tuple[str, float]] = []
     for c in ceilings(throughput_pct, reach_of):
         if c.unit not in units:
             continue
         cap = max(1.0, c.cap / sm_work) if c.unit in PER_SM_UNITS and sm_work > 0 else c.cap
+        if c.bound:
+            bound.append((c.unit, cap))
         if best is None or cap < best.cap:
             best = Cap(unit=c.unit, pct=c.pct, cap=cap, binding=False)
             best_bound = c.bound
     if best is not None and best_bound:
-        best = replace(best, bound=True)
+        best = replace(best, bound=True, also_bound=tuple(b for b in bound if b[0] != best.unit))
     return best
 
 
@@ -111,20 +114,30 @@ def apply_cap(e: Estimate, cap: Cap | None, soft: bool = False) -> tuple[Estimat
     stalls are largely queueing behind that unit and the work a fix removes is largely overlapped with it,
     so the fix wins less than either bound alone. The saved time shares e = 1 − 1/S and e_C = 1 − 1/C then combine
     harmonically, e' = e·e_C / (e + e_C) — the smaller when they differ widely, half of each when equal
-    (a warpwise model, stated in the formula)."""
+    (a warpwise model, stated in the formula). When several of the capping units sit at their rooflines
+    (``cap.also_bound``), the removed work overlaps with each of their queues: e' = 1 / (1/e + sum_u 1/e_u)
+    over all of them (the same harmonic combination, one term per bound unit; helper modelE, 2026-12-03:
+    holdout10's nv12_convert, L2 and DRAM both bound, probe 1.006x)."""
     if cap is None:
         return e, None
     name = f"C_{cap.unit}"
     if soft and cap.bound and e.speedup > 1.0:
-        s_e, s_c = 1 - 1 / e.speedup, 1 - 1 / cap.cap
-        if s_c <= 0:
+        s_e = 1 - 1 / e.speedup
+        shares = [1 - 1 / c for c in (cap.cap, *(c for _, c in cap.also_bound))]
+        if min(shares) <= 0:
             saved = 0.0
         else:
-            saved = s_e * s_c / (s_e + s_c)
+            saved = 1 / (1 / s_e + sum(1 / s for s in shares))
         new = 1 / (1 - saved)
-        inputs = {**e.inputs, name: cap.cap, f"{cap.unit}_pct": cap.pct}
-        return (Estimate(new, f"1/(1-e'), e'=e*e_C/(e+e_C), e=1-1/({e.formula}), e_C=1-1/{name} (bound by "
-                              f"{cap.unit})", inputs, f"{e.equation}, roofline (queueing near the bound)"),
+        inputs = {**e.inputs, name: cap.cap, f"{cap.unit}_pct": cap.pct,
+                  **{f"C_{u}": c for u, c in cap.also_bound}}
+        if cap.also_bound:
+            names = ", ".join([cap.unit, *(u for u, _ in cap.also_bound)])
+            formula = (f"1/(1-e'), e'=1/(1/e+sum_u 1/e_u), e=1-1/({e.formula}), e_u=1-1/C_u (bound by "
+                       f"{names})")
+        else:
+            formula = f"1/(1-e'), e'=e*e_C/(e+e_C), e=1-1/({e.formula}), e_C=1-1/{name} (bound by {cap.unit})"
+        return (Estimate(new, formula, inputs, f"{e.equation}, roofline (queueing near the bound)"),
                 replace(cap, binding=True))
     if e.speedup <= cap.cap:
         return e, cap
