@@ -128,7 +128,8 @@ def _is_register_or_predicate(name: str) -> bool:
 
 #: Distinct values a sub-word load can return: an 8- or 16-bit index (a histogram's bins of an 8-bit image).
 _SUBWORD_VALUES = {".U8": 256, ".S8": 256, ".U16": 65536, ".S16": 65536}
-#: Value counts above this are "unbounded" for the aggregation factor (a 32-bit index can take any value).
+#: Value counts above this are "unbounded" for the aggregation factor (a 32-bit index can take any value; 2^24
+#: is a warpwise bound, far above any bin count a same-address atomic could still serialize on per warp).
 _VALUES_CAP = 1 << 24
 _REG_OPERAND = re.compile(r"^[-|!~]*(U?R\d+|U?P\d+)")
 
@@ -485,8 +486,7 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
     if named is not None and agg.why:
         how = f"{named[0]} (the estimate is for this fix: {agg.why}){named[1]}"
     else:
-        how = ("keep a per-block copy of the bins in shared memory (shared atomics), then add it to global memory "
-               "once per block" if "data" in kinds else
+        how = (_FIXES["bins"][0] if "data" in kinds else
                "accumulate in a register over a grid-stride loop, reduce the warp with __shfl_down_sync (or the "
                "block in shared memory) and issue one atomic per warp or block")
         if "data" in kinds and not math.isfinite(agg.k):

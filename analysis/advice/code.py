@@ -116,7 +116,7 @@ def register_reuse(view: KernelView) -> Advice | Skipped:
     owned = loop_indexed_locals(view)
     if spills or not owned:
         data = not spills and view.program is not None and any(
-            atomics.address_sources(pf, i) is not None and "data" in (atomics.address_sources(pf, i) or ())
+            "data" in (atomics.address_sources(pf, i) or ())
             for pf, i in _local_instructions(view.program) if cm.ins_key(pf, i) in removed)
         hint = (f"local arrays indexed by loaded data (LDL/STL) stall {_spill_where(view, evs)}: the index is known "
                 "only at run time, so the array cannot live in registers; keep it in shared memory, or restructure "
@@ -132,17 +132,15 @@ def register_reuse(view: KernelView) -> Advice | Skipped:
     return _local_removal(view, "register_reuse", evs, hint)
 
 
-def _edge_local_key(e: EdgeView) -> cm.InsKey | None:
-    """The local-memory instruction of a local-memory edge: its def when that is an LDL/STL, else its use."""
-    if e.def_ins is not None and cm.is_local_mem(e.def_ins):
-        return cm.ins_key(e.def_fn, e.def_ins)
-    return cm.ins_key(e.use_fn, e.use_ins)
+#: Instructions of a function's start searched for the stack pointer's lowering: ptxas emits it in the
+#: prologue, within the first few instructions (a warpwise bound with room for the parameter loads before it).
+PROLOGUE_SCAN = 32
 
 
 def stack_frame_bytes(pf: ProgramFunction) -> int:
     """Bytes of the function's local stack frame: the stack pointer R1 lowered once at entry
     (``VIADD R1, R1, 0xffffff00`` / ``IADD3 R1, R1, -0x100, RZ``: 256 bytes). 0 when it is not."""
-    for i in pf.instructions[:32]:
+    for i in pf.instructions[:PROLOGUE_SCAN]:
         ops = i.operands
         if i.base_opcode in ("VIADD", "IADD3", "IADD") and len(ops) >= 3 and ops[0] == "R1" and ops[1] == "R1":
             try:
@@ -174,12 +172,20 @@ def loop_indexed_locals(view: KernelView) -> dict[cm.InsKey, float]:
         regs = view.profile.launch.registers_per_thread
         indexed: dict[str, list[cm.InsKey]] = defaultdict(list)
         fixed: dict[str, list[cm.InsKey]] = defaultdict(list)
+
+        fit: dict[str, bool] = {}
+
+        def fits(pf: ProgramFunction) -> bool:  # the frame, as registers, fits beside the ones in use (per function)
+            if pf.name not in fit:
+                frame = stack_frame_bytes(pf)
+                fit[pf.name] = frame > 0 and frame // 4 + regs <= view.arch.max_registers_per_thread
+            return fit[pf.name]
+
         for pf, i in _local_instructions(prog):
             k = cm.ins_key(pf, i)
             if k is None or k in abi or is_spill_slot(i):
                 continue
-            frame = stack_frame_bytes(pf)
-            if frame <= 0 or frame // 4 + regs > view.arch.max_registers_per_thread:
+            if not fits(pf):
                 continue
             if not cm.address_registers(i) - {"R1"}:
                 fixed[pf.name].append(k)  # [R1+imm]: an element at a constant index

@@ -101,11 +101,8 @@ def _shape(profile: KernelProfile, ctas: int) -> tuple[float, float]:
 def _issue_share(profiles: list[KernelProfile]) -> float:
     """Share of the launches' warp samples in the ``selected`` state (the warp issued that cycle), summed over
     the launches; 0.0 when they hold no samples."""
-    total = sel = 0.0
-    for p in profiles:
-        for s in p.pcs.values():
-            total += sum(s.stalls.values())
-            sel += s.stalls.get("selected", 0)
+    total = sum(p.total_samples for p in profiles)
+    sel = sum(s.stalls.get("selected", 0) for p in profiles for s in p.pcs.values())
     return sel / total if total > 0 else 0.0
 
 
@@ -127,8 +124,8 @@ def small_launches_estimate(profiles: list[KernelProfile], flow: HostFlow | None
     schedulers per SM the warps sharing a scheduler, so s W_i is a scheduler's issue utilization (Nsight Compute
     samples one warp per scheduler per interval: Kernel Profiling Guide, "Warp Sampling"). max_i b_i: a CTA
     runs no faster in a bigger grid. d_i: launch i's DRAM throughput share (SpeedOfLight), so Σ t_i d_i is the
-    DRAM time of the same bytes at peak, reach_dram = 0.893 of it reachable (arch.roofline.ACHIEVABLE): merging
-    moves the same bytes. Measured on the H200 (bench/advice/holdout9/pairs/planes_per_launch_clean, 48
+    DRAM time of the same bytes at peak, reach_dram = arch.roofline.ACHIEVABLE["dram"] the reachable share
+    of it: merging moves the same bytes. Measured on the H200 (bench/advice/holdout9/pairs/planes_per_launch_clean, 48
     launches of 64 CTAs, 2026-12-03): 24.1x achieved by one launch over the batch. ``S_floors`` = Σ t_i /
     (f_M + Σ_i b_i), the floors alone (no fill), is kept as the lower end.
 
@@ -157,7 +154,7 @@ def small_launches_estimate(profiles: list[KernelProfile], flow: HostFlow | None
     if floors_only >= total:
         return None
     s = _issue_share(profiles)
-    warps_per_cta = -(-profiles[0].launch.threads_per_block // 32)
+    warps_per_cta = -(-profiles[0].launch.threads_per_block // arch.warp_size)
     fill_work = 0.0
     for p, bi, (k, _) in zip(profiles, b, shapes, strict=True):
         sigma = min(1.0, p.launch.blocks / max(1, p.launch.sm_count))

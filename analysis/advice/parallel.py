@@ -6,7 +6,7 @@ architecture's residency limits (analysis/arch) and the issue ratio R_I of the s
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from warpwise.analysis.advice import atomics
@@ -271,26 +271,22 @@ def carried_recurrence(view: KernelView) -> tuple[str | None, int | None] | None
     _, pf, lp = best
     body = sorted((i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks),
                   key=lambda i: i.offset)
-    written: set[str] = set()
-    read_first: set[str] = set()
-    tainted: set[str] = set()  # registers holding a value computed from a product of a carried candidate
-    fed_back: set[str] = set()  # registers written with such a value
-    def gprs(regs: frozenset[str] | set[str]) -> set[str]:  # values, not scoreboards or predicates
+    def gprs(regs: Iterable[str]) -> set[str]:  # values, not scoreboards, predicates or immediates
         return {r for r in regs if r[:1] == "R" and r[1:].isdigit()}
 
+    written: set[str] = set()
+    read_first: set[str] = set()  # registers a multiply reads before the body writes them: carried candidates
+    tainted: set[str] = set()  # registers holding a value computed from such a product
+    fed_back: set[str] = set()  # registers written with such a value
     for i in body:
         du = def_use(i)
         reads, defs = gprs(du.uses), gprs(du.defs)
+        product = False
         if i.base_opcode in _MULTIPLIES and ".F64" not in i.opcode:
-            srcs = {o.lstrip("-|").rstrip("|").split(".")[0] for o in i.operands[1:3]}
-            first = {r for r in srcs - written if r[:1] == "R" and r[1:].isdigit()}  # registers, not immediates
+            first = gprs(o.lstrip("-|").rstrip("|").split(".")[0] for o in i.operands[1:3]) - written
             read_first |= first
-            if first or (srcs & tainted):
-                tainted |= defs
-                fed_back |= defs
-                written |= set(du.defs)
-                continue
-        if reads & tainted:
+            product = bool(first)
+        if product or reads & tainted:
             tainted |= defs
             fed_back |= defs
         else:
@@ -298,7 +294,7 @@ def carried_recurrence(view: KernelView) -> tuple[str | None, int | None] | None
         written |= set(du.defs)
     # carried through the multiplication: the product flows back into the register the multiply read first
     # (y = a*y + b, Horner's p = p*x + c); a running sum scaled for output (out = sum * k, sum += d) is a sum
-    carried = {reg for reg in read_first if reg[:1] == "R" and reg[1:].isdigit() and reg in fed_back}
+    carried = read_first & fed_back
     if not carried:
         return None
     return lp.file, lp.first_line

@@ -53,8 +53,9 @@ class HostFlow:
 
 def _kernel_params(p: Parsed, kernel: str) -> list[str] | None:
     """Per parameter of the __global__ ``kernel``: "read" (pointer to const), "write" (other pointer) or
-    "value"; None when the kernel's definition is not in the file."""
-    for c in walk(p.tu.cursor):
+    "value"; None when the kernel's definition is not in the file (the main file's top-level declarations:
+    walking the whole translation unit would visit every CUDA header's cursors, ~0.8 s)."""
+    for c in p.top_level():
         if c.kind == K.FUNCTION_DECL and c.spelling == kernel and c.is_definition() and \
                 has_attr(c, K.CUDAGLOBAL_ATTR):
             out = []
