@@ -5,6 +5,8 @@ from __future__ import annotations
 import clang.cindex as ci
 
 K = ci.CursorKind
+#: Statements that loop (for, while, do, range-for).
+LOOPS = frozenset({K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT})
 _TRANSPARENT = {K.UNEXPOSED_EXPR, K.PAREN_EXPR}
 _CASTS = {K.CSTYLE_CAST_EXPR, K.CXX_STATIC_CAST_EXPR, K.CXX_FUNCTIONAL_CAST_EXPR}
 LITERALS = {K.INTEGER_LITERAL, K.FLOATING_LITERAL}

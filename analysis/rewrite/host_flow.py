@@ -6,6 +6,8 @@ share one grid in any order. That is false when a launch reads a buffer an earli
 - a **rotation**: the launch is in a loop whose body exchanges two of the launch's pointer arguments
   (``std::swap(a, b)``, or ``a = b`` / ``b = t`` assignments between argument variables) — the ping-pong of an
   iterative solver or a time stepper, where each launch reads what the previous one wrote;
+- a **repeat**: the launch is in a loop and passes a variable declared outside the loop and not changed in it to a
+  non-const pointer parameter: every launch writes (and may read) the same buffer;
 - a **chain**: a variable passed to a non-const pointer parameter (a buffer the kernel may write) of one launch
   is passed to a pointer parameter of a later launch of the kernel in the same function (producer -> consumer:
   eager element-wise pipelines).
@@ -28,11 +30,9 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from .cursors import K, binop, has_attr, operands, strip
+from .cursors import LOOPS, K, binop, has_attr, operands, strip
 from .launches import Site, find_sites
 from .parse import Parsed, blocking_errors, parse, walk
-
-_LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def _inside(c: ci.Cursor, scope: ci.Cursor) -> bool:
 def _rotation(site: Site, pointer_vars: dict[tuple[str, int], ci.Cursor]) -> str | None:
     """The swap/assignment in the innermost loop around ``site`` that exchanges two of its pointer-argument
     variables declared outside that loop, as text; None when there is none."""
-    loops = [a for a in site.ancestors if a.kind in _LOOPS]
+    loops = [a for a in site.ancestors if a.kind in LOOPS]
     if not loops:
         return None
     loop = loops[-1]
@@ -140,7 +140,7 @@ def _assigned_in(var: ci.Cursor, scope: ci.Cursor) -> bool:
 def _repeat(site: Site, vars_: list[ci.Cursor | None], params: list[str]) -> str | None:
     """The variable a looped ``site`` passes to a writable pointer parameter that is declared outside the
     innermost loop and never changed in it (the same buffer every iteration); None otherwise."""
-    loops = [a for a in site.ancestors if a.kind in _LOOPS]
+    loops = [a for a in site.ancestors if a.kind in LOOPS]
     if not loops:
         return None
     loop = loops[-1]

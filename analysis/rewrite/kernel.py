@@ -10,10 +10,9 @@ from dataclasses import dataclass, field
 
 import clang.cindex as ci
 
-from .cursors import K, body_of, expr_children, has_attr, strip
+from .cursors import LOOPS, K, body_of, expr_children, has_attr, strip
 from .parse import Parsed, walk, walk_with_parents
 
-_LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
 BUILTINS = ("threadIdx", "blockIdx", "blockDim", "gridDim")
 SYNC = {"__syncthreads", "__syncthreads_count", "__syncthreads_and", "__syncthreads_or", "sync", "this_thread_block",
         "__barrier_sync"}
@@ -253,7 +252,7 @@ def analyse_child(p: Parsed, fn: ci.Cursor) -> Child:
             if expr_children(c):
                 ch.problems.append("a return statement returns a value")
             ch.returns.append((c.extent.start.offset, c.extent.end.offset))
-            ch.return_loops.append([(a.extent.start.offset, a.extent.end.offset) for a in ps if a.kind in _LOOPS])
+            ch.return_loops.append([(a.extent.start.offset, a.extent.end.offset) for a in ps if a.kind in LOOPS])
             ch.return_uniform.append(all(_condition_uniform(a, fn, body) for a in ps))
         elif c.kind in (K.GOTO_STMT, K.INDIRECT_GOTO_STMT) and not in_lambda:
             ch.has_goto = True

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 
 import clang.cindex as ci
 
-from .cursors import K, body_of, expr_children, has_attr, is_device_function, is_launch
+from .cursors import LOOPS, K, body_of, expr_children, has_attr, is_device_function, is_launch
 from .kernel import Child, find_child, find_child_template, statement_end
 from .model import Launch, RewriteError, Span
 from .parse import Parsed, parse, require_parses, walk, walk_with_parents
 from .threads import ThreadCount, recover_thread_count
 
-_LOOPS = {K.FOR_STMT, K.WHILE_STMT, K.DO_STMT, K.CXX_FOR_RANGE_STMT}
 WARPWISE_AGG_STREAMS = {"", "0", "NULL", "nullptr", "cudaStreamFireAndForget", "cudaStreamTailLaunch"}
 
 
@@ -42,7 +41,7 @@ class Site:
 
     @property
     def in_loop(self) -> bool:
-        return any(a.kind in _LOOPS for a in self.ancestors)
+        return any(a.kind in LOOPS for a in self.ancestors)
 
 
 def _span(p: Parsed, c: ci.Cursor) -> Span | None:
@@ -91,7 +90,7 @@ def waits_after(p: Parsed, site: Site) -> tuple[str, int] | None:
     """(what, 1-based line) of a device-side wait for the child that the parent reaches after the launch:
     a wait later in the parent function, or anywhere in a loop around the launch (the next iteration
     waits for this one's child). The code after such a wait uses the child's results."""
-    loops = [(a.extent.start.offset, a.extent.end.offset) for a in site.ancestors if a.kind in _LOOPS]
+    loops = [(a.extent.start.offset, a.extent.end.offset) for a in site.ancestors if a.kind in LOOPS]
     after = site.stmt_end if site.stmt_end is not None else site.call.extent.end.offset
     for c in walk(site.func):
         if c.kind != K.CALL_EXPR:

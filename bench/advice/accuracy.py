@@ -209,13 +209,14 @@ def analyse_pair(pair_dir: Path, meta: dict[str, Any], timing: dict[str, Any]) -
     else:
         estimate_for_error = estimate or 1.0
     error = abs(estimate_for_error - achieved) / achieved if achieved else None
-    if achieved is not None and achieved < NOTHING_TO_GAIN_LIMIT:
+    row = Row(pair_dir.name, kind, opt, rank, estimate, achieved, error, top[0], top[1], view.launches,
+              view.samples, view.bound, None, note)
+    if achieved is not None and not paid(row):
         said = f"the fix did not pay on the H200 ({achieved:.3f}x < {NOTHING_TO_GAIN_LIMIT}x)"
-        if rank == 1 and (estimate_for_error or 1.0) > NOTHING_TO_GAIN_LIMIT:
+        if not within(row, 1):
             said += ": ranked first, counted as a top-1 miss"
-        note = (note + "; " if note else "") + said
-    return Row(pair_dir.name, kind, opt, rank, estimate, achieved, error, top[0], top[1], view.launches,
-               view.samples, view.bound, None, note)
+        row.note = (note + "; " if note else "") + said
+    return row
 
 
 def compute_rows(pairs_dir: Path, timings_path: Path, names: Sequence[str] | None = None
