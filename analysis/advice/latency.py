@@ -39,7 +39,7 @@ from warpwise.analysis.advice.registry import register
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
-from warpwise.analysis.blame.operands import def_use, def_use_all
+from warpwise.analysis.blame.operands import def_use, function_def_use
 from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: GPA released (GPUFunctionInlineOptimizer): inlining is suggested only when instruction-fetch stalls are at
@@ -1174,12 +1174,12 @@ def _mask_weights(need: Iterable[int], base: dict[int, int], by_bit: list[float]
 
 def _slice_rows(fn: ProgramFunction) -> tuple[dict[int, int], list[tuple[int, frozenset[str], frozenset[str]]]]:
     """(offset -> row number, rows): (offset, registers read, registers written) of each of ``fn``'s instructions
-    in address order, from blame/operands' def/use sets (``def_use_all``, the engine the blame index reads), built
+    in address order, from blame/operands' def/use sets (``function_def_use``, the list the blame index reads), built
     once per function: what the forward-slice pass reads per instruction."""
     ins = fn.instructions
     index = {i.offset: k for k, i in enumerate(ins)}
     # the DefUse's own frozensets (shared by every instruction of one SASS text), iterated in their fixed order
-    return index, [(i.offset, du.reg_reads, du.defs) for i, du in zip(ins, def_use_all(ins), strict=True)]
+    return index, [(i.offset, du.reg_reads, du.defs) for i, du in zip(ins, function_def_use(fn), strict=True)]
 
 
 # ---- function_inlining ------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from warpwise.analysis.arch import occupancy as occ
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
-from warpwise.analysis.blame.operands import def_use
+from warpwise.analysis.blame.operands import def_use, function_def_use
 from warpwise.analysis.profile.model import PCSample
 from warpwise.analysis.program.model import Loop, ProgramFunction
 
@@ -504,15 +504,16 @@ def grid_varying(pf: ProgramFunction, dim: int) -> frozenset[int] | None:
     if sreg is None:
         return None
     writes = [i.offset for i in ins if i.base_opcode in cm.GLOBAL_WRITES]
+    first_write = min(writes) if writes else None
+    write_blocks = {b.start for w in writes if (b := pf.block_of(w)) is not None}
 
     def after_write(i: Instruction) -> bool:
-        if not writes:
+        if first_write is None:
             return False
-        if min(writes) < i.offset:
+        if first_write < i.offset:
             return True
         lp = pf.loop_of(i.offset)
-        return lp is not None and any(lp.contains_block(pf.block_of(w).start) for w in writes
-                                      if pf.block_of(w) is not None)
+        return lp is not None and any(lp.contains_block(b) for b in write_blocks)
 
     def seed(i: Instruction) -> bool:
         op = i.base_opcode
@@ -534,10 +535,8 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     (register sets joined at block entries, to a fixed point); an unguarded instruction not reached kills its
     defs, a guarded one kills them only for later instructions under the same guard in its block. Everything
     after a CALL is reached (the callee is not followed). Never raises."""
-    from warpwise.analysis.blame.operands import def_use_all
-
     ins = pf.instructions
-    du = def_use_all(ins)
+    du = function_def_use(pf)
     index = {i.offset: k for k, i in enumerate(ins)}
     span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
             for b in sorted(pf.blocks) if pf.blocks[b].instructions}

@@ -29,8 +29,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from warpwise.analysis.binary.model import ControlCode, Instruction
+
+if TYPE_CHECKING:
+    from warpwise.analysis.program.model import ProgramFunction
 
 _REG = re.compile(r"(?<![\w.])(U?R)(\d+)(\.64|\.128)?")
 _PRED = re.compile(r"^!?(U?P)([0-6])$")
@@ -179,6 +183,12 @@ def def_use(ins: Instruction, conservative: bool = False) -> DefUse:
             _clear_caches()
         _CACHE[key] = hit
     return hit
+
+
+def function_def_use(pf: ProgramFunction) -> list[DefUse]:
+    """``def_use_all(pf.instructions)``, computed once per function (``pf.memo``): the blame index, the advice
+    stage's taint and slice passes read the same list (one def/use per function). Must not be mutated."""
+    return pf.memo("def_use", lambda: def_use_all(pf.instructions))
 
 
 def def_use_all(instructions: list[Instruction]) -> list[DefUse]:

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import networkx as nx
-from warpwise.analysis.blame.operands import DefUse, def_use_all
+from warpwise.analysis.blame.operands import DefUse, function_def_use
 from warpwise.analysis.program.model import ProgramFunction
 
 UNPREDICATED = "_"
@@ -82,7 +82,7 @@ class FunctionIndex:
         self.arch = arch
         self.ins = pf.instructions
         self.index = {i.offset: k for k, i in enumerate(self.ins)}
-        self.du: list[DefUse] = def_use_all(self.ins)
+        self.du: list[DefUse] = function_def_use(pf)
         block: list[int] = [0] * len(self.ins)
         self.block = block
         self.first: dict[int, int] = {}
