@@ -87,15 +87,13 @@ def merge_estimate(profiles: list[KernelProfile], flow: HostFlow | None = None) 
 
 def _shape(profile: KernelProfile, ctas: int) -> tuple[float, float]:
     """(first-wave CTAs per busy SM, share of the GPU's CTA slots filled) of a launch of ``ctas`` CTAs with
-    ``profile``'s CTA shape: k = min(⌈ctas / SMs⌉, resident CTAs per SM) (as advice.parallel.first_wave_ctas_per_sm),
-    φ = min(1, ctas / (SMs × resident CTAs per SM)) (arch.occupancy.residency: the CUDA Occupancy Calculator's
-    rules). Raises ValueError for a CTA of no threads."""
+    ``profile``'s CTA shape: k = min(⌈ctas / SMs⌉, resident CTAs per SM)
+    (arch.occupancy.Residency.first_wave_ctas_per_sm), φ = min(1, ctas / (SMs × resident CTAs per SM))
+    (arch.occupancy.residency: the CUDA Occupancy Calculator's rules). Raises ValueError for a CTA of no threads."""
     f = profile.launch
     r = occ.residency(arch_facts(profile.arch), f.threads_per_block, ctas, f.sm_count, f.registers_per_thread,
                       f.shared_bytes_per_block, f.occupancy_limit)
-    per_sm = max(1, r.ctas_per_sm)
-    k = float(max(1, min(-(-ctas // f.sm_count), per_sm)))
-    return k, min(1.0, ctas / (f.sm_count * per_sm))
+    return float(r.first_wave_ctas_per_sm), min(1.0, ctas / (f.sm_count * max(1, r.ctas_per_sm)))
 
 
 def _issue_share(profiles: list[KernelProfile]) -> float:

@@ -76,7 +76,7 @@ def first_wave_ctas_per_sm(view: KernelView) -> float:
     r = _residency(view)
     if r is None or view.sm_count <= 0:
         return 1.0
-    return float(max(1, min(-(-r.grid_ctas // view.sm_count), r.ctas_per_sm)))
+    return float(r.first_wave_ctas_per_sm)
 
 
 def _old_shape(view: KernelView, r: occ.Residency) -> tuple[float, float]:

@@ -61,6 +61,14 @@ class Residency:
         return self.grid_ctas >= self.slots
 
     @property
+    def first_wave_ctas_per_sm(self) -> int:
+        """CTAs on each busy SM in the launch's first wave: min(⌈grid CTAs / SMs⌉, resident CTAs per SM), at
+        least 1 (the launch floor grows with it: arch.roofline.launch_floor_ns)."""
+        if self.sm_count <= 0:
+            return 1
+        return max(1, min(-(-self.grid_ctas // self.sm_count), self.ctas_per_sm))
+
+    @property
     def active_sms(self) -> int:
         """SMs that get at least one CTA."""
         return min(self.sm_count, self.grid_ctas)
