@@ -149,6 +149,17 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     execFileSync('python3', ['-c', 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))',
       path.join(pairs, 'bs_batches', 'orig.ncu-rep.xz'), path.join(ws, 'advice', 'bs_batches', 'orig.ncu-rep')],
     { timeout: 60000 });
+    // a real H200 report with 45 launches of one kernel (a bitonic network, one launch per stage): the hover lists
+    // their range, not each launch
+    const sortPair = path.join(ROOT, 'bench', 'advice', 'holdout11', 'pairs', 'bitonic_segments');
+    fs.mkdirSync(path.join(ws, 'sort', 'bitonic_segments'), { recursive: true });
+    fs.copyFileSync(path.join(pairs, 'bench.cuh'), path.join(ws, 'sort', 'bench.cuh'));
+    for (const f of ['orig.cu', 'orig.sm_90.cubin']) {
+      fs.copyFileSync(path.join(sortPair, f), path.join(ws, 'sort', 'bitonic_segments', f));
+    }
+    execFileSync('python3', ['-c', 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))',
+      path.join(sortPair, 'orig.ncu-rep.xz'), path.join(ws, 'sort', 'bitonic_segments', 'orig.ncu-rep')],
+    { timeout: 60000 });
     writeSettings(userSettings());
     port = await freePort();
     fs.writeFileSync(path.join(userData, 'config.yaml'), `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
@@ -251,13 +262,15 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     return out;
   }
 
-  async function openFile(name) {
+  /** Opens a workspace file by quick open: ``query`` is its name, or folder/name where two files share a name. */
+  async function openFile(query) {
+    const name = path.basename(query);
     await page.keyboard.press('Escape');
     await page.locator('.monaco-workbench').click({ position: { x: 640, y: 400 } }).catch(() => undefined);
     await page.keyboard.press('Control+P');
     const input = page.locator('.quick-input-widget input');
     await input.waitFor({ state: 'visible', timeout: 20000 });
-    await input.fill(name);
+    await input.fill(query);
     const first = page.locator('.quick-input-list .monaco-list-row').first();
     try {
       // the list settles on the exact file first (fuzzy matches like stencil.sm_90.cubin come later)
@@ -353,7 +366,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     await waitFor('a squiggle in the editor', async () => (await squiggle.count()) > 0);
     // the open file gets its diagnostics from the first report in; wait for the whole workspace too
     const status = page.locator('.statusbar-item').filter({ hasText: /warpwise/ });
-    await waitFor('all three reports loaded', async () => /4 profiles · 3 kernels/.test(await status.first().innerText()));
+    await waitFor('all five reports loaded', async () => /5 profiles · 4 kernels/.test(await status.first().innerText()));
     await shot('vscode-diagnostics');
     await withProblems(async () => {
       const rows = await waitFor('warpwise rows in the Problems panel', async () => {
@@ -502,7 +515,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
 
   test('the status bar shows the loaded profiles and kernels', async () => {
     const item = page.locator('.statusbar-item').filter({ hasText: /warpwise/ });
-    await waitFor('the warpwise status-bar item with counts', async () => /4 profiles · 3 kernels/.test(await item.first().innerText()));
+    await waitFor('the warpwise status-bar item with counts', async () => /5 profiles · 4 kernels/.test(await item.first().innerText()));
     const box = await item.first().boundingBox();
     await shot('vscode-status-bar', box ? { x: Math.max(0, box.x - 10), y: box.y - 4, width: Math.min(520, 1280 - box.x + 10), height: box.height + 8 } : undefined);
   });
@@ -640,7 +653,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
   });
 
   test('a kernel launched three times is one kernel: one squiggle per line, shares summed, lens and hover say so', async () => {
-    await openFile('orig.cu');
+    await openFile('bs_batches/orig.cu');
     const texts = await waitFor('the multi-launch lens', async () => {
       const t = (await lensTexts()).map(norm).filter(Boolean);
       return t.some((x) => /price_calls · 3 launches/.test(x)) ? t : false;
@@ -668,6 +681,36 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       if (box && pos) {
         await scrollHoverTo(hover, box);
         await shot('vscode-multi-launch-hover', clipAround(box, 12), 'vscode-multi-launch-hover');
+      }
+    } finally {
+      await closeHover();
+    }
+    await openFile(`${EXAMPLE}.cu`);
+  });
+
+  test('a kernel launched 45 times: the lens counts the launches, the hover gives their range and the longest', async () => {
+    await openFile('bitonic_segments/orig.cu');
+    const texts = await waitFor('the 45-launch lens', async () => {
+      const t = (await lensTexts()).map(norm).filter(Boolean);
+      return t.some((x) => /bitonic_segments · 45 launches/.test(x)) ? t : false;
+    }, 30000);
+    assert.match(texts.find((t) => /bitonic_segments · 45/.test(t)), /^warpwise: bitonic_segments · 45 launches · report orig\.ncu-rep · 64,940 warp samples/);
+    const hover = await hoverOver(viewLine('const bool up').locator('span').filter({ hasText: /up/ }).first(), /Over 45 launches/);
+    try {
+      const t = norm(await hover.innerText());
+      // one line for all 45 launches: the range of the per-launch estimates and the longest launch, no per-launch list
+      assert.match(t, /Per launch: 45 launches, \d\.\d{3}-\d\.\d{3}×; longest 0\.\d+ \d\.\d{3}× \(1\d\.\d us\)/);
+      assert.ok(!/grid 16384×1×1 [\d.]+× \(/.test(t), 'a per-launch list in the hover');
+      assert.ok(!/--format json/.test(t), 'a CLI flag in the hover');
+      const box = await hover.boundingBox();
+      if (box) {
+        const at = await hover.locator('text=/Per launch: 45 launches/').first().boundingBox();
+        if (at) {
+          await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+          await page.mouse.wheel(0, Math.max(0, at.y - box.y - box.height / 2));
+          await page.waitForTimeout(300);
+        }
+        await shot('vscode-many-launch-hover', clipAround(box, 12));
       }
     } finally {
       await closeHover();
@@ -729,7 +772,7 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
     const item = page.locator('.statusbar-item').filter({ hasText: /warpwise/ });
     await waitFor('one profile loaded', async () => /warpwise: 1 profile · 1 kernel/.test(await item.first().innerText()), 30000);
     writeSettings(userSettings());
-    await waitFor('all profiles again', async () => /4 profiles · 3 kernels/.test(await item.first().innerText()), 30000);
+    await waitFor('all profiles again', async () => /5 profiles · 4 kernels/.test(await item.first().innerText()), 30000);
   });
 
   test('a wrong warpwise.server.path gives a notification with the install command', async () => {
