@@ -2,7 +2,10 @@
 the committed H200 reports and cubins they were found on:
 
 - thread_increase for a small grid of at least one CTA per SM (a persistent / cooperative kernel sized to the SM
-  count) proposes the largest CTA the SMs still hold as many of (parallel._sm_filling_shape), not 256 threads.
+  count) proposes the largest CTA the SMs still hold as many of (parallel._sm_filling_shape), not 256 threads;
+- narrow loads that walk each thread's own bytes with the lanes apart (code.contiguous_walks, code.widenable_walks)
+  belong to memory_transaction_reduction (wider per-thread loads, the L1 work of their requests cut k-fold), not
+  to global_memory_coalesce.
 """
 
 from __future__ import annotations
@@ -11,9 +14,9 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from warpwise.analysis.advice import parallel
+from warpwise.analysis.advice import code, parallel
 from warpwise.analysis.advice.context import KernelView, build_view
-from warpwise.analysis.advice.model import Advice
+from warpwise.analysis.advice.model import Advice, Skipped
 from warpwise.analysis.arch.facts import arch_facts
 from warpwise.analysis.arch.tables import ARCHS
 from warpwise.analysis.pipeline import analyze
@@ -52,8 +55,68 @@ def test_fewer_ctas_than_sms_keeps_the_conventional_size() -> None:
     assert "256 threads instead of 32" in ti.hint and "co-resident" not in ti.hint
 
 
+def test_data_sized_grid_is_not_sized_to_the_sms() -> None:
+    # holdout3's lj_powf: (24576 + 127) / 128 = 192 CTAs of 128 threads on 132 SMs, one thread per atom: a grid
+    # sized from the data, whose CTAs have no more work to split over 1024 threads; coop_heat_sync's 132 is
+    view = pair_view(H11.parents[1] / "holdout3" / "pairs" / "lj_powf")
+    r = parallel._residency(view)
+    assert r is not None and r.grid_ctas == 192 and not parallel.sized_to_sms(view, r)
+    ti = parallel.thread_increase(view)
+    assert isinstance(ti, Advice) and "256 threads instead of 128" in ti.hint
+    coop = pair_view(H11 / "coop_heat_sync")
+    rc = parallel._residency(coop)
+    assert rc is not None and parallel.sized_to_sms(coop, rc)
+
+
 def test_max_threads_per_block_fact() -> None:
     h = ARCHS[90]
     assert h.max_threads_per_block == 1024 and "1024" in h.source("max_threads_per_block")
     assert h.max_threads_per_block <= h.max_threads_per_sm
     assert pytest.approx(h.max_threads_per_block / h.warp_size) == 32
+
+
+def _kernel(pair: Path, name: str):  # type: ignore[no-untyped-def]
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.program.build import build_program
+
+    prog = build_program(load_cubin(pair / "orig.sm_90.cubin"))
+    return next(f for f in prog.functions.values() if f.is_kernel and name in f.name)
+
+
+def test_record_hash_walk_is_found_in_the_sass() -> None:
+    # `for (i = 0; i < 64; ++i) f.add(k[i])` unrolled 16x: LDG.E.U8 [R4.64-0x8] .. [R4.64+0x7], R4 += 0x10
+    pf = _kernel(H11 / "record_hash_bytes", "hash_keys")
+    walks = code.contiguous_walks(pf)
+    assert sorted(walks) == list(range(0x120, 0x220, 0x10)) and set(walks.values()) == {(1, 16)}
+    view = pair_view(H11 / "record_hash_bytes")
+    wide = code.widenable_walks(view)
+    assert len(wide) == 16 and set(wide.values()) == {16}  # 16 one-byte loads per 16-byte access
+
+
+def test_record_hash_widening_is_memory_transaction_reduction() -> None:
+    view = pair_view(H11 / "record_hash_bytes")
+    gc = code.global_memory_coalesce(view)
+    assert isinstance(gc, Skipped) and "walk each thread's own bytes" in gc.reason
+    rep = pair_advice_report(H11 / "record_hash_bytes")
+    top = rep.advice[0]
+    assert top.optimizer == "memory_transaction_reduction" and top.params.get("walk_widening") == 1
+    inp = top.estimate.inputs
+    assert inp["k_widen"] == 16
+    # 64 one-byte loads per thread each touch a sector per lane: removing 15 of 16 requests removes 15/16 of their
+    # sectors, 62.9 M of the kernel's 67.3 M; L2 and DRAM move the same lines
+    assert inp["walk_sectors_removed"] == pytest.approx(inp["sectors"] * 0.9348, rel=1e-3)
+    assert 0.05 < inp["r_l1"] < 0.08 and inp["r_l2"] == inp["r_dram"] == 1.0
+    assert "16x fewer requests" in top.hint and "no layout change" in top.hint
+    assert 5.5 < top.estimated_speedup < 7.2  # H200: 6.605x achieved (global_memory_coalesce 7.289x was first)
+    assert "global_memory_coalesce" not in {a.optimizer for a in rep.advice}
+
+
+def test_four_byte_row_walks_stay_coalescing() -> None:
+    # holdout's gemv_rowthread: each thread walks its own row of floats (a contiguous walk too), but a 4-byte
+    # access coalesced across lanes fills a whole line per request: the layout fix stays global_memory_coalesce's
+    d = H11.parents[1] / "holdout" / "pairs" / "gemv_rowthread"
+    pf = _kernel(d, "gemv")
+    assert {v for v in code.contiguous_walks(pf).values()} == {(4, 64)}
+    view = pair_view(d)
+    assert code.widenable_walks(view) == {}
+    assert isinstance(code.global_memory_coalesce(view), Advice)
