@@ -5,7 +5,10 @@ the committed H200 reports and cubins they were found on:
   count) proposes the largest CTA the SMs still hold as many of (parallel._sm_filling_shape), not 256 threads;
 - narrow loads that walk each thread's own bytes with the lanes apart (code.contiguous_walks, code.widenable_walks)
   belong to memory_transaction_reduction (wider per-thread loads, the L1 work of their requests cut k-fold), not
-  to global_memory_coalesce.
+  to global_memory_coalesce;
+- kernel_merge's mixed model (some launches fill the GPU, some do not) counts work in executed warp instructions and
+  takes its floor as at most an empty launch's (launches.merge_estimate), so a small launch of long CTAs is not
+  read as a floor.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ from pathlib import Path
 import pytest
 from warpwise.analysis.advice import code, parallel
 from warpwise.analysis.advice.context import KernelView, build_view
+from warpwise.analysis.advice.launches import merge_estimate
 from warpwise.analysis.advice.model import Advice, Skipped
 from warpwise.analysis.arch.facts import arch_facts
+from warpwise.analysis.arch.roofline import launch_floor_ns
 from warpwise.analysis.arch.tables import ARCHS
 from warpwise.analysis.pipeline import analyze
+from warpwise.analysis.profile.ncu import load_profiles
 
 from tests.conftest import pair_advice_report, pair_report
 
@@ -120,3 +126,42 @@ def test_four_byte_row_walks_stay_coalescing() -> None:
     view = pair_view(d)
     assert code.widenable_walks(view) == {}
     assert isinstance(code.global_memory_coalesce(view), Advice)
+
+
+def _launches(d: Path, kernel: str):  # type: ignore[no-untyped-def]
+    rep = pair_report(d)
+    assert rep is not None
+    return [p for p in load_profiles(rep) if kernel in p.name]
+
+
+@pytest.mark.parametrize(("rel", "kernel", "lo", "hi"), [
+    # three GEMVs (12288 x 4096, 11008 x 4096, 4096 x 11008), a warp per row: the 512-CTA launch (0.48 waves) runs
+    # rows of 11008 and takes longest; 3.284x before (its 46.9 us read as the floor: 36.3 us, the shortest launch)
+    ("holdout11/pairs/gemv_int4_bytes", "gemv_w4", 1.10, 1.26),
+    # the probe that merged holdout4's fp16 GEMVs into one launch measured 1.061x; 2.699x before
+    ("holdout4/pairs/gemv_fp16_decode_ww", "gemv_f16", 1.03, 1.10),
+])
+def test_merge_of_full_gemv_launches_pays_little(rel: str, kernel: str, lo: float, hi: float) -> None:
+    profs = _launches(H11.parents[1] / rel, kernel)
+    assert [p.launch.waves_per_sm >= 1 for p in profs] == [True, True, False]
+    e = merge_estimate(profs)
+    assert e is not None and e.inputs["work_in_instructions"] == 1.0
+    small = profs[2].launch.duration_ns
+    assert e.inputs["t_floor_ns"] < small and e.inputs["t_floor_ns"] <= launch_floor_ns(8.0)
+    executed = [sum(s.inst_executed for s in p.pcs.values()) for p in profs]
+    assert e.inputs["W"] == sum(executed)
+    full_t = sum(p.launch.duration_ns - e.inputs["t_floor_ns"] for p in profs[:2])
+    assert e.inputs["r_ns"] == pytest.approx(full_t / (executed[0] + executed[1]))
+    assert lo < e.speedup < hi
+
+
+def test_gemv_int4_kernel_merge_is_not_first() -> None:
+    # the kernel's one ranking over its three launches (pipeline groups): kernel_merge is there, below the first
+    d = H11 / "gemv_int4_bytes"
+    srcs = [d / "orig.cu", H11.parents[1] / "pairs" / "bench.cuh"]
+    (group,) = analyze(pair_report(d), [d / "orig.sm_90.cubin"], srcs, kernel="gemv_w4").groups
+    rep = group.advice_report
+    ranked = [a.optimizer for a in rep.advice]
+    assert "kernel_merge" in ranked[1:]
+    km = rep.advice[ranked.index("kernel_merge")]
+    assert km.estimated_speedup < rep.advice[0].estimated_speedup and "floor of about 2.3 us" in km.hint
