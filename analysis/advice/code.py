@@ -2136,14 +2136,14 @@ def conflict_wait_removed(view: KernelView, conflicts: dict[cm.InsKey, float], l
 
     A PC sample stands for ``interval × W`` warp-cycles (the sampler takes one of the SM's W active warps per
     interval; ``LaunchConfig.sampling_interval_cycles`` × ``achieved_warps_per_sm``), so the stalls waiting on
-    instruction k give its measured wait per execution (Little's law), ``L_k = W_k × interval × W / n_k`` cycles
-    (``n_k`` = warp instructions executed). After the fix the wait is at least the unloaded latency ``L0``
-    (arch/latency ``shared``, H200-measured LDS 29 cycles), so ``W_k × max(0, 1 − L0 / L_k)`` of it goes, plus
-    the excess share of the samples on k itself (issue and queueing of the replayed wavefronts). Warps stalled
-    on a full MIO queue (``mio_throttle``, at any instruction: the queue in front of the shared-memory pipe,
-    Kernel Profiling Guide, "Warp Stall Reasons") wait for the L1 work ahead of them, so ``1 − l1_ratio`` of
-    those samples (``l1_ratio`` = L1 work after / before, :func:`_l1_ratio`) go with it. Shapes: counts in
-    samples (float); 0 without a sampling interval or occupancy."""
+    instruction k give its measured wait per execution (Little's law, KernelView.wait_per_execution), ``L_k = W_k ×
+    interval × W / n_k`` cycles (``n_k`` = warp instructions executed). After the fix the wait is at least the
+    unloaded latency ``L0`` (arch/latency ``shared``, H200-measured LDS 29 cycles), so ``W_k × max(0, 1 − L0 /
+    L_k)`` of it goes, plus the excess share of the samples on k itself (issue and queueing of the replayed
+    wavefronts). Warps stalled on a full MIO queue (``mio_throttle``, at any instruction: the queue in front of the
+    shared-memory pipe, Kernel Profiling Guide, "Warp Stall Reasons") wait for the L1 work ahead of them, so ``1 −
+    l1_ratio`` of those samples (``l1_ratio`` = L1 work after / before, :func:`_l1_ratio`) go with it. Shapes:
+    counts in samples (float); 0 without a sampling interval or occupancy."""
     lc = view.profile.launch
     per_sample = lc.sampling_interval_cycles * lc.achieved_warps_per_sm
     l0 = latency_of("LDS", view.profile.arch).cycles
@@ -2165,7 +2165,7 @@ def conflict_wait_removed(view: KernelView, conflicts: dict[cm.InsKey, float], l
         s = view.sample_at(*k)
         if s is None or s.inst_executed <= 0 or w <= 0:
             continue
-        measured = w * per_sample / s.inst_executed
+        measured = view.wait_per_execution(w, s)
         m += w * max(0.0, 1.0 - l0 / measured)
     return m, {"L_shared": l0, "cycles_per_sample": per_sample, "M_mio": m_mio, "mio_throttle": mio,
                "conflict_waits": float(sum(waits.values()))}
@@ -2706,7 +2706,7 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
     r = (sectors - idx) / sectors
     ratios = {"l2": r, "dram": r, "l1": _l1_ratio(view, global_ratio=r)}
     keep_traffic = rk.roofline_cap(lc.throughput_pct, rk.units_for("indirect_address_elimination",
-                                                                    "stall_elimination"), reach_of=view.reach)
+                                                                    "stall_elimination"), reach_of=view.reach_now)
     res = _after_fix_estimate(view, res, ratios, False, {"sectors": float(sectors), "index_sectors": float(idx)})
     if keep_traffic is not None and res.estimated_speedup > keep_traffic.cap * 1.001:
         # more than a fix that keeps the index traffic could give: only computing the index (a pattern) gets it

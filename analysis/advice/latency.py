@@ -172,7 +172,7 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                 "by hand before the store")
 
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("loop_unrolling", "latency_hiding"),
-                          reach_of=view.reach)
+                          reach_of=view.reach_now)
     ceiling = cap.cap if cap is not None else math.inf
 
     def advised(r: cm.Region) -> tuple[int, int | None]:
@@ -339,7 +339,7 @@ def _local_array_unroll_advice(view: KernelView) -> Advice | None:
     # register_reuse's estimate of the same removal, with its cap (the units a removal of local traffic leaves
     # unchanged: ranking.UNCHANGED_UNITS): the two findings are one fix seen from two ids
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("register_reuse", "stall_elimination"),
-                          reach_of=view.reach)
+                          reach_of=view.reach_now)
     res.estimate, res.cap = rk.apply_cap(res.estimate, cap, soft=True)
     res.params["local_arrays"] = 1
     return res
@@ -877,7 +877,7 @@ def _pipelined_loads(view: KernelView, res: Advice, regions: list[cm.Region]) ->
         return res
     s, f, k = best
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("code_reordering", "latency_hiding"),
-                          reach_of=view.reach)
+                          reach_of=view.reach_now)
     if cap is not None:
         s = min(s, cap.cap)
     if s <= res.estimated_speedup:

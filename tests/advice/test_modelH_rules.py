@@ -1,0 +1,70 @@
+"""Rules for nothing-to-gain kernels and over-estimates (issue 10, helper modelH), checked on the committed H200
+reports and cubins they were found on:
+
+- global loads that queue in the memory system (context.KernelView.load_queueing: their wait per execution,
+  Little's law over the PC samples, at least arch/roofline.QUEUEING_FACTOR times DRAM's latency at the launch's
+  throughput) set DRAM's reach for the traffic as issued (KernelView.reach_now): the bound line and the caps of
+  fixes that leave the traffic unchanged use it."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from warpwise.analysis.arch import roofline
+
+from tests.conftest import ROOT, pair_advice_report, pair_report
+
+H11 = ROOT / "bench" / "advice" / "holdout11" / "pairs"
+KINETIC = H11 / "kinetic_energy_fp64"
+JACOBI = H11 / "jacobi5_stream"
+
+
+@cache
+def _view(pair: Path) -> Any:
+    """The KernelView of the longest launch of ``pair``'s kernel (its committed report, cubin and sources)."""
+    from warpwise.analysis.advice.context import build_view
+    from warpwise.analysis.arch.facts import arch_facts
+    from warpwise.analysis.pipeline import analyze
+
+    meta = json.loads((pair / "pair.json").read_text())
+    srcs = [p for p in sorted(pair.iterdir()) if p.suffix in (".cu", ".cuh")]
+    srcs.append(ROOT / "bench" / "advice" / "pairs" / "bench.cuh")
+    an = analyze(pair_report(pair), sorted(pair.glob("orig.*.cubin")), srcs, kernel=meta["kernel"])
+    k = max((k for k in an.kernels if k.advice_report is not None), key=lambda k: k.profile.launch.duration_ns)
+    return build_view(k.profile, k.program, k.blame, arch_facts(k.profile.arch), None, None)
+
+
+def test_kinetic_loads_queue_for_dram() -> None:
+    v = _view(KINETIC)
+    q = v.load_queueing
+    assert q is not None and q.queued
+    # 84.7 us launch at 66.5% of DRAM peak: its LDG.128s wait 1.50 us per execution (the first of each group of
+    # four 2.2 us), against 0.44 us of DRAM latency at that throughput; 91% of the samples wait on them
+    assert q.dram_pct == pytest.approx(66.5, abs=0.1)
+    assert q.wait_ns == pytest.approx(1500, rel=0.03)
+    assert q.latency_ns == pytest.approx(roofline.dram_latency_ns(q.dram_pct))
+    assert q.latency_ns == pytest.approx(436, abs=3)
+    assert q.share == pytest.approx(0.91, abs=0.01)
+    assert v.reach["dram"] == pytest.approx(0.893, abs=0.002)  # read-only: the datasheet stream's reach
+    assert v.reach_now["dram"] == pytest.approx(q.dram_pct / 100)
+
+
+def test_kinetic_bound_and_nothing_to_gain() -> None:
+    rep = pair_advice_report(KINETIC)
+    assert rep.bound is not None and rep.bound.unit == "dram" and rep.bound.cap == pytest.approx(1.0)
+    assert "queue" in rep.bound.text and "1.50 us per load" in rep.bound.text
+    # strength_reduction 1.32x, occupancy_increase 1.17x, loop_unrolling and code_reordering were above 1.05x
+    # before; its probe (512-thread blocks) measured 1.003x
+    assert all(a.estimated_speedup <= 1.05 for a in rep.advice)
+
+
+def test_jacobi_waits_are_not_queueing() -> None:
+    # the stencil's loads hit L1/L2 for the neighbours: 0.25 us per execution, below DRAM's 0.42 us at 58%
+    q = _view(JACOBI).load_queueing
+    assert q is not None and not q.queued
+    assert q.wait_ns == pytest.approx(250, rel=0.05) and q.wait_ns < q.latency_ns
+    assert _view(JACOBI).reach_now == _view(JACOBI).reach
