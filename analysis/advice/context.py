@@ -198,14 +198,22 @@ class KernelView:
     def reach_now(self) -> dict[str, float]:
         """Reachable fraction of peak per unit for the traffic as the launch issues it: :attr:`reach`, with
         DRAM's lowered to its present throughput when the launch's global loads queue in the memory system
-        (:attr:`load_queueing`): requests waiting in line mean the memory system serves this access pattern
-        no faster. For the caps of fixes that leave the traffic unchanged (the bound line, latency hiding, more
-        warps, fewer instructions); a fix that changes the traffic is capped by the roofline after it, with
-        :attr:`reach` (the new pattern's requests are not this one's)."""
+        (:attr:`load_queueing`) and neither L2 nor L1 is at its own roofline (which would explain the queue):
+        requests waiting in line mean DRAM serves this access pattern no faster. For the caps of fixes that
+        leave the traffic unchanged (the bound line, latency hiding, more warps, fewer instructions); a fix that
+        changes the traffic is capped by the roofline after it, with :attr:`reach` (the new pattern's requests
+        are not this one's)."""
         out = self.reach
         q = self.load_queueing
-        if q is not None and q.queued:
-            out["dram"] = min(out.get("dram", 1.0), q.dram_pct / 100.0)
+        if q is None or not q.queued:
+            return out
+        from warpwise.analysis.arch import roofline
+
+        # a cache level at its roofline already explains the queue (an L2-bound gather): DRAM's reach stays
+        tp = self.profile.launch.throughput_pct
+        if any(c.bound for c in roofline.ceilings(tp, out) if c.unit in ("l2", "l1")):
+            return out
+        out["dram"] = min(out.get("dram", 1.0), q.dram_pct / 100.0)
         return out
 
     def edges_by(self, *, gpa_class: Iterable[str] = (), reason: Iterable[str] = (),

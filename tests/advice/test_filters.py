@@ -125,12 +125,9 @@ def test_unroll_factor_from_sass() -> None:
 def test_gather_rolled_loop_gets_no_no_unroll_advice(reports: dict[str, AdviceReport]) -> None:
     rep = reports["gather"]
     assert "loop_no_unroll" not in {a.optimizer for a in rep.candidates}
+    assert "loop_unrolling" in {a.optimizer for a in rep.candidates}
     reason = next(s.reason for s in rep.skipped if s.optimizer == "loop_no_unroll")
     assert "not unrolled" in reason
-    # loop_unrolling is skipped for its own estimate, not for the conflict: the loads queue for DRAM (63% of
-    # peak, 2.16 us per load against 0.43 us: KernelView.reach_now), so more loads in flight gain 1.000x
-    unroll = next(s.reason for s in rep.skipped if s.optimizer == "loop_unrolling")
-    assert unroll.startswith("estimated speedup 1.0000x") and "not worth acting on" in unroll
 
 
 def test_intdiv_few_ifetch_stalls_are_below_the_minimum(reports: dict[str, AdviceReport]) -> None:
