@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from warpwise.analysis.advice import filters
 from warpwise.analysis.advice import ranking as rk
-from warpwise.analysis.advice.context import build_view
+from warpwise.analysis.advice.context import LoadQueueing, build_view
 from warpwise.analysis.advice.estimate import EstimateError
 from warpwise.analysis.advice.model import Advice, AdviceReport, Bound, Skipped
 from warpwise.analysis.advice.parallel import first_wave_ctas_per_sm
@@ -40,13 +40,25 @@ def rank(advice: list[Advice], total: int | None = None) -> list[Advice]:
     return rk.order(stable, total if total is not None else max((a.samples for a in advice), default=0))
 
 
-def bound_finding(throughput_pct: dict[str, float], reach_of: dict[str, float] | None = None) -> Bound | None:
+def bound_finding(throughput_pct: dict[str, float], reach_of: dict[str, float] | None = None,
+                  queueing: LoadQueueing | None = None) -> Bound | None:
     """The roofline the kernel is at (SpeedOfLight; analysis/arch/roofline; ``reach_of``: the launch's
-    reachable fractions), as a finding; None if none."""
+    reachable fractions for its traffic as issued, KernelView.reach_now), as a finding; None if none.
+    ``queueing``: the launch's global-load waits (KernelView.load_queueing); when they show queueing and DRAM
+    binds, the text says that the waits, not a datasheet fraction, set DRAM's reach."""
     bound = [c for c in ceilings(throughput_pct, reach_of) if c.bound]
     if not bound:
         return None
     c = bound[0]
+    if c.unit == "dram" and queueing is not None and queueing.queued:
+        text = (f"{c.name} is at {c.pct:.0f}% of peak (SpeedOfLight) and the global loads queue for it: "
+                f"{100 * queueing.share:.0f}% of the warp samples wait on them, {queueing.wait_ns / 1e3:.2f} us per "
+                f"load against DRAM's {queueing.latency_ns / 1e3:.2f} us latency at this throughput (Little's law "
+                "over the PC samples), so the requests wait in line and this access pattern gets no more from DRAM: "
+                f"the kernel is bandwidth bound; a fix that leaves its traffic unchanged (hiding latency, more "
+                f"warps, fewer instructions) can gain at most {c.cap:.2f}x. Move fewer bytes, or the same bytes "
+                "in fewer, fuller requests, to go faster")
+        return Bound(unit=c.unit, pct=c.pct, cap=c.cap, text=text)
     if c.unit == "sm":
         what = ("compute bound", "remove work (fewer or cheaper instructions) to go faster")
     else:
@@ -165,11 +177,11 @@ def evaluate(profile: KernelProfile, program: Program | Cubin | None, blame: Bla
     report.advice, dropped = filters.resolve_loop_conflicts(report.advice)
     report.skipped.extend(dropped)
     tp = profile.launch.throughput_pct
-    report.bound = bound_finding(tp, view.reach)
+    report.bound = bound_finding(tp, view.reach_now, view.load_queueing)
     kept = []
     floor_now = launch_floor_ns(first_wave_ctas_per_sm(view))
     for a in report.advice:
-        a = _cap(a, tp, view.reach)
+        a = _cap(a, tp, view.reach_now)
         after = None if a.ctas_per_sm_after is None else launch_floor_ns(a.ctas_per_sm_after)
         a.estimate = rk.apply_launch_floor(a.estimate, profile.launch.duration_ns, floor_now, after)
         if (low := filters.below_minimum(a)) is not None:

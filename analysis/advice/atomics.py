@@ -525,7 +525,7 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
     # bound (the busiest of those units, or the launch floor applied later), as for the other traffic fixes
     # (analysis/arch/roofline.after_fix): S = min(k, min_u a_u / p_u over DRAM, SM). With k unbounded, the roofline
     # alone: an upper bound.
-    cap = rk.roofline_cap(view.profile.launch.throughput_pct, SERIAL_UNITS, reach_of=view.reach)
+    cap = rk.roofline_cap(view.profile.launch.throughput_pct, SERIAL_UNITS, reach_of=view.reach_now)
     if f_s >= SERIAL_SHARE and cap is not None and cap.cap > s_samples:
         if finite and k < cap.cap:
             base.estimate = Estimate(k, f"min(k; C_{cap.unit}), k = the fix's aggregation factor (the serialized "

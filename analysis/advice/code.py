@@ -1623,7 +1623,10 @@ def memory_transaction_reduction(view: KernelView) -> Advice | Skipped:
         res = const
     sub = _subline_access_advice(view)
     if sub is not None and (not isinstance(res, Advice) or sub.estimated_speedup > res.estimated_speedup):
-        return sub
+        res = sub
+    split = _split_field_advice(view)
+    if split is not None and (not isinstance(res, Advice) or split.estimated_speedup > res.estimated_speedup):
+        return split
     return res
 
 
@@ -1903,6 +1906,159 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     if walked:
         res.params["walk_widening"] = 1
     return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
+
+
+#: Integer opcodes that build an address from an index: copies, scaling, adds of a base (SASS: IMAD.WIDE idx, 4,
+#: base; LEA lo, idx, base, shift; IADD3 carries; SHF sign extensions). An index root is the first definition
+#: of another kind (a LOP3 mask, a loaded value, a thread index); a base is a parameter from the constant bank.
+_ADDRESS_ARITH = frozenset({"MOV", "IMAD", "LEA", "IADD3", "SHF", "IADD", "VIADD"})
+_CONST_OPERAND = re.compile(r"c\[0x[0-9a-f]+\]\[0x[0-9a-f]+\]")
+
+
+def index_roots(pf: ProgramFunction, ins: Instruction) -> tuple[frozenset[int], frozenset[str]] | None:
+    """What the address of the global access ``ins`` of ``pf`` indexes: (offsets of the index roots, constant-bank
+    operands of the bases). Reaching definitions over the CFG (blame.slice.FunctionIndex, as
+    atomics.address_sources) per address register, through the address arithmetic of _ADDRESS_ARITH (copies,
+    scaling, base adds), to the first other definition (a root: its offset) or a constant-bank load (LDC/ULDC: a
+    base, its ``c[..][..]`` operand; a ``c[..][..]`` operand of the arithmetic itself counts too). Two accesses
+    with the same roots and different bases read two arrays at one index. None when not traceable (a CALL, a
+    register live into the kernel, a walk over atomics._WALK_LIMIT steps)."""
+    from warpwise.analysis.blame.slice import FunctionIndex
+
+    regs = cm.address_registers(ins)
+    fx = pf.memo("function_index", lambda: FunctionIndex(pf))
+    j = fx.index.get(ins.offset)
+    if not regs or j is None:
+        return None
+    roots: set[int] = set()
+    bases: set[str] = set()
+    seen: set[tuple[int, int, str]] = set()
+    work = [(fx.block[j], j, r) for r in regs]
+    while work:
+        key = work.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        if len(seen) > atomics._WALK_LIMIT:
+            return None
+        start, end, reg = key
+        found = fx.defs_before(start, end, reg)
+        if not found:
+            preds = fx.preds.get(start, [])
+            if not preds:
+                return None
+            work += [(p, fx.end[p], reg) for p in preds if p in fx.end]
+            continue
+        k = found[0]
+        du, d = fx.du[k], fx.ins[k]
+        if du.clobbers_all:
+            return None
+        if d.base_opcode in cm.CONSTANT_READS:
+            bases.update(_CONST_OPERAND.findall(d.text))
+            continue
+        if d.base_opcode not in _ADDRESS_ARITH:
+            roots.add(d.offset)
+            continue
+        bases.update(_CONST_OPERAND.findall(d.text))
+        work += [(start, k, u) for u in du.reg_reads if atomics._is_register_or_predicate(u)]
+    return frozenset(roots), frozenset(bases)
+
+
+#: Scattered loads per function looked at for split fields (each costs a forward taint pass).
+SPLIT_FIELD_CANDIDATES = 16
+
+
+def split_field_loads(view: KernelView) -> dict[cm.InsKey, tuple[cm.InsKey, ...]]:
+    """Scattered global loads that read a second array at the index of an earlier scattered load whose value they
+    wait for (a hash probe's payload after its key compare: ``keys[s]``, then ``vals[s]``): load B -> the loads A it
+    pairs with. B pairs with A when both have L2 sector efficiency below COALESCE_LIMIT (each thread's element in
+    its own sector), B runs only on A's value (parallel.forward_taint from A, data and control dependence), their
+    constant-bank operands differ (another array) and B's index roots (:func:`index_roots`) are all A's (over its
+    partners). Storing the fields side by side (an array of structs) puts B's element in A's sector: one request for
+    both. Functions over parallel.TAINT_LIMIT instructions are skipped."""
+    from warpwise.analysis.advice.parallel import TAINT_LIMIT, forward_taint
+
+    prog = view.program
+    out: dict[cm.InsKey, tuple[cm.InsKey, ...]] = {}
+    if prog is None:
+        return out
+    for pf in prog.functions.values():
+        if len(pf.instructions) > TAINT_LIMIT:
+            continue
+        loads = []
+        for i in pf.instructions:
+            if i.base_opcode not in cm.GLOBAL_LOADS or not cm.is_global_mem(i):
+                continue
+            eff = _efficiency(view.sample_at(pf.name, i.offset))
+            if eff is not None and eff < COALESCE_LIMIT:
+                loads.append(i)
+        if not 2 <= len(loads) <= SPLIT_FIELD_CANDIDATES:
+            continue
+        traced = {i.offset: index_roots(pf, i) for i in loads}
+        reach: dict[int, frozenset[int]] = {}
+        for b in loads:
+            rb = traced[b.offset]
+            if rb is None or not rb[0] or not rb[1]:
+                continue
+            partners = []
+            for a in loads:
+                ra = traced[a.offset]
+                if a is b or ra is None or not ra[1] or ra[1] == rb[1] or not ra[0] & rb[0]:
+                    continue
+                if a.offset not in reach:
+                    reach[a.offset] = forward_taint(pf, lambda ins, off=a.offset: ins.offset == off)
+                if b.offset in reach[a.offset]:
+                    partners.append(a)
+            if partners and rb[0] <= frozenset().union(*(traced[a.offset][0] for a in partners)):  # type: ignore[index]
+                out[(pf.name, b.offset)] = tuple((pf.name, a.offset) for a in partners)
+    return out
+
+
+def _split_field_advice(view: KernelView) -> Advice | None:
+    """Memory transaction reduction for split fields (:func:`split_field_loads`): B's sectors go (its element
+    arrives in A's sector once the two are stored side by side, a slot of both fields within one 32-byte sector),
+    so L2 and DRAM work scale by r = (sectors − B's) / sectors (SourceCounters' L2 sectors of the launch's global
+    accesses; random sectors: DRAM the same), L1's with it (:func:`_l1_ratio`), the SM's unchanged; the waits on
+    B (GPA eq. 2 over its memory-dependency and throttle stalls) go up to the roofline after the fix, the
+    estimate itself when L2 or DRAM is at MEMORY_BUSY of its reachable peak (the kernel's time follows its
+    sectors). The cap is computed on the traffic after the fix, with the launch's general reach (a new access
+    pattern: KernelView.reach, not reach_now). None when the kernel has no split fields."""
+    pairs = split_field_loads(view)
+    if not pairs or view.total <= 0:
+        return None
+    evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
+           if not e.is_self and cm.ins_key(e.def_fn, e.def_ins) in pairs]
+    evs += [e for e in _throttle_edges(view) if cm.ins_key(e.use_fn, e.use_ins) in pairs]
+    sectors = sum(s.l2_sectors for s in view.profile.pcs.values())
+    moved = 0.0
+    for name, off in pairs:
+        smp = view.sample_at(name, off)
+        moved += smp.l2_sectors if smp is not None else 0
+    if not evs or sectors <= 0 or not 0 < moved < sectors:
+        return None
+    prog = view.program
+    assert prog is not None
+
+    def line(key: cm.InsKey) -> tuple[str | None, int | None]:
+        ins = next((i for i in prog.functions[key[0]].instructions if i.offset == key[1]), None)
+        return (ins.loc.file, ins.loc.line) if ins is not None and ins.loc is not None else (None, None)
+
+    b_lines = cm.lines_text(line(b) for b in pairs)
+    a_lines = cm.lines_text(line(a) for parts in pairs.values() for a in parts)
+    hint = (f"the loads at {b_lines} read a second array at the index of the loads at {a_lines}, whose values they "
+            "wait for: each thread's element of each array is its own scattered sector, two dependent requests "
+            "per item; store the fields side by side (an array of structs, e.g. a uint2 {key, value} slot) so one "
+            "load brings both")
+    res = cm.stall_elimination_advice(view, "memory_transaction_reduction", evs, hint,
+                                      nothing="no stalls on split-field loads")
+    if not isinstance(res, Advice):
+        return None
+    res.params["split_fields"] = 1
+    r = (sectors - moved) / sectors
+    lc = view.profile.launch
+    traffic_bound = max(roofline.busy(lc.throughput_pct, u, view.reach) for u in ("dram", "l2")) >= MEMORY_BUSY
+    return _after_fix_estimate(view, res, {"l2": r, "dram": r, "l1": _l1_ratio(view, global_ratio=r)},
+                               traffic_bound, {"sectors": float(sectors), "split_field_sectors": moved})
 
 
 def _global_transaction_reduction(view: KernelView) -> Advice | Skipped:
@@ -2298,14 +2454,14 @@ def conflict_wait_removed(view: KernelView, conflicts: dict[cm.InsKey, float], l
 
     A PC sample stands for ``interval × W`` warp-cycles (the sampler takes one of the SM's W active warps per
     interval; ``LaunchConfig.sampling_interval_cycles`` × ``achieved_warps_per_sm``), so the stalls waiting on
-    instruction k give its measured wait per execution (Little's law), ``L_k = W_k × interval × W / n_k`` cycles
-    (``n_k`` = warp instructions executed). After the fix the wait is at least the unloaded latency ``L0``
-    (arch/latency ``shared``, H200-measured LDS 29 cycles), so ``W_k × max(0, 1 − L0 / L_k)`` of it goes, plus
-    the excess share of the samples on k itself (issue and queueing of the replayed wavefronts). Warps stalled
-    on a full MIO queue (``mio_throttle``, at any instruction: the queue in front of the shared-memory pipe,
-    Kernel Profiling Guide, "Warp Stall Reasons") wait for the L1 work ahead of them, so ``1 − l1_ratio`` of
-    those samples (``l1_ratio`` = L1 work after / before, :func:`_l1_ratio`) go with it. Shapes: counts in
-    samples (float); 0 without a sampling interval or occupancy."""
+    instruction k give its measured wait per execution (Little's law, KernelView.wait_per_execution), ``L_k = W_k ×
+    interval × W / n_k`` cycles (``n_k`` = warp instructions executed). After the fix the wait is at least the
+    unloaded latency ``L0`` (arch/latency ``shared``, H200-measured LDS 29 cycles), so ``W_k × max(0, 1 − L0 /
+    L_k)`` of it goes, plus the excess share of the samples on k itself (issue and queueing of the replayed
+    wavefronts). Warps stalled on a full MIO queue (``mio_throttle``, at any instruction: the queue in front of the
+    shared-memory pipe, Kernel Profiling Guide, "Warp Stall Reasons") wait for the L1 work ahead of them, so ``1 −
+    l1_ratio`` of those samples (``l1_ratio`` = L1 work after / before, :func:`_l1_ratio`) go with it. Shapes:
+    counts in samples (float); 0 without a sampling interval or occupancy."""
     lc = view.profile.launch
     per_sample = lc.sampling_interval_cycles * lc.achieved_warps_per_sm
     l0 = latency_of("LDS", view.profile.arch).cycles
@@ -2327,7 +2483,7 @@ def conflict_wait_removed(view: KernelView, conflicts: dict[cm.InsKey, float], l
         s = view.sample_at(*k)
         if s is None or s.inst_executed <= 0 or w <= 0:
             continue
-        measured = w * per_sample / s.inst_executed
+        measured = view.wait_per_execution(w, s)
         m += w * max(0.0, 1.0 - l0 / measured)
     return m, {"L_shared": l0, "cycles_per_sample": per_sample, "M_mio": m_mio, "mio_throttle": mio,
                "conflict_waits": float(sum(waits.values()))}
@@ -2868,7 +3024,7 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
     r = (sectors - idx) / sectors
     ratios = {"l2": r, "dram": r, "l1": _l1_ratio(view, global_ratio=r)}
     keep_traffic = rk.roofline_cap(lc.throughput_pct, rk.units_for("indirect_address_elimination",
-                                                                    "stall_elimination"), reach_of=view.reach)
+                                                                    "stall_elimination"), reach_of=view.reach_now)
     res = _after_fix_estimate(view, res, ratios, False, {"sectors": float(sectors), "index_sectors": float(idx)})
     if keep_traffic is not None and res.estimated_speedup > keep_traffic.cap * 1.001:
         # more than a fix that keeps the index traffic could give: only computing the index (a pattern) gets it

@@ -81,6 +81,23 @@ _EDGE_KEYS: dict[str, Callable[[EdgeView], str]] = {
 }
 
 
+@dataclass(frozen=True)
+class LoadQueueing:
+    """How long a launch's global loads wait, against DRAM's latency at its traffic
+    (:meth:`KernelView.load_queueing`): ``wait_ns`` the wait per execution of its global loads (Little's law
+    over the PC samples, :meth:`KernelView.wait_per_execution`, averaged over the loads weighted by their wait
+    samples); ``latency_ns`` the DRAM load-to-use latency at the launch's DRAM throughput
+    (arch/roofline.dram_latency_ns); ``share`` the share of the launch's samples waiting on those loads;
+    ``dram_pct`` the launch's DRAM throughput (% of peak); ``queued``: the loads queue in the memory system
+    (arch/roofline QUEUEING_FACTOR, QUEUEING_SHARE and THROUGHPUT_FRACTION all met)."""
+
+    wait_ns: float
+    latency_ns: float
+    share: float
+    dram_pct: float
+    queued: bool
+
+
 @dataclass
 class KernelView:
     """Everything one kernel's optimizers may read.
@@ -124,6 +141,80 @@ class KernelView:
             share = roofline.dram_write_share([(s.sass, s.l2_sectors) for s in self.profile.pcs.values()])
             return roofline.reach(share)
         return dict(self.memo("roofline.reach", make))
+
+    def wait_per_execution(self, wait: float, sample: PCSample) -> float:
+        """Wait (cycles) per execution of the instruction at ``sample`` that ``wait`` stall samples stand for:
+        a PC sample stands for ``interval x W`` warp-cycles (the sampler takes one of the SM's W active warps
+        per interval: ``LaunchConfig.sampling_interval_cycles`` x ``achieved_warps_per_sm``), so Little's law
+        gives ``wait x interval x W / n`` over the n warp-level executions (``inst_executed``). 0 when the
+        profile lacks the interval, the occupancy or the executions."""
+        lc = self.profile.launch
+        per_sample = lc.sampling_interval_cycles * lc.achieved_warps_per_sm
+        if per_sample <= 0 or sample.inst_executed <= 0:
+            return 0.0
+        return wait * per_sample / sample.inst_executed
+
+    @property
+    def load_queueing(self) -> LoadQueueing | None:
+        """The launch's global-load waits against DRAM's latency at its traffic (:class:`LoadQueueing`): the
+        long_scoreboard samples blamed on each global load (its edges to the instructions that wait for it), as a
+        wait per execution (:meth:`wait_per_execution`, converted to ns by the launch's elapsed cycles per ns),
+        averaged over the loads weighted by those samples. None when the profile has no such waits, no DRAM
+        throughput or no elapsed cycles."""
+        def make() -> LoadQueueing | None:
+            from warpwise.analysis.advice import common as cm
+            from warpwise.analysis.arch import roofline
+
+            lc = self.profile.launch
+            dram = lc.throughput_pct.get("dram", 0.0)
+            if lc.elapsed_cycles <= 0 or lc.duration_ns <= 0 or dram <= 0 or self.total <= 0:
+                return None
+            waits: dict[tuple[str, int], float] = defaultdict(float)
+            for e in self.edges_by(reason=("long_scoreboard",)):
+                d = e.def_ins
+                if e.is_self or e.def_fn is None or d is None or d.base_opcode not in cm.GLOBAL_LOADS \
+                        or not cm.is_global_mem(d):
+                    continue
+                waits[(e.def_fn.name, d.offset)] += e.stall
+            w_sum = weighted = 0.0
+            for (name, off), w in waits.items():
+                s = self.sample_at(name, off)
+                per = self.wait_per_execution(w, s) if s is not None else 0.0
+                if per > 0:
+                    w_sum += w
+                    weighted += w * per
+            if w_sum <= 0:
+                return None
+            wait_ns = weighted / w_sum * lc.duration_ns / lc.elapsed_cycles
+            lat = roofline.dram_latency_ns(dram)
+            share = w_sum / self.total
+            queued = (wait_ns >= roofline.QUEUEING_FACTOR * lat and share >= roofline.QUEUEING_SHARE
+                      and dram >= 100.0 * roofline.THROUGHPUT_FRACTION)
+            return LoadQueueing(wait_ns=wait_ns, latency_ns=lat, share=share, dram_pct=dram, queued=queued)
+        found: LoadQueueing | None = self.memo("load_queueing", make)
+        return found
+
+    @property
+    def reach_now(self) -> dict[str, float]:
+        """Reachable fraction of peak per unit for the traffic as the launch issues it: :attr:`reach`, with
+        DRAM's lowered to its present throughput when the launch's global loads queue in the memory system
+        (:attr:`load_queueing`) and neither L2 nor L1 is at its own roofline (which would explain the queue):
+        requests waiting in line mean DRAM serves this access pattern no faster. For the caps of fixes that
+        leave the traffic unchanged (the bound line, latency hiding, more warps, fewer instructions); a fix that
+        changes the traffic is capped by the roofline after it, with :attr:`reach` (the new pattern's requests
+        are not this one's)."""
+        out = self.reach
+        q = self.load_queueing
+        if q is None or not q.queued:
+            return out
+        from warpwise.analysis.arch import roofline
+
+        # a cache level at its roofline already explains the queue (an L2-bound gather): DRAM's reach stays
+        tp = self.profile.launch.throughput_pct
+        if any(c.bound for c in roofline.ceilings(tp, out) if c.unit in ("l2", "l1")):
+            return out
+        out["dram"] = min(out.get("dram", 1.0), q.dram_pct / 100.0)
+        return out
 
     def edges_by(self, *, gpa_class: Iterable[str] = (), reason: Iterable[str] = (),
                  category: Iterable[str] = ()) -> list[EdgeView]:

@@ -172,7 +172,7 @@ def loop_unrolling(view: KernelView) -> Advice | Skipped:
                 "by hand before the store")
 
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("loop_unrolling", "latency_hiding"),
-                          reach_of=view.reach)
+                          reach_of=view.reach_now)
     ceiling = cap.cap if cap is not None else math.inf
 
     def advised(r: cm.Region) -> tuple[int, int | None]:
@@ -339,7 +339,7 @@ def _local_array_unroll_advice(view: KernelView) -> Advice | None:
     # register_reuse's estimate of the same removal, with its cap (the units a removal of local traffic leaves
     # unchanged: ranking.UNCHANGED_UNITS): the two findings are one fix seen from two ids
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("register_reuse", "stall_elimination"),
-                          reach_of=view.reach)
+                          reach_of=view.reach_now)
     res.estimate, res.cap = rk.apply_cap(res.estimate, cap, soft=True)
     res.params["local_arrays"] = 1
     return res
@@ -801,7 +801,9 @@ def code_reordering(view: KernelView) -> Advice | Skipped:
         for r in regions:
             if r.fn is None:
                 rows.append((r, float(view.active)))
-            elif r.fn.memo("barrier_offsets", lambda fn=r.fn: _barrier_offsets(fn)):
+            elif r.loop is None or r.fn.memo("barrier_offsets", lambda fn=r.fn: _barrier_offsets(fn)):
+                # straight-line code, or a loop split by barriers: the work that can fill a wait is what does
+                # not depend on the awaited value and is not already between the producer and its use
                 rows += _barrier_intervals(view, r)
             elif r.loop is not None:
                 # two ways to hide: other issue fills the stalls (GPA eq. 4, min(A_l, M_Ll)), or the loop's
@@ -877,7 +879,7 @@ def _pipelined_loads(view: KernelView, res: Advice, regions: list[cm.Region]) ->
         return res
     s, f, k = best
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("code_reordering", "latency_hiding"),
-                          reach_of=view.reach)
+                          reach_of=view.reach_now)
     if cap is not None:
         s = min(s, cap.cap)
     if s <= res.estimated_speedup:
@@ -1032,7 +1034,7 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
                 last = end[k]
         part = cm.Region(scope=r.scope, fn=fn, loop=r.loop, edges=edges)
         if sum(e.latency for e in edges) > 0:
-            out.append((part, _independent_issue(fn, edges, at, total, last)))
+            out.append((part, _independent_issue(fn, edges, at, total, last, bars[lo - 1] if lo > 0 else None)))
         else:
             # no latency samples to hide: latency_hiding_advice drops the part whatever its A (the same sum, the
             # same test), so its slice pass is skipped and the part keeps all its issued samples
@@ -1041,13 +1043,18 @@ def _barrier_intervals(view: KernelView, r: cm.Region) -> list[tuple[cm.Region, 
 
 
 def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], at: dict[int, float], total: float,
-                       last: int | None) -> float:
+                       last: int | None, first: int | None = None) -> float:
     """Issued samples of the work that can fill the waits of ``edges`` within their barrier interval: for each
     edge, the issued instructions of the part (``total`` samples, the last at offset ``last``, None when none
     issued) other than its def and its use and not data-dependent on its def (the def's forward slice in address
     order through the registers each instruction reads and writes, blame/operands' def/use sets); averaged over
     the edges by their latency samples. A dependent chain — a scan step's two loads, the add that reads them,
-    the store of the sum — has nothing to reorder however many samples it issues.
+    the store of the sum — has nothing to reorder however many samples it issues. Nor can a wait be filled by
+    the work the def itself needs first (its backward slice: the instructions whose registers flow into the
+    def's, and the branches before it with what they test, from ``first``, the part's first offset, None: the
+    function's start; :func:`_backward_slices`), nor by independent work already between the def and its use
+    (it overlaps the wait the samples measured): a thread whose loads are issued together right after their
+    address arithmetic, then used (a stencil point), has nothing left to move.
 
     ``at``: offset -> issued samples of the region's instructions; only offsets in the part's intervals are
     read (the defs, the uses and the slice's instructions up to ``last`` all lie there)."""
@@ -1069,12 +1076,67 @@ def _independent_issue(fn: ProgramFunction, edges: list[EdgeView], at: dict[int,
 
     wsum = acc = 0.0
     get = masks.get
+    order: list[int] | None = None
     for d, use, w in pairs:
         # dep_of(d, use): the use is d itself or in d's slice
         acc += w * (total - (0.0 if use == d or get(use, 0) & bit[d] else at.get(use, 0.0)))
         wsum += w
-    acc -= weighted
-    return acc / wsum if wsum > 0 else total
+        if d < use:  # independent work already between the producer and its use overlaps the wait measured
+            if order is None:
+                order = sorted(at)
+            b = bit[d]
+            lo, hi = bisect.bisect_right(order, d), bisect.bisect_left(order, use)
+            acc -= w * sum(at[o] for o in order[lo:hi] if not get(o, 0) & b)
+    acc -= weighted + _backward_slices(fn, index, rows, weights, bit, at, first)
+    return max(0.0, acc / wsum) if wsum > 0 else total
+
+
+def _backward_slices(fn: ProgramFunction, index: dict[int, int], rows: list[tuple[int, frozenset[str], frozenset[str]]],
+                     weights: dict[int, float], bit: dict[int, int], at: dict[int, float], first: int | None) -> float:
+    """Sum over the defs d (``weights``' offsets, bits ``bit``) of weights[d] x the issued samples (``at``) of d's
+    backward slice from ``first`` (an offset; None: the function's start) up to d: the instructions before d
+    that write a register d reads, or that an instruction already in the slice reads (no kill on overwrite: a
+    conservative slice), and the branches and exits before d with what they read (d runs only past them). One
+    reverse pass for all the defs at once (each register carries the bit mask of the defs that need its value),
+    the issued samples summed per distinct mask and each mask's weight summed once. ``index``, ``rows``:
+    :func:`_slice_rows` of ``fn``."""
+    starts = [index[d] for d in bit if d in index]
+    if not starts:
+        return 0.0
+    lo = 0 if first is None else bisect.bisect_left([row[0] for row in rows], first)
+    ins = fn.instructions
+    need: dict[str, int] = {}
+    seen = 0  # defs after the current row
+    by_mask: dict[int, float] = {}
+    for k in range(max(starts), lo - 1, -1):
+        off, reads, writes = rows[k]
+        own = bit.get(off, 0)
+        m = 0
+        for r in writes:
+            m |= need.get(r, 0)
+        if ins[k].base_opcode in cm.BRANCH_OPS or ins[k].base_opcode == "EXIT":
+            m |= seen
+        m &= ~own
+        if m:
+            n = at.get(off)
+            if n:
+                by_mask[m] = by_mask.get(m, 0.0) + n
+        m |= own
+        if m:
+            for r in reads:
+                need[r] = need.get(r, 0) | m
+        seen |= own
+    by_bit = {b: weights[d] for d, b in bit.items()}
+    total = 0.0
+    for m, n in by_mask.items():
+        w = 0.0
+        rest = m
+        while rest:
+            low = rest & -rest
+            w += by_bit[low]
+            rest ^= low
+        total += n * w
+    return total
 
 
 def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str], frozenset[str]]],

@@ -90,7 +90,7 @@ def _old_shape(view: KernelView, r: occ.Residency) -> tuple[float, float]:
 
 def _capped(view: KernelView, e: Estimate, sm_work: float = 1.0) -> tuple[Estimate, Cap | None]:
     cap = rk.roofline_cap(view.profile.launch.throughput_pct, rk.units_for("thread_increase", "parallel"), sm_work,
-                          reach_of=view.reach)
+                          reach_of=view.reach_now)
     return rk.apply_cap(e, cap)
 
 

@@ -46,6 +46,18 @@ DRAM_LATENCY_BY_LOAD: tuple[tuple[float, float], ...] = (
 #: 88.4%, 3:1 (0.24) 88.6%, 2:1 (0.32) 85.3%, 1:1 (0.48) 80.8%, 1:2 (0.65) 78.3%, write-only 79.3%.
 DRAM_REACH_BY_WRITE_SHARE: tuple[tuple[float, float], ...] = (
     (0.0, 0.893), (0.19, 0.884), (0.24, 0.886), (0.32, 0.853), (0.48, 0.808), (0.65, 0.783), (1.0, 0.793))
+#: A launch's global loads queue in the memory system (their requests wait in line, not just for DRAM's
+#: latency) when the wait per execution of its global loads (Little's law over the PC samples, weighted by their
+#: waits: advice/context.KernelView.load_queueing) is at least this many times the DRAM load-to-use latency at the
+#: launch's DRAM throughput (:func:`dram_latency_factor` x the unloaded DRAM_LATENCY_BY_LOAD latency): then more
+#: than half of each wait is time in line. A warpwise rule (helper modelH, 2026-12-03): holdout11's
+#: kinetic_energy_fp64 (DRAM at 68% of peak, 1.47 us per load against 0.44 us) gained 1.003x from its probe.
+QUEUEING_FACTOR = 2.0
+#: ... and those waits are at least this share of the launch's samples (the loads set the kernel's pace), with
+#: DRAM at THROUGHPUT_FRACTION of its peak or more (the traffic, not a few slow requests, makes the queue): such
+#: a launch's DRAM throughput is what its access pattern reaches, and a fix that leaves its traffic unchanged
+#: (latency hiding, more warps, fewer instructions) only lengthens the queue.
+QUEUEING_SHARE = 0.5
 #: Readable unit names.
 UNIT_NAMES: dict[str, str] = {"dram": "DRAM bandwidth", "l2": "L2 bandwidth", "l1": "L1/TEX throughput",
                               "sm": "SM (instruction/pipe) throughput"}
@@ -172,6 +184,12 @@ def launch_floor_ns(ctas_per_sm: float) -> float:
     """The shortest a launch whose first wave puts ``ctas_per_sm`` CTAs on each busy SM can take (ns):
     LAUNCH_FLOOR_NS + LAUNCH_FLOOR_PER_CTA_NS × (k − 1), k ≥ 1 (H200 measurement, see those constants)."""
     return LAUNCH_FLOOR_NS + LAUNCH_FLOOR_PER_CTA_NS * max(0.0, ctas_per_sm - 1.0)
+
+
+def dram_latency_ns(dram_pct: float) -> float:
+    """DRAM load-to-use latency (ns) at ``dram_pct`` % of peak DRAM throughput: the unloaded latency of
+    DRAM_LATENCY_BY_LOAD x :func:`dram_latency_factor`."""
+    return DRAM_LATENCY_BY_LOAD[0][1] * dram_latency_factor(dram_pct)
 
 
 def dram_latency_factor(dram_pct: float) -> float:

@@ -205,7 +205,10 @@ def test_cdp_code_reordering_has_no_prologue_hotspot_and_the_notes_agree() -> No
     defs = [(h.def_.pc, h.def_.opcode) for h in cr.hotspots if h.def_ is not None]
     # before: LDC at 0x30, S2UR at 0x20 and S2R at 0x10 (line 11, the child's first instructions) were #2-#4
     assert defs[0] == (0xF0, "LDG.E.CONSTANT") and not {0x10, 0x20, 0x30} & {pc for pc, _ in defs}
-    assert round(cr.estimated_speedup, 3) == 1.020  # H = A = 462: the estimate was never theirs
+    # the estimate was never theirs (H = A = 462 gave 1.020); since helper modelH the work that can fill the
+    # offsets loads' waits is what neither feeds them (the index, the bounds test) nor sits already between them
+    # and their use (latency._independent_issue): little is left in this straight-line parent
+    assert round(cr.estimated_speedup, 3) == 1.003
     # one share of the device runtime: its linked functions and the code outside the binary, 26.3% together
     # (before: "13 warp samples lie in CUDA device-runtime functions" beside the 4,695 outside the module)
     assert ("13 warp samples lie in CUDA device-runtime functions linked into the binary (__cudaCDP2* and the like) "
