@@ -533,7 +533,13 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     its immediate post-dominator). A forward analysis over the CFG with blame.operands' def/use tables
     (register sets joined at block entries, to a fixed point); an unguarded instruction not reached kills its
     defs, a guarded one kills them only for later instructions under the same guard in its block. Everything
-    after a CALL is reached (the callee is not followed). Never raises."""
+    after a CALL is reached (the callee is not followed). Never raises.
+
+    Cost: ``seed`` is asked once per instruction, and a block is stepped again only when its entry set grew
+    (or when the reached branches or memory spaces grew, which restarts every block from the entry sets
+    found so far: the transfer is monotone in the entry set, the control-dependent blocks and the spaces, so
+    the least fixed point is the same as when each round starts from empty sets and steps every block until
+    no set changes)."""
     from warpwise.analysis.blame.operands import def_use_all
 
     ins = pf.instructions
@@ -541,60 +547,80 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     index = {i.offset: k for k, i in enumerate(ins)}
     span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
             for b in sorted(pf.blocks) if pf.blocks[b].instructions}
-
-    def source(i: Instruction, varying_spaces: set[str]) -> bool:
+    seeded = [seed(i) for i in ins]
+    # per instruction: the space a shared/local load reads (None: not such a load), a shared/local store writes
+    load_space: list[str | None] = []
+    store_space: list[str | None] = []
+    for i in ins:
         cls = cm.mem_class(i)
-        if cls in ("shared", "local") and not _is_store(i) and cls in varying_spaces:
-            return True
-        return seed(i)
+        if cls in ("shared", "local"):
+            st = _is_store(i)
+            load_space.append(None if st else cls)
+            store_space.append(cls if st else None)
+        else:
+            load_space.append(None)
+            store_space.append(None)
+    stripped = [d.guard.lstrip("!") if d.guard else None for d in du]
+    succs = {b: [s for s in pf.cfg.successors(b) if s in span] for b in span}
+    order = list(span)
 
     ctrl: set[int] = set()  # blocks control-dependent on a varying branch
     spaces: set[str] = set()
+    state_in: dict[int, frozenset[str]] = {b: frozenset() for b in span}
+    reached: dict[int, list[int]] = {}  # block -> its varying instruction positions, from its last step
     while True:
-        state_in: dict[int, frozenset[str]] = {b: frozenset() for b in span}
-        varying: set[int] = set()
-        changed = True
-        while changed:
-            changed = False
-            varying = set()
-            for b in span:
+        src = [s or (ls is not None and ls in spaces) for s, ls in zip(seeded, load_space, strict=True)]
+        dirty = set(span)
+        while dirty:
+            for b in order:
+                if b not in dirty:
+                    continue
+                dirty.discard(b)
                 cur = set(state_in[b])
                 a, e = span[b]
+                in_ctrl = b in ctrl
+                here: list[int] = []
                 # registers written by a non-varying instruction under guard G: an instruction under the same
                 # G reads that value, not the one before it (@!P0 LDS R8 ... @!P0 FADD R8: in the block only)
                 clean: dict[str, set[str]] = {}
                 for k in range(a, e):
-                    d, i = du[k], ins[k]
-                    g = d.guard.lstrip("!") if d.guard else None
-                    seen = cur - clean[d.guard] if d.guard in clean else cur
-                    v = (b in ctrl or _ANY in cur or source(i, spaces) or any(u in seen for u in d.uses)
+                    d = du[k]
+                    guard = d.guard
+                    if clean and guard in clean:
+                        seen = cur - clean[guard]
+                    else:
+                        seen = cur
+                    g = stripped[k]
+                    v = (in_ctrl or _ANY in cur or src[k] or not seen.isdisjoint(d.uses)
                          or (g is not None and g in cur))
                     if d.clobbers_all:
                         cur.add(_ANY)  # a call: what the callee leaves in any register is not followed
+                    defs = d.defs
                     if v:
-                        varying.add(k)
-                        cur |= d.defs
+                        here.append(k)
+                        cur |= defs
                         for regs in clean.values():
-                            regs -= d.defs
-                    elif d.guard is None:
-                        cur -= d.defs
+                            regs -= defs
+                    elif guard is None:
+                        cur -= defs
                     else:
-                        clean.setdefault(d.guard, set()).update(d.defs)
-                    for r in d.defs:
-                        clean.pop(r, None)
-                        clean.pop("!" + r, None)
+                        clean.setdefault(guard, set()).update(defs)
+                    if clean:
+                        for r in defs:
+                            clean.pop(r, None)
+                            clean.pop("!" + r, None)
+                reached[b] = here
                 out = frozenset(cur)
-                for s in pf.cfg.successors(b):
-                    if s in state_in and not out <= state_in[s]:
+                for s in succs[b]:
+                    if not out <= state_in[s]:
                         state_in[s] = state_in[s] | out
-                        changed = True
+                        dirty.add(s)
+        varying = {k for b in order for k in reached[b]}
         new_ctrl = set(ctrl)
         new_spaces = set(spaces)
         for k in varying:
-            i = ins[k]
-            cls = cm.mem_class(i)
-            if cls in ("shared", "local") and _is_store(i):
-                new_spaces.add(cls)
+            if (sp := store_space[k]) is not None:
+                new_spaces.add(sp)
         for b, (_a, e) in span.items():
             last = ins[e - 1]
             if not control or last.base_opcode not in _BRANCHES or (e - 1) not in varying:
