@@ -560,7 +560,12 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
         else:
             load_space.append(None)
             store_space.append(None)
-    stripped = [d.guard.lstrip("!") if d.guard else None for d in du]
+    # per instruction: (uses, defs, guard, guard's predicate without "!", CALL?)
+    rows = [(d.uses, d.defs, d.guard, d.guard.lstrip("!") if d.guard else None, d.clobbers_all) for d in du]
+    # per block: the union of its instructions' defs, and whether one is a CALL (a block that runs under a varying
+    # branch is varying throughout: its exit set is the entry set with these added)
+    block_defs = {b: frozenset().union(*(rows[k][1] for k in range(a, e))) for b, (a, e) in span.items()}
+    block_call = {b: any(rows[k][4] for k in range(a, e)) for b, (a, e) in span.items()}
     succs = {b: [s for s in pf.cfg.successors(b) if s in span] for b in span}
     order = list(span)
 
@@ -576,41 +581,43 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
                 if b not in dirty:
                     continue
                 dirty.discard(b)
-                cur = set(state_in[b])
                 a, e = span[b]
-                in_ctrl = b in ctrl
-                here: list[int] = []
-                # registers written by a non-varying instruction under guard G: an instruction under the same
-                # G reads that value, not the one before it (@!P0 LDS R8 ... @!P0 FADD R8: in the block only)
-                clean: dict[str, set[str]] = {}
-                for k in range(a, e):
-                    d = du[k]
-                    guard = d.guard
-                    if clean and guard in clean:
-                        seen = cur - clean[guard]
-                    else:
-                        seen = cur
-                    g = stripped[k]
-                    v = (in_ctrl or _ANY in cur or src[k] or not seen.isdisjoint(d.uses)
-                         or (g is not None and g in cur))
-                    if d.clobbers_all:
-                        cur.add(_ANY)  # a call: what the callee leaves in any register is not followed
-                    defs = d.defs
-                    if v:
-                        here.append(k)
-                        cur |= defs
-                        for regs in clean.values():
-                            regs -= defs
-                    elif guard is None:
-                        cur -= defs
-                    else:
-                        clean.setdefault(guard, set()).update(defs)
-                    if clean:
-                        for r in defs:
-                            clean.pop(r, None)
-                            clean.pop("!" + r, None)
-                reached[b] = here
-                out = frozenset(cur)
+                if b in ctrl:  # every instruction varying: each adds its defs (and a CALL the any-register mark)
+                    reached[b] = list(range(a, e))
+                    out = state_in[b] | block_defs[b]
+                    if block_call[b]:
+                        out = out | {_ANY}
+                else:
+                    cur = set(state_in[b])
+                    here: list[int] = []
+                    # registers written by a non-varying instruction under guard G: an instruction under the same
+                    # G reads that value, not the one before it (@!P0 LDS R8 ... @!P0 FADD R8: in the block only)
+                    clean: dict[str, set[str]] = {}
+                    k = a
+                    for uses, defs, guard, g, call in rows[a:e]:
+                        if clean and guard in clean:
+                            seen = cur - clean[guard]
+                        else:
+                            seen = cur
+                        v = (src[k] or _ANY in cur or not seen.isdisjoint(uses) or (g is not None and g in cur))
+                        if call:
+                            cur.add(_ANY)  # a call: what the callee leaves in any register is not followed
+                        if v:
+                            here.append(k)
+                            cur |= defs
+                            for regs in clean.values():
+                                regs -= defs
+                        elif guard is None:
+                            cur -= defs
+                        else:
+                            clean.setdefault(guard, set()).update(defs)
+                        if clean:
+                            for r in defs:
+                                clean.pop(r, None)
+                                clean.pop("!" + r, None)
+                        k += 1
+                    reached[b] = here
+                    out = frozenset(cur)
                 for s in succs[b]:
                     if not out <= state_in[s]:
                         state_in[s] = state_in[s] | out
