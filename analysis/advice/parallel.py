@@ -573,9 +573,15 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     spaces: set[str] = set()
     state_in: dict[int, frozenset[str]] = {b: frozenset() for b in span}
     reached: dict[int, list[int]] = {}  # block -> its varying instruction positions, from its last step
+    # the blocks holding a shared/local load of each space (their step changes when that space becomes varying)
+    load_blocks: dict[str, set[int]] = {}
+    for b, (a, e) in span.items():
+        for k in range(a, e):
+            if (sp := load_space[k]) is not None:
+                load_blocks.setdefault(sp, set()).add(b)
+    dirty = set(span)
     while True:
         src = [s or (ls is not None and ls in spaces) for s, ls in zip(seeded, load_space, strict=True)]
-        dirty = set(span)
         while dirty:
             for b in order:
                 if b not in dirty:
@@ -645,6 +651,11 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
                     n = None if nxt == n else nxt
         if new_ctrl == ctrl and new_spaces == spaces:
             return frozenset(ins[k].offset for k in varying)
+        # a later round steps again only the blocks whose step changed (now control-dependent, or holding a load of
+        # a space that became varying); the others' exit sets change only through their entry sets, as above
+        dirty = new_ctrl - ctrl
+        for sp in new_spaces - spaces:
+            dirty |= load_blocks.get(sp, set())
         ctrl, spaces = new_ctrl, new_spaces
 
 
