@@ -22,7 +22,7 @@ from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.operands import def_use
 from warpwise.analysis.profile.model import PCSample
-from warpwise.analysis.program.model import Loop, ProgramFunction
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
 LAUNCH_SHAPE = "<launch shape>"
@@ -688,6 +688,21 @@ def _invariant_staging(pf: ProgramFunction, varying: frozenset[int]) -> list[Ins
     return loads
 
 
+def _kernels_by_name(prog: Program) -> dict[str, list[ProgramFunction]]:
+    """Name -> the program's kernels of that name, in ``prog.functions`` order (``[pf for pf in
+    prog.functions.values() if pf.is_kernel and pf.name == name]`` for every name at once; made once per program:
+    each kernel's view asks for its own, which was a pass over every function per kernel)."""
+    def make() -> dict[str, list[ProgramFunction]]:
+        out: dict[str, list[ProgramFunction]] = {}
+        for pf in prog.functions.values():
+            if pf.is_kernel:
+                out.setdefault(pf.name, []).append(pf)
+        return out
+
+    table: dict[str, list[ProgramFunction]] = prog.memo("advice_kernels_by_name", make)
+    return table
+
+
 def redundant_block_advice(view: KernelView) -> Advice | None:
     """block_decrease for a grid whose CTAs along one dimension repeat the same work: a grid dimension d of
     g > 1 CTAs in which a loop over memory, or the staging of global data into shared memory before a barrier,
@@ -708,7 +723,7 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
     lc = view.profile.launch
     if prog is None or view.total <= 0 or lc.blocks <= view.sm_count:
         return None
-    kernels = [pf for pf in prog.functions.values() if pf.is_kernel and pf.name == view.profile.mangled]
+    kernels = _kernels_by_name(prog).get(view.profile.mangled, [])
     if len(kernels) != 1:
         return None
     pf = kernels[0]
