@@ -535,11 +535,12 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     defs, a guarded one kills them only for later instructions under the same guard in its block. Everything
     after a CALL is reached (the callee is not followed). Never raises.
 
-    Cost: ``seed`` is asked once per instruction, and a block is stepped again only when its entry set grew
-    (or when the reached branches or memory spaces grew, which restarts every block from the entry sets
-    found so far: the transfer is monotone in the entry set, the control-dependent blocks and the spaces, so
-    the least fixed point is the same as when each round starts from empty sets and steps every block until
-    no set changes)."""
+    Cost: ``seed`` is asked once per instruction, and a block is stepped again only when its entry set grew or
+    its step changed (it became control-dependent on a reached branch, or holds a load of a space a reached
+    store wrote). The transfer is monotone in the entry set, the control-dependent blocks and the spaces, so
+    this least fixed point is the one found when each round restarts from empty entry sets and steps every
+    block until no set changes, and what a round reaches only grows: a round looks for new spaces and decided
+    blocks among the blocks it stepped."""
     from warpwise.analysis.blame.operands import def_use_all
 
     ins = pf.instructions
@@ -547,25 +548,22 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     index = {i.offset: k for k, i in enumerate(ins)}
     span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
             for b in sorted(pf.blocks) if pf.blocks[b].instructions}
-    seeded = [seed(i) for i in ins]
-    # per instruction: the space a shared/local load reads (None: not such a load), a shared/local store writes
-    load_space: list[str | None] = []
-    store_space: list[str | None] = []
-    for i in ins:
+    src = [seed(i) for i in ins]  # a source: seeded, or (from a later round) a load of a space a reached store wrote
+    store_space: list[str | None] = []  # per instruction: the space a shared/local store writes
+    load_pos: dict[str, list[int]] = {}  # space -> positions of its shared/local loads
+    for k, i in enumerate(ins):
         cls = cm.mem_class(i)
         if cls in ("shared", "local"):
-            st = _is_store(i)
-            load_space.append(None if st else cls)
-            store_space.append(cls if st else None)
-        else:
-            load_space.append(None)
-            store_space.append(None)
+            if _is_store(i):
+                store_space.append(cls)
+                continue
+            load_pos.setdefault(cls, []).append(k)
+        store_space.append(None)
+    block_at = [0] * len(ins)
+    for b, (a, e) in span.items():
+        block_at[a:e] = [b] * (e - a)
     # per instruction: (uses, defs, guard, guard's predicate without "!", CALL?)
     rows = [(d.uses, d.defs, d.guard, d.guard.lstrip("!") if d.guard else None, d.clobbers_all) for d in du]
-    # per block: the union of its instructions' defs, and whether one is a CALL (a block that runs under a varying
-    # branch is varying throughout: its exit set is the entry set with these added)
-    block_defs = {b: frozenset().union(*(rows[k][1] for k in range(a, e))) for b, (a, e) in span.items()}
-    block_call = {b: any(rows[k][4] for k in range(a, e)) for b, (a, e) in span.items()}
     succs = {b: [s for s in pf.cfg.successors(b) if s in span] for b in span}
     order = list(span)
 
@@ -573,26 +571,24 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     spaces: set[str] = set()
     state_in: dict[int, frozenset[str]] = {b: frozenset() for b in span}
     reached: dict[int, list[int]] = {}  # block -> its varying instruction positions, from its last step
-    # the blocks holding a shared/local load of each space (their step changes when that space becomes varying)
-    load_blocks: dict[str, set[int]] = {}
-    for b, (a, e) in span.items():
-        for k in range(a, e):
-            if (sp := load_space[k]) is not None:
-                load_blocks.setdefault(sp, set()).add(b)
     dirty = set(span)
     while True:
-        src = [s or (ls is not None and ls in spaces) for s, ls in zip(seeded, load_space, strict=True)]
+        stepped: set[int] = set()
         while dirty:
             for b in order:
                 if b not in dirty:
                     continue
                 dirty.discard(b)
+                stepped.add(b)
                 a, e = span[b]
                 if b in ctrl:  # every instruction varying: each adds its defs (and a CALL the any-register mark)
                     reached[b] = list(range(a, e))
-                    out = state_in[b] | block_defs[b]
-                    if block_call[b]:
-                        out = out | {_ANY}
+                    cur = set(state_in[b])
+                    for row in rows[a:e]:
+                        if row[4]:
+                            cur.add(_ANY)
+                        cur |= row[1]
+                    out = frozenset(cur)
                 else:
                     cur = set(state_in[b])
                     here: list[int] = []
@@ -628,17 +624,18 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
                     if not out <= state_in[s]:
                         state_in[s] = state_in[s] | out
                         dirty.add(s)
-        varying = {k for b in order for k in reached[b]}
         new_ctrl = set(ctrl)
         new_spaces = set(spaces)
-        for k in varying:
-            if (sp := store_space[k]) is not None:
-                new_spaces.add(sp)
-        for b, (_a, e) in span.items():
-            last = ins[e - 1]
-            if not control or last.base_opcode not in _BRANCHES or (e - 1) not in varying:
+        for b in stepped:
+            here = reached[b]
+            for k in here:
+                if (sp := store_space[k]) is not None:
+                    new_spaces.add(sp)
+            last_k = span[b][1] - 1
+            last = ins[last_k]
+            if not control or last.base_opcode not in _BRANCHES or not here or here[-1] != last_k:
                 continue
-            if du[e - 1].guard is None and last.base_opcode not in ("BRX", "JMX"):
+            if du[last_k].guard is None and last.base_opcode not in ("BRX", "JMX"):
                 continue  # an unconditional jump decides nothing
             stop = pf.ipdom.get(b)
             for s in pf.cfg.successors(b):
@@ -650,12 +647,14 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
                     nxt = pf.ipdom.get(n)
                     n = None if nxt == n else nxt
         if new_ctrl == ctrl and new_spaces == spaces:
-            return frozenset(ins[k].offset for k in varying)
-        # a later round steps again only the blocks whose step changed (now control-dependent, or holding a load of
-        # a space that became varying); the others' exit sets change only through their entry sets, as above
+            return frozenset(ins[k].offset for b in order for k in reached[b])
+        # the next round steps again only the blocks whose step changed; the others' exit sets change only
+        # through their entry sets, as above
         dirty = new_ctrl - ctrl
         for sp in new_spaces - spaces:
-            dirty |= load_blocks.get(sp, set())
+            for k in load_pos.get(sp, ()):
+                src[k] = True
+                dirty.add(block_at[k])
         ctrl, spaces = new_ctrl, new_spaces
 
 
