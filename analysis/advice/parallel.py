@@ -663,14 +663,24 @@ def _invariant_loop(pf: ProgramFunction, varying: frozenset[int]) -> Loop | None
     memory: a pass over memory every CTA of a grid row repeats (the largest such loop), or None."""
     best: Loop | None = None
     best_n = 0
+    blocks = pf.blocks
+    # per block (asked once per block, not per loop holding it): an instruction in ``varying``; a load from
+    # global or shared memory
+    varies: dict[int, bool] = {}
+    loads: dict[int, bool] = {}
     for lp in pf.loops.values():
-        body = [i for b in lp.blocks for i in pf.blocks[b].instructions]
-        if not body or any(i.offset in varying for i in body):
+        n = sum(len(blocks[b].instructions) for b in lp.blocks)
+        if not n:
             continue
-        if not any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body):
+        for b in lp.blocks:
+            if b not in varies:
+                body = blocks[b].instructions
+                varies[b] = any(i.offset in varying for i in body)
+                loads[b] = any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body)
+        if any(varies[b] for b in lp.blocks) or not any(loads[b] for b in lp.blocks):
             continue
-        if len(body) > best_n:
-            best, best_n = lp, len(body)
+        if n > best_n:
+            best, best_n = lp, n
     return best
 
 

@@ -531,6 +531,22 @@ def _forward_taint_rounds(pf, seed, control=True, rounds=None):  # type: ignore[
         ctrl, spaces = new_ctrl, new_spaces
 
 
+def _invariant_loop_scan(pf, varying):  # type: ignore[no-untyped-def]
+    """parallel._invariant_loop as it was (main 0feb439): each loop's body listed and scanned."""
+    from warpwise.analysis.advice.parallel import _is_store
+
+    best, best_n = None, 0
+    for lp in pf.loops.values():
+        body = [i for b in lp.blocks for i in pf.blocks[b].instructions]
+        if not body or any(i.offset in varying for i in body):
+            continue
+        if not any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body):
+            continue
+        if len(body) > best_n:
+            best, best_n = lp, len(body)
+    return best
+
+
 #: bench/advice cubins with grid-row taints of every kind: holdout10's nine pairs (rownorm_block_stats' repeated
 #: row pass, guarded EXITs, shared-memory trees), holdout5's dequant_lut_perblock (shared staging behind a
 #: barrier) and three main-set kernels with __syncthreads
@@ -542,16 +558,17 @@ TAINT_CUBINS = (*sorted((Path(__file__).resolve().parents[2] / "bench" / "advice
 
 
 def test_forward_taint_worklist_answers_as_the_round_robin(monkeypatch: pytest.MonkeyPatch) -> None:
-    # parallel.forward_taint steps a block again only when its entry set grew and warm-starts each round from the
-    # last round's entry sets; the round-robin it replaced (kept above) restarts every round from empty sets.
-    # Every kernel's grid_varying along x, y and z, and a taint from each kernel's global loads with and without
-    # control dependence (code._narrow_reach's kind of seed), must be the same offsets.
+    # parallel.forward_taint steps a block again only when its entry set grew or its step changed and warm-starts
+    # each round from the last round's entry sets; the round-robin it replaced (kept above) restarts every round
+    # from empty sets. Every kernel's grid_varying along x, y and z, and a taint from each kernel's global loads
+    # with and without control dependence (code._narrow_reach's kind of seed), must be the same offsets, and
+    # _invariant_loop's per-block tables must pick the loop the per-loop scan picked.
     from warpwise.analysis.advice import parallel
     from warpwise.analysis.binary.load import load_cubin
     from warpwise.analysis.program.build import build_program
 
     fast = parallel.forward_taint
-    compared = several_rounds = partial = 0
+    compared = several_rounds = partial = loops = 0
     for cubin in TAINT_CUBINS:
         prog = build_program(load_cubin(cubin))
         for pf in prog.functions.values():
@@ -566,6 +583,9 @@ def test_forward_taint_worklist_answers_as_the_round_robin(monkeypatch: pytest.M
                 got = parallel.grid_varying(pf, dim)
                 assert got == slow, (cubin.parent.name, pf.name, dim)
                 assert got is not None
+                lp = parallel._invariant_loop(pf, got)
+                assert lp is _invariant_loop_scan(pf, got)
+                loops += lp is not None
                 compared += 1
                 several_rounds += len(rounds) > 1
                 partial += 0 < len(got) < len(pf.instructions)
@@ -580,3 +600,4 @@ def test_forward_taint_worklist_answers_as_the_round_robin(monkeypatch: pytest.M
     assert several_rounds >= 3, "no taint needed a second round (spaces or control dependence): the warm start " \
         "would not be compared"
     assert partial >= 10, "too few partial taints: the comparison would be weak"
+    assert loops >= 2, "no invariant loop found: _invariant_loop's tables would not be compared"
