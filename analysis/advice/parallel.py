@@ -504,15 +504,16 @@ def grid_varying(pf: ProgramFunction, dim: int) -> frozenset[int] | None:
     if sreg is None:
         return None
     writes = [i.offset for i in ins if i.base_opcode in cm.GLOBAL_WRITES]
+    first_write = min(writes, default=0)
+    write_blocks = [b.start for w in writes if (b := pf.block_of(w)) is not None]  # per write, once
 
     def after_write(i: Instruction) -> bool:
         if not writes:
             return False
-        if min(writes) < i.offset:
+        if first_write < i.offset:
             return True
         lp = pf.loop_of(i.offset)
-        return lp is not None and any(lp.contains_block(pf.block_of(w).start) for w in writes
-                                      if pf.block_of(w) is not None)
+        return lp is not None and any(lp.contains_block(start) for start in write_blocks)
 
     def seed(i: Instruction) -> bool:
         op = i.base_opcode
