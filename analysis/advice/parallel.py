@@ -690,11 +690,14 @@ def _invariant_staging(pf: ProgramFunction, varying: frozenset[int]) -> list[Ins
     ``varying`` before a block barrier: a table every CTA of a grid row stages the same way (a per-CTA set-up
     outside any loop, one element per thread). Empty otherwise."""
     ins = pf.instructions
-    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and not _is_store(i)]
-    stores = [i.offset for i in ins if i.offset not in varying and cm.mem_class(i) == "shared" and _is_store(i)]
+    # the cheapest test first: most kernels have no barrier, then the loads are not listed
     bars = [i.offset for i in ins if i.base_opcode == "BAR"]
-    if not loads or not stores or not bars or max(bars) < min(stores):
+    if not bars:
         return []
+    stores = [i.offset for i in ins if i.offset not in varying and cm.mem_class(i) == "shared" and _is_store(i)]
+    if not stores or max(bars) < min(stores):
+        return []
+    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and not _is_store(i)]
     return loads
 
 
