@@ -601,3 +601,52 @@ def test_forward_taint_worklist_answers_as_the_round_robin(monkeypatch: pytest.M
         "would not be compared"
     assert partial >= 10, "too few partial taints: the comparison would be weak"
     assert loops >= 2, "no invariant loop found: _invariant_loop's tables would not be compared"
+
+
+#: bench/advice pairs whose advice asks for the edges at removed instructions (common._edges_at: strength reduction,
+#: local-memory removal) and the repeated-CTA rule's kernel
+INDEX_PAIRS = ("pairs/spill_bounds", "pairs/periodic_divmod", "pairs/knn_local", "holdout10/pairs/rownorm_block_stats")
+
+
+@pytest.mark.parametrize("pair", INDEX_PAIRS)
+def test_edge_and_kernel_tables_answer_as_the_scans(pair: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # common._edges_at's index (a use's list looked up once per run of its edges, a def's through its function's
+    # offset table) must equal the per-edge index it replaced, keys in the same order; parallel._kernels_by_name
+    # must list the kernels the per-view scan of every function found
+    from warpwise.analysis.advice import parallel
+
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    indexed: list[int] = []
+    kernels: list[int] = []
+    real_at, real_rb = common._edges_at, parallel.redundant_block_advice
+
+    def checked_at(view, keys):  # type: ignore[no-untyped-def]
+        got = real_at(view, keys)
+        if "edges_by_instruction" in view._memo:
+            at_use: dict[tuple[str, int], list[int]] = {}
+            at_def: dict[tuple[str, int], list[int]] = {}
+            for k, e in enumerate(view.edges):
+                if e.use_fn is not None and e.use_ins is not None:
+                    at_use.setdefault((e.use_fn.name, e.use_ins.offset), []).append(k)
+                if e.def_fn is not None and e.def_ins is not None:
+                    at_def.setdefault((e.def_fn.name, e.def_ins.offset), []).append(k)
+            fast_use, fast_def = view._memo["edges_by_instruction"]
+            assert (fast_use, fast_def) == (at_use, at_def)
+            assert list(fast_use) == list(at_use) and list(fast_def) == list(at_def)
+            indexed.append(len(view.edges))
+        return got
+
+    def checked_rb(view):  # type: ignore[no-untyped-def]
+        if view.program is not None:
+            scan = [pf for pf in view.program.functions.values() if pf.is_kernel and pf.name == view.profile.mangled]
+            assert parallel._kernels_by_name(view.program).get(view.profile.mangled, []) == scan
+            kernels.append(len(scan))
+        return real_rb(view)
+
+    monkeypatch.setattr(common, "_edges_at", checked_at)
+    monkeypatch.setattr(parallel, "redundant_block_advice", checked_rb)
+    d = Path(__file__).resolve().parents[2] / "bench" / "advice" / pair
+    _pair_advice_at(d)
+    assert kernels and all(n == 1 for n in kernels)
+    if pair != "holdout10/pairs/rownorm_block_stats":
+        assert indexed and max(indexed) > 0, "_edges_at built no index: nothing compared"
