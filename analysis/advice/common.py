@@ -527,11 +527,32 @@ def _edges_at(view: KernelView, keys: dict[InsKey, float]) -> list[EdgeView]:
     def index() -> tuple[dict[InsKey, list[int]], dict[InsKey, list[int]]]:
         at_use: dict[InsKey, list[int]] = {}
         at_def: dict[InsKey, list[int]] = {}
+        # the edges of one use come one after another (build_view): its list is looked up once per run of them;
+        # a def's list is found through its function's offset -> list table (no key tuple per edge)
+        use_fn: ProgramFunction | None = None
+        use_ins: Instruction | None = None
+        use_list: list[int] | None = None
+        def_fn: ProgramFunction | None = None
+        def_lists: dict[int, list[int]] = {}
+        per_fn: dict[int, dict[int, list[int]]] = {}
         for k, e in enumerate(edges):
-            if e.use_fn is not None and e.use_ins is not None:
-                at_use.setdefault((e.use_fn.name, e.use_ins.offset), []).append(k)
-            if e.def_fn is not None and e.def_ins is not None:
-                at_def.setdefault((e.def_fn.name, e.def_ins.offset), []).append(k)
+            if e.use_ins is not use_ins or e.use_fn is not use_fn:
+                use_fn, use_ins = e.use_fn, e.use_ins
+                use_list = (None if use_fn is None or use_ins is None
+                            else at_use.setdefault((use_fn.name, use_ins.offset), []))
+            if use_list is not None:
+                use_list.append(k)
+            d = e.def_ins
+            if d is None or e.def_fn is None:
+                continue
+            if e.def_fn is not def_fn:
+                def_fn = e.def_fn
+                def_lists = per_fn.setdefault(id(def_fn), {})
+            off = d.offset
+            got = def_lists.get(off)
+            if got is None:
+                got = def_lists[off] = at_def.setdefault((def_fn.name, off), [])
+            got.append(k)
         return at_use, at_def
 
     at_use, at_def = view.memo("edges_by_instruction", index)

@@ -22,7 +22,7 @@ from warpwise.analysis.arch.roofline import dram_latency_factor
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.operands import def_use, function_def_use
 from warpwise.analysis.profile.model import PCSample
-from warpwise.analysis.program.model import Loop, ProgramFunction
+from warpwise.analysis.program.model import Loop, Program, ProgramFunction
 
 #: Pseudo function name under which launch-shape advice records what it matched (Advice.matched).
 LAUNCH_SHAPE = "<launch shape>"
@@ -568,71 +568,107 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     its immediate post-dominator). A forward analysis over the CFG with blame.operands' def/use tables
     (register sets joined at block entries, to a fixed point); an unguarded instruction not reached kills its
     defs, a guarded one kills them only for later instructions under the same guard in its block. Everything
-    after a CALL is reached (the callee is not followed). Never raises."""
+    after a CALL is reached (the callee is not followed). Never raises.
+
+    Cost: ``seed`` is asked once per instruction, and a block is stepped again only when its entry set grew or
+    its step changed (it became control-dependent on a reached branch, or holds a load of a space a reached
+    store wrote). The transfer is monotone in the entry set, the control-dependent blocks and the spaces, so
+    this least fixed point is the one found when each round restarts from empty entry sets and steps every
+    block until no set changes, and what a round reaches only grows: a round looks for new spaces and decided
+    blocks among the blocks it stepped."""
     ins = pf.instructions
     du = function_def_use(pf)
     index = {i.offset: k for k, i in enumerate(ins)}
     span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
             for b in sorted(pf.blocks) if pf.blocks[b].instructions}
-
-    def source(i: Instruction, varying_spaces: set[str]) -> bool:
+    src = [seed(i) for i in ins]  # a source: seeded, or (from a later round) a load of a space a reached store wrote
+    store_space: list[str | None] = []  # per instruction: the space a shared/local store writes
+    load_pos: dict[str, list[int]] = {}  # space -> positions of its shared/local loads
+    for k, i in enumerate(ins):
         cls = cm.mem_class(i)
-        if cls in ("shared", "local") and not _is_store(i) and cls in varying_spaces:
-            return True
-        return seed(i)
+        if cls in ("shared", "local"):
+            if _is_store(i):
+                store_space.append(cls)
+                continue
+            load_pos.setdefault(cls, []).append(k)
+        store_space.append(None)
+    block_at = [0] * len(ins)
+    for b, (a, e) in span.items():
+        block_at[a:e] = [b] * (e - a)
+    # per instruction: (uses, defs, guard, guard's predicate without "!", CALL?)
+    rows = [(d.uses, d.defs, d.guard, d.guard.lstrip("!") if d.guard else None, d.clobbers_all) for d in du]
+    succs = {b: [s for s in pf.cfg.successors(b) if s in span] for b in span}
+    order = list(span)
 
     ctrl: set[int] = set()  # blocks control-dependent on a varying branch
     spaces: set[str] = set()
+    state_in: dict[int, frozenset[str]] = {b: frozenset() for b in span}
+    reached: dict[int, list[int]] = {}  # block -> its varying instruction positions, from its last step
+    dirty = set(span)
     while True:
-        state_in: dict[int, frozenset[str]] = {b: frozenset() for b in span}
-        varying: set[int] = set()
-        changed = True
-        while changed:
-            changed = False
-            varying = set()
-            for b in span:
-                cur = set(state_in[b])
+        stepped: set[int] = set()
+        while dirty:
+            for b in order:
+                if b not in dirty:
+                    continue
+                dirty.discard(b)
+                stepped.add(b)
                 a, e = span[b]
-                # registers written by a non-varying instruction under guard G: an instruction under the same
-                # G reads that value, not the one before it (@!P0 LDS R8 ... @!P0 FADD R8: in the block only)
-                clean: dict[str, set[str]] = {}
-                for k in range(a, e):
-                    d, i = du[k], ins[k]
-                    g = d.guard.lstrip("!") if d.guard else None
-                    seen = cur - clean[d.guard] if d.guard in clean else cur
-                    v = (b in ctrl or _ANY in cur or source(i, spaces) or any(u in seen for u in d.uses)
-                         or (g is not None and g in cur))
-                    if d.clobbers_all:
-                        cur.add(_ANY)  # a call: what the callee leaves in any register is not followed
-                    if v:
-                        varying.add(k)
-                        cur |= d.defs
-                        for regs in clean.values():
-                            regs -= d.defs
-                    elif d.guard is None:
-                        cur -= d.defs
-                    else:
-                        clean.setdefault(d.guard, set()).update(d.defs)
-                    for r in d.defs:
-                        clean.pop(r, None)
-                        clean.pop("!" + r, None)
-                out = frozenset(cur)
-                for s in pf.cfg.successors(b):
-                    if s in state_in and not out <= state_in[s]:
+                if b in ctrl:  # every instruction varying: each adds its defs (and a CALL the any-register mark)
+                    reached[b] = list(range(a, e))
+                    cur = set(state_in[b])
+                    for row in rows[a:e]:
+                        if row[4]:
+                            cur.add(_ANY)
+                        cur |= row[1]
+                    out = frozenset(cur)
+                else:
+                    cur = set(state_in[b])
+                    here: list[int] = []
+                    # registers written by a non-varying instruction under guard G: an instruction under the same
+                    # G reads that value, not the one before it (@!P0 LDS R8 ... @!P0 FADD R8: in the block only)
+                    clean: dict[str, set[str]] = {}
+                    k = a
+                    for uses, defs, guard, g, call in rows[a:e]:
+                        if clean and guard in clean:
+                            seen = cur - clean[guard]
+                        else:
+                            seen = cur
+                        v = (src[k] or _ANY in cur or not seen.isdisjoint(uses) or (g is not None and g in cur))
+                        if call:
+                            cur.add(_ANY)  # a call: what the callee leaves in any register is not followed
+                        if v:
+                            here.append(k)
+                            cur |= defs
+                            for regs in clean.values():
+                                regs -= defs
+                        elif guard is None:
+                            cur -= defs
+                        else:
+                            clean.setdefault(guard, set()).update(defs)
+                        if clean:
+                            for r in defs:
+                                clean.pop(r, None)
+                                clean.pop("!" + r, None)
+                        k += 1
+                    reached[b] = here
+                    out = frozenset(cur)
+                for s in succs[b]:
+                    if not out <= state_in[s]:
                         state_in[s] = state_in[s] | out
-                        changed = True
+                        dirty.add(s)
         new_ctrl = set(ctrl)
         new_spaces = set(spaces)
-        for k in varying:
-            i = ins[k]
-            cls = cm.mem_class(i)
-            if cls in ("shared", "local") and _is_store(i):
-                new_spaces.add(cls)
-        for b, (_a, e) in span.items():
-            last = ins[e - 1]
-            if not control or last.base_opcode not in _BRANCHES or (e - 1) not in varying:
+        for b in stepped:
+            here = reached[b]
+            for k in here:
+                if (sp := store_space[k]) is not None:
+                    new_spaces.add(sp)
+            last_k = span[b][1] - 1
+            last = ins[last_k]
+            if not control or last.base_opcode not in _BRANCHES or not here or here[-1] != last_k:
                 continue
-            if du[e - 1].guard is None and last.base_opcode not in ("BRX", "JMX"):
+            if du[last_k].guard is None and last.base_opcode not in ("BRX", "JMX"):
                 continue  # an unconditional jump decides nothing
             stop = pf.ipdom.get(b)
             for s in pf.cfg.successors(b):
@@ -644,7 +680,14 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
                     nxt = pf.ipdom.get(n)
                     n = None if nxt == n else nxt
         if new_ctrl == ctrl and new_spaces == spaces:
-            return frozenset(ins[k].offset for k in varying)
+            return frozenset(ins[k].offset for b in order for k in reached[b])
+        # the next round steps again only the blocks whose step changed; the others' exit sets change only
+        # through their entry sets, as above
+        dirty = new_ctrl - ctrl
+        for sp in new_spaces - spaces:
+            for k in load_pos.get(sp, ()):
+                src[k] = True
+                dirty.add(block_at[k])
         ctrl, spaces = new_ctrl, new_spaces
 
 
@@ -653,14 +696,24 @@ def _invariant_loop(pf: ProgramFunction, varying: frozenset[int]) -> Loop | None
     memory: a pass over memory every CTA of a grid row repeats (the largest such loop), or None."""
     best: Loop | None = None
     best_n = 0
+    blocks = pf.blocks
+    # per block (asked once per block, not per loop holding it): an instruction in ``varying``; a load from
+    # global or shared memory
+    varies: dict[int, bool] = {}
+    loads: dict[int, bool] = {}
     for lp in pf.loops.values():
-        body = [i for b in lp.blocks for i in pf.blocks[b].instructions]
-        if not body or any(i.offset in varying for i in body):
+        n = sum(len(blocks[b].instructions) for b in lp.blocks)
+        if not n:
             continue
-        if not any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body):
+        for b in lp.blocks:
+            if b not in varies:
+                body = blocks[b].instructions
+                varies[b] = any(i.offset in varying for i in body)
+                loads[b] = any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body)
+        if any(varies[b] for b in lp.blocks) or not any(loads[b] for b in lp.blocks):
             continue
-        if len(body) > best_n:
-            best, best_n = lp, len(body)
+        if n > best_n:
+            best, best_n = lp, n
     return best
 
 
@@ -669,12 +722,30 @@ def _invariant_staging(pf: ProgramFunction, varying: frozenset[int]) -> list[Ins
     ``varying`` before a block barrier: a table every CTA of a grid row stages the same way (a per-CTA set-up
     outside any loop, one element per thread). Empty otherwise."""
     ins = pf.instructions
-    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and not _is_store(i)]
-    stores = [i.offset for i in ins if i.offset not in varying and cm.mem_class(i) == "shared" and _is_store(i)]
+    # the cheapest test first: most kernels have no barrier, then the loads are not listed
     bars = [i.offset for i in ins if i.base_opcode == "BAR"]
-    if not loads or not stores or not bars or max(bars) < min(stores):
+    if not bars:
         return []
+    stores = [i.offset for i in ins if i.offset not in varying and cm.mem_class(i) == "shared" and _is_store(i)]
+    if not stores or max(bars) < min(stores):
+        return []
+    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and not _is_store(i)]
     return loads
+
+
+def _kernels_by_name(prog: Program) -> dict[str, list[ProgramFunction]]:
+    """Name -> the program's kernels of that name, in ``prog.functions`` order (``[pf for pf in
+    prog.functions.values() if pf.is_kernel and pf.name == name]`` for every name at once; made once per program:
+    each kernel's view asks for its own, which was a pass over every function per kernel)."""
+    def make() -> dict[str, list[ProgramFunction]]:
+        out: dict[str, list[ProgramFunction]] = {}
+        for pf in prog.functions.values():
+            if pf.is_kernel:
+                out.setdefault(pf.name, []).append(pf)
+        return out
+
+    table: dict[str, list[ProgramFunction]] = prog.memo("advice_kernels_by_name", make)
+    return table
 
 
 def redundant_block_advice(view: KernelView) -> Advice | None:
@@ -697,7 +768,7 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
     lc = view.profile.launch
     if prog is None or view.total <= 0 or lc.blocks <= view.sm_count:
         return None
-    kernels = [pf for pf in prog.functions.values() if pf.is_kernel and pf.name == view.profile.mangled]
+    kernels = _kernels_by_name(prog).get(view.profile.mangled, [])
     if len(kernels) != 1:
         return None
     pf = kernels[0]

@@ -443,3 +443,210 @@ def test_parts_without_latency_skip_the_slice_pass_with_the_same_advice(pair: st
         m.setattr(KernelView, "memo", _memo_uncached)
         slow = _pair_advice_at(d)
     assert fast == slow and "code_reordering" in "".join(fast)
+
+
+def _forward_taint_rounds(pf, seed, control=True, rounds=None):  # type: ignore[no-untyped-def]
+    """parallel.forward_taint as it was before the worklist (main 0feb439): every round starts from empty entry
+    sets and steps every block until no set changes; ``rounds`` collects (control-dependent blocks, spaces) per
+    round."""
+    from warpwise.analysis.advice.parallel import _ANY, _BRANCHES, _is_store
+    from warpwise.analysis.blame.operands import def_use_all
+
+    ins = pf.instructions
+    du = def_use_all(ins)
+    index = {i.offset: k for k, i in enumerate(ins)}
+    span = {b: (index[pf.blocks[b].instructions[0].offset], index[pf.blocks[b].instructions[-1].offset] + 1)
+            for b in sorted(pf.blocks) if pf.blocks[b].instructions}
+
+    def source(i, varying_spaces):  # type: ignore[no-untyped-def]
+        cls = cm.mem_class(i)
+        if cls in ("shared", "local") and not _is_store(i) and cls in varying_spaces:
+            return True
+        return seed(i)
+
+    ctrl: set[int] = set()
+    spaces: set[str] = set()
+    while True:
+        if rounds is not None:
+            rounds.append((len(ctrl), len(spaces)))
+        state_in = {b: frozenset() for b in span}
+        varying: set[int] = set()
+        changed = True
+        while changed:
+            changed = False
+            varying = set()
+            for b in span:
+                cur = set(state_in[b])
+                a, e = span[b]
+                clean: dict[str, set[str]] = {}
+                for k in range(a, e):
+                    d, i = du[k], ins[k]
+                    g = d.guard.lstrip("!") if d.guard else None
+                    seen = cur - clean[d.guard] if d.guard in clean else cur
+                    v = (b in ctrl or _ANY in cur or source(i, spaces) or any(u in seen for u in d.uses)
+                         or (g is not None and g in cur))
+                    if d.clobbers_all:
+                        cur.add(_ANY)
+                    if v:
+                        varying.add(k)
+                        cur |= d.defs
+                        for regs in clean.values():
+                            regs -= d.defs
+                    elif d.guard is None:
+                        cur -= d.defs
+                    else:
+                        clean.setdefault(d.guard, set()).update(d.defs)
+                    for r in d.defs:
+                        clean.pop(r, None)
+                        clean.pop("!" + r, None)
+                out = frozenset(cur)
+                for s in pf.cfg.successors(b):
+                    if s in state_in and not out <= state_in[s]:
+                        state_in[s] = state_in[s] | out
+                        changed = True
+        new_ctrl = set(ctrl)
+        new_spaces = set(spaces)
+        for k in varying:
+            i = ins[k]
+            cls = cm.mem_class(i)
+            if cls in ("shared", "local") and _is_store(i):
+                new_spaces.add(cls)
+        for b, (_a, e) in span.items():
+            last = ins[e - 1]
+            if not control or last.base_opcode not in _BRANCHES or (e - 1) not in varying:
+                continue
+            if du[e - 1].guard is None and last.base_opcode not in ("BRX", "JMX"):
+                continue
+            stop = pf.ipdom.get(b)
+            for s in pf.cfg.successors(b):
+                n = s
+                visited: set[int] = set()
+                while n is not None and n != stop and n not in visited and n in span:
+                    visited.add(n)
+                    new_ctrl.add(n)
+                    nxt = pf.ipdom.get(n)
+                    n = None if nxt == n else nxt
+        if new_ctrl == ctrl and new_spaces == spaces:
+            return frozenset(ins[k].offset for k in varying)
+        ctrl, spaces = new_ctrl, new_spaces
+
+
+def _invariant_loop_scan(pf, varying):  # type: ignore[no-untyped-def]
+    """parallel._invariant_loop as it was (main 0feb439): each loop's body listed and scanned."""
+    from warpwise.analysis.advice.parallel import _is_store
+
+    best, best_n = None, 0
+    for lp in pf.loops.values():
+        body = [i for b in lp.blocks for i in pf.blocks[b].instructions]
+        if not body or any(i.offset in varying for i in body):
+            continue
+        if not any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body):
+            continue
+        if len(body) > best_n:
+            best, best_n = lp, len(body)
+    return best
+
+
+#: bench/advice cubins with grid-row taints of every kind: holdout10's nine pairs (rownorm_block_stats' repeated
+#: row pass, guarded EXITs, shared-memory trees), holdout5's dequant_lut_perblock (shared staging behind a
+#: barrier) and three main-set kernels with __syncthreads
+TAINT_CUBINS = (*sorted((Path(__file__).resolve().parents[2] / "bench" / "advice" / "holdout10" / "pairs")
+                        .glob("*/orig.sm_90.cubin")),
+                *(Path(__file__).resolve().parents[2] / "bench" / "advice" / p / "orig.sm_90.cubin"
+                  for p in ("holdout5/pairs/dequant_lut_perblock", "pairs/causal_tiles", "pairs/rowsum_tree",
+                            "pairs/transpose_bank")))
+
+
+def test_forward_taint_worklist_answers_as_the_round_robin(monkeypatch: pytest.MonkeyPatch) -> None:
+    # parallel.forward_taint steps a block again only when its entry set grew or its step changed and warm-starts
+    # each round from the last round's entry sets; the round-robin it replaced (kept above) restarts every round
+    # from empty sets. Every kernel's grid_varying along x, y and z, and a taint from each kernel's global loads
+    # with and without control dependence (code._narrow_reach's kind of seed), must be the same offsets, and
+    # _invariant_loop's per-block tables must pick the loop the per-loop scan picked.
+    from warpwise.analysis.advice import parallel
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.program.build import build_program
+
+    fast = parallel.forward_taint
+    compared = several_rounds = partial = loops = 0
+    for cubin in TAINT_CUBINS:
+        prog = build_program(load_cubin(cubin))
+        for pf in prog.functions.values():
+            if not pf.is_kernel:
+                continue
+            for dim in (0, 1, 2):
+                rounds: list[tuple[int, int]] = []
+                monkeypatch.setattr(parallel, "forward_taint",
+                                    lambda p, s, c=True, r=rounds: _forward_taint_rounds(p, s, c, r))
+                slow = parallel.grid_varying(pf, dim)
+                monkeypatch.setattr(parallel, "forward_taint", fast)
+                got = parallel.grid_varying(pf, dim)
+                assert got == slow, (cubin.parent.name, pf.name, dim)
+                assert got is not None
+                lp = parallel._invariant_loop(pf, got)
+                assert lp is _invariant_loop_scan(pf, got)
+                loops += lp is not None
+                compared += 1
+                several_rounds += len(rounds) > 1
+                partial += 0 < len(got) < len(pf.instructions)
+            loads = frozenset(i.offset for i in pf.instructions if cm.mem_class(i) == "global"
+                              and i.base_opcode.startswith("LD"))
+            for control in (True, False):
+                def seed(i, loads=loads):  # type: ignore[no-untyped-def]
+                    return i.offset in loads
+                assert fast(pf, seed, control) == _forward_taint_rounds(pf, seed, control), (pf.name, control)
+                compared += 1
+    assert compared >= 40
+    assert several_rounds >= 3, "no taint needed a second round (spaces or control dependence): the warm start " \
+        "would not be compared"
+    assert partial >= 10, "too few partial taints: the comparison would be weak"
+    assert loops >= 2, "no invariant loop found: _invariant_loop's tables would not be compared"
+
+
+#: bench/advice pairs whose advice asks for the edges at removed instructions (common._edges_at: strength reduction,
+#: local-memory removal) and the repeated-CTA rule's kernel
+INDEX_PAIRS = ("pairs/spill_bounds", "pairs/periodic_divmod", "pairs/knn_local", "holdout10/pairs/rownorm_block_stats")
+
+
+@pytest.mark.parametrize("pair", INDEX_PAIRS)
+def test_edge_and_kernel_tables_answer_as_the_scans(pair: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # common._edges_at's index (a use's list looked up once per run of its edges, a def's through its function's
+    # offset table) must equal the per-edge index it replaced, keys in the same order; parallel._kernels_by_name
+    # must list the kernels the per-view scan of every function found
+    from warpwise.analysis.advice import parallel
+
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    indexed: list[int] = []
+    kernels: list[int] = []
+    real_at, real_rb = common._edges_at, parallel.redundant_block_advice
+
+    def checked_at(view, keys):  # type: ignore[no-untyped-def]
+        got = real_at(view, keys)
+        if "edges_by_instruction" in view._memo:
+            at_use: dict[tuple[str, int], list[int]] = {}
+            at_def: dict[tuple[str, int], list[int]] = {}
+            for k, e in enumerate(view.edges):
+                if e.use_fn is not None and e.use_ins is not None:
+                    at_use.setdefault((e.use_fn.name, e.use_ins.offset), []).append(k)
+                if e.def_fn is not None and e.def_ins is not None:
+                    at_def.setdefault((e.def_fn.name, e.def_ins.offset), []).append(k)
+            fast_use, fast_def = view._memo["edges_by_instruction"]
+            assert (fast_use, fast_def) == (at_use, at_def)
+            assert list(fast_use) == list(at_use) and list(fast_def) == list(at_def)
+            indexed.append(len(view.edges))
+        return got
+
+    def checked_rb(view):  # type: ignore[no-untyped-def]
+        if view.program is not None:
+            scan = [pf for pf in view.program.functions.values() if pf.is_kernel and pf.name == view.profile.mangled]
+            assert parallel._kernels_by_name(view.program).get(view.profile.mangled, []) == scan
+            kernels.append(len(scan))
+        return real_rb(view)
+
+    monkeypatch.setattr(common, "_edges_at", checked_at)
+    monkeypatch.setattr(parallel, "redundant_block_advice", checked_rb)
+    d = Path(__file__).resolve().parents[2] / "bench" / "advice" / pair
+    _pair_advice_at(d)
+    assert kernels and all(n == 1 for n in kernels)
+    if pair != "holdout10/pairs/rownorm_block_stats":
+        assert indexed and max(indexed) > 0, "_edges_at built no index: nothing compared"
