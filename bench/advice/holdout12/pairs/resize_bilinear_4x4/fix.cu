@@ -49,10 +49,13 @@ int main() {
     resize_bilinear<<<grid, block>>>(src, dst, b);
     CK_LAUNCH();
     CK(cudaMemcpy(got.data(), dd, got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    // Tolerance 1e-3 (a quarter of an 8-bit step): the GPU contracts (dx + 0.5f) * sx - 0.5f and the lerps into
+    // FMAs, which moves the source coordinate by up to an ulp of a coordinate near 2560 (2.4e-4 pixel) and the
+    // result by up to about 1e-4 against this uncontracted host reference.
     const Image hsrc{hs.data(), sw, sh};
     for (int y = 0; y < dh; y += 5)
       for (int x = 0; x < dw; ++x, ++checked)
-        bad += !close_enough(got[static_cast<long>(y) * dw + x], b.sample(hsrc, x, y), 1e-5, 1e-5);
+        bad += !close_enough(got[static_cast<long>(y) * dw + x], b.sample(hsrc, x, y), 0.0, 1e-3);
     CK(cudaFree(ds));
     CK(cudaFree(dd));
   }
