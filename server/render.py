@@ -571,6 +571,8 @@ def hover(ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | 
 
 
 def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) -> lsp.Hover | None:
+    from warpwise.analysis.advice.report import PER_LAUNCH_SHOWN, per_launch_text
+
     here = view.mapped_at(line)
     costs = [c for c in ff.launch_costs if lmap.line(c.line) == line]
     edited = view.stale_at(line)
@@ -639,6 +641,7 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
             for b in f.causes[:6]:
                 details.append(f"- {b.samples:,.1f} samples of {b.reason} at {_line_word(view, b.file, b.line)} "
                                f"(`{b.opcode}`)")
+        # each part of an advice its own paragraph: formula, suggestion, rank, alternatives, launches
         for adv in view.live(f.advice + f.touching):
             conf = confidence_text(adv)
             details.append(f"\n**{_optimizer(adv)}** — estimated speedup **{_speedup(adv):.2f}×**" +
@@ -649,26 +652,24 @@ def _hover(view: View, ff: FileFindings, lmap: LineMap, text: str, line: int) ->
             if isinstance(est, dict):
                 formula, inputs = est.get("formula"), est.get("inputs")
             if formula:
-                details.append(f"`{formula}` with {_inputs_md(inputs or {})}")
+                details.append(f"\n`{formula}` with {_inputs_md(inputs or {})}")
             hint = getattr(adv, "hint", "")
             if hint:
-                details.append(view.relabel(hint))
+                details.append("\n" + view.relabel(hint))
             why = getattr(adv, "why", "")
             if why:
-                details.append(f"_Ranked: {why}_")
+                details.append(f"\n_Ranked: {why}_")
             alts = getattr(adv, "alternatives", []) or []
             if alts:
-                details.append("Other fixes for the same samples: " + ", ".join(
+                details.append("\nOther fixes for the same samples: " + ", ".join(
                     f"{a.optimizer} {a.estimated_speedup:.2f}×" + (" (upper bound)" if a.upper_bound else "")
                     for a in alts))
             launches = getattr(adv, "launches", []) or []
-            from warpwise.analysis.advice.report import PER_LAUNCH_SHOWN, per_launch_text
-
             if len(launches) > PER_LAUNCH_SHOWN:
                 # the hover has no place for every launch: the range and the longest launch say enough
-                details.append("Per launch: " + per_launch_text(launches, sep="×", more=None))
+                details.append("\nPer launch: " + per_launch_text(launches, sep="×", more=None))
             elif len(launches) > 1:
-                details.append("Per launch: " + ", ".join(
+                details.append("\nPer launch: " + ", ".join(
                     f"grid {'×'.join(map(str, le.grid))} {le.speedup:.2f}× ({le.samples:,} samples)"
                     for le in launches))
         if f.sass:

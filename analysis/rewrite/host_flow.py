@@ -116,7 +116,9 @@ def _rotation(site: Site, pointer_vars: dict[tuple[str, int], ci.Cursor]) -> str
 
 
 def _assigned_in(var: ci.Cursor, scope: ci.Cursor) -> bool:
-    """Whether ``scope`` assigns ``var`` (``=``, a compound assignment, ``++``/``--``) or passes it to ``swap``."""
+    """Whether ``scope`` may change ``var``: assigns it (``=``, a compound assignment, ``++``/``--``; ``v[i] = ...``
+    writes only what it points to), takes its address (``cudaMalloc(&v, ...)`` can point it elsewhere each
+    iteration) or passes it to ``swap``."""
     k = _key(var)
     for c in walk(scope):
         target = None
@@ -125,7 +127,7 @@ def _assigned_in(var: ci.Cursor, scope: ci.Cursor) -> bool:
         elif c.kind == K.UNARY_OPERATOR:
             kids = list(c.get_children())
             toks = [str(t.spelling) for t in c.get_tokens()]
-            if kids and ("++" in toks or "--" in toks):
+            if kids and ("++" in toks or "--" in toks or (toks and toks[0] == "&")):
                 target = strip(kids[0], casts=False)
         elif c.kind == K.CALL_EXPR and c.spelling == "swap":
             if any(strip(a, casts=False).kind == K.DECL_REF_EXPR and strip(a, casts=False).referenced is not None

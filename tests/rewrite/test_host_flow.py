@@ -68,3 +68,12 @@ def test_a_second_ask_of_the_same_source_is_a_cache_hit() -> None:
     # another text is parsed anew and can give another verdict
     other = host_flow(SRC % "", "/tmp/cached.cu", "step")
     assert other is not None and first is not None and other.kind != first.kind
+
+
+def test_a_buffer_reallocated_or_repointed_in_the_loop_is_no_repeat() -> None:
+    # cudaMalloc(&b, ...) each iteration: a new buffer per launch (address taken)
+    f = host_flow(SRC % "\n    cudaMalloc(&b, 4096);", "/tmp/t2.cu", "step")
+    assert f is not None and f.kind == "independent"
+    # writing through a pointer (b[0] = ..., what it points to) leaves the same buffer: still a repeat
+    h = host_flow(SRC % "\n    b[0] = 0.0f;", "/tmp/t4.cu", "step")
+    assert h is not None and h.kind == "repeat"

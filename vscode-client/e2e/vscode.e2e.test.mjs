@@ -704,11 +704,13 @@ describe('warpwise in VS Code (code-server + Chromium)', { timeout: 6 * 60 * 100
       assert.ok(!/--format json/.test(t), 'a CLI flag in the hover');
       const box = await hover.boundingBox();
       if (box) {
-        const at = await hover.locator('text=/Per launch: 45 launches/').first().boundingBox();
-        if (at) {
-          await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
-          await page.mouse.wheel(0, Math.max(0, at.y - box.y - box.height / 2));
-          await page.waitForTimeout(300);
+        // scroll the hover (wheel over it) until the per-launch line is inside it, for the screenshot
+        await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+        for (let i = 0; i < 20; i++) {
+          const at = await hover.locator('text=/Per launch: 45 launches/').first().boundingBox();
+          if (!at || at.y + at.height < box.y + box.height - 8) break;
+          await page.mouse.wheel(0, 80);
+          await page.waitForTimeout(150);
         }
         await shot('vscode-many-launch-hover', clipAround(box, 12));
       }
