@@ -116,6 +116,14 @@ def _shape(profile: KernelProfile, ctas: int) -> tuple[float, float]:
     return float(r.first_wave_ctas_per_sm), min(1.0, ctas / (f.sm_count * max(1, r.ctas_per_sm)))
 
 
+def _stall_share(profiles: list[KernelProfile], reason: str) -> float:
+    """Share of the launches' warp samples stalled on ``reason`` (Nsight Compute's name), summed over the
+    launches; 0.0 when they hold no samples."""
+    total = sum(p.total_samples for p in profiles)
+    got = sum(s.stalls.get(reason, 0) for p in profiles for s in p.pcs.values())
+    return got / total if total > 0 else 0.0
+
+
 def _issue_share(profiles: list[KernelProfile]) -> float:
     """Share of the launches' warp samples in the ``selected`` state (the warp issued that cycle), summed over
     the launches; 0.0 when they hold no samples."""
@@ -281,6 +289,48 @@ def chain_fusion_estimate(profiles: list[KernelProfile], flow: HostFlow | None) 
                     "fusion of a producer-consumer chain: intermediates stay in registers (roofline: time ~ traffic)")
 
 
+def steps_fusion_estimate(profiles: list[KernelProfile], flow: HostFlow | None) -> Estimate | None:
+    """kernel_merge's estimate for N launches of one kernel that step the same data (``flow.kind == "steps"``:
+    a host loop passing its counter and otherwise the same variables, rewrite.host_flow), each filling the GPU
+    and bound by memory traffic. Run inside one launch that keeps each element's (or each CTA's) state on chip
+    between steps, the data crosses L2/DRAM once instead of N times while every step's SM work stays:
+
+        S = Σ_i t_i / max(Σ_i t_i σ_i, min_i t_i)
+
+    t_i: launch i's duration; σ_i: its SM throughput share of peak (SpeedOfLight "SM throughput"), so Σ t_i σ_i
+    is the time the steps' instructions keep the SMs busy (a fused kernel issues no more of them: its global
+    loads and stores between steps go); min_i t_i: one pass over the data, at least as long as one launch's
+    memory time (the roofline: time follows the larger of the memory and SM work, Williams et al., CACM 2009).
+    Conservative where the steps' SM throughput counts the memory instructions the fusion removes.
+
+    Applies only when every launch fills the GPU (≥ 1 wave), all share one grid and CTA, and their time is the
+    memory's: each launch memory bound (memory throughput % above SM throughput %), or most of the launches'
+    warp samples (≥ 50%) waiting on memory (``long_scoreboard``: L1TEX global/local results, Nsight Compute
+    stall reasons), the latency-bound form of the same traffic. The fusion is valid only while each step's dependence
+    stays inside a thread or a CTA; the profile cannot check that, the advice says so. None otherwise. Raises
+    nothing."""
+    if flow is None or flow.kind != "steps" or len(profiles) < 2:
+        return None
+    facts = [p.launch for p in profiles]
+    if any(f.waves_per_sm < 1.0 or f.duration_ns <= 0 for f in facts):
+        return None
+    if len({(f.grid, f.block) for f in facts}) != 1:
+        return None
+    bound = all(f.throughput_pct.get("memory", 0.0) > f.throughput_pct.get("sm", 0.0) for f in facts)
+    if not bound and _stall_share(profiles, "long_scoreboard") < 0.5:
+        return None
+    total = sum(f.duration_ns for f in facts)
+    sm_work = sum(f.duration_ns * f.throughput_pct.get("sm", 0.0) / 100.0 for f in facts)
+    one = min(f.duration_ns for f in facts)
+    after = max(sm_work, one)
+    if after >= total:
+        return None
+    return Estimate(total / after, "sum_t_ns/max(sum_i t_i*sm_i, min_i t_i), sm_i = SM throughput share",
+                    {"sum_t_ns": total, "sm_work_ns": sm_work, "one_pass_ns": one,
+                     "launches": float(len(facts)), "full_launches": float(len(facts))},
+                    "fusion of steps over the same data: one pass of traffic, every step's SM work (roofline)")
+
+
 def _merge_advice(launches: list[tuple[KernelProfile, AdviceReport]], est: Estimate,
                   found: Advice | None, flow: HostFlow | None = None) -> Advice:
     """The kernel_merge Advice of ``launches`` with the launch-floor estimate ``est`` (:func:`merge_estimate`);
@@ -289,7 +339,18 @@ def _merge_advice(launches: list[tuple[KernelProfile, AdviceReport]], est: Estim
     first = launches[0][1]
     n = int(est.inputs["launches"])
     small = n - int(est.inputs["full_launches"])
-    if "sectors_after" in est.inputs:
+    if "sm_work_ns" in est.inputs:
+        i = est.inputs
+        said = f" ({flow.reason})" if flow is not None else ""
+        hint = (f"{n} launches of this kernel step the same data{said}: run the steps inside one launch, keeping "
+                "each element's (or each CTA's) state in registers or shared memory between steps, so the data "
+                f"crosses L2/DRAM once instead of {n} times. Valid while each step's dependence stays inside a "
+                "thread or a CTA (a step that reads other CTAs' results needs a grid-wide sync: a cooperative "
+                "launch)")
+        basis = (f"{n} launches spent on memory traffic or its latency, sum t = {i['sum_t_ns'] / 1000:.1f} us; "
+                 f"fused: the longer of one pass over the data (the shortest launch, {i['one_pass_ns'] / 1000:.1f} "
+                 f"us) and every step's SM work (sum t_i x SM throughput = {i['sm_work_ns'] / 1000:.1f} us)")
+    elif "sectors_after" in est.inputs:
         i = est.inputs
         said = f" ({flow.reason})" if flow is not None else ""
         hint = (f"{n} launches of this element-wise kernel form a chain, each reading what the one before wrote"
@@ -390,8 +451,9 @@ def combine(launches: list[tuple[KernelProfile, AdviceReport]]) -> AdviceReport:
     if len(profiles) > 1 and all(0 < p.launch.waves_per_sm < 1.0 for p in profiles):
         flow = source_flow(profiles[0])
     elif len(profiles) > 1 and all(p.launch.waves_per_sm >= 1.0 for p in profiles):
-        flow = source_flow(profiles[0], min_sites=2)  # a chain needs two launch sites
-    merge = merge_estimate(profiles, flow) or chain_fusion_estimate(profiles, flow)
+        flow = source_flow(profiles[0])  # a chain (two launch sites) or steps (one site in a loop)
+    merge = (merge_estimate(profiles, flow) or chain_fusion_estimate(profiles, flow)
+             or steps_fusion_estimate(profiles, flow))
     if merge is not None:
         found = next((a for a in combined if a.optimizer == "kernel_merge"), None)
         combined = [a for a in combined if a.optimizer != "kernel_merge"]

@@ -8,6 +8,10 @@ share one grid in any order. That is false when a launch reads a buffer an earli
   iterative solver or a time stepper, where each launch reads what the previous one wrote;
 - a **repeat**: the launch is in a loop and passes a variable declared outside the loop and not changed in it to a
   non-const pointer parameter: every launch writes (and may read) the same buffer;
+- **steps**: the launch is in a ``for`` loop, passes that loop's counter, and every other argument is a plain
+  variable declared outside the loop and not changed in it: the launches apply successive steps (time steps,
+  stages of a sorting network) to the same data, each launch reading what the one before wrote — the verdict
+  assumes the counter selects the step, not a different part of the data (a per-plane index would);
 - a **chain**: a variable passed to a non-const pointer parameter (a buffer the kernel may write) of one launch
   is passed to a pointer parameter of a later launch of the kernel in the same function (producer -> consumer:
   eager element-wise pipelines).
@@ -39,7 +43,8 @@ from .parse import Parsed, blocking_errors, parse, walk
 class HostFlow:
     """How the host-side launches of one kernel relate.
 
-    ``kind``: "independent" (no argument links them), "rotation", "repeat" or "chain" (module docstring); ``launches``:
+    ``kind``: "independent" (no argument links them), "rotation", "steps", "repeat" or "chain" (module docstring);
+    ``launches``:
     host-side launch sites of the kernel found; ``reason``: one sentence with the variables and line;
     ``line``: 1-based line of the launch that shows the dependence (the first site when independent);
     ``params``: per kernel parameter "read" (pointer to const), "write" (other pointer) or "value"."""
@@ -139,6 +144,51 @@ def _assigned_in(var: ci.Cursor, scope: ci.Cursor) -> bool:
     return False
 
 
+def _by_value_vars(site: Site) -> list[ci.Cursor | None]:
+    """As :func:`_arg_vars`, also naming the variable a struct argument is copied from (a by-value struct
+    argument is a copy-constructor CALL_EXPR whose one child names the variable)."""
+    kids = [k for k in site.call.get_children() if k.kind.is_expression()]
+    out: list[ci.Cursor | None] = []
+    for a in (k for k in kids[1:] if k != site.config):
+        x = strip(a, casts=False)
+        if x.kind == K.CALL_EXPR:
+            inner = [strip(c, casts=False) for c in x.get_children()]
+            x = inner[0] if len(inner) == 1 else x
+        ref = x.referenced if x.kind == K.DECL_REF_EXPR else None
+        out.append(ref if ref is not None and ref.kind in (K.VAR_DECL, K.PARM_DECL) else None)
+    return out
+
+
+def _steps(site: Site) -> str | None:
+    """The counter of the innermost ``for`` loop around ``site`` when the launch passes it and every other
+    argument is a plain variable (or a struct copied from one) declared outside that loop and not changed in it
+    (module docstring, "steps"); None otherwise."""
+    vars_ = _by_value_vars(site)
+    loops = [a for a in site.ancestors if a.kind in LOOPS]
+    if not loops or loops[-1].kind != K.FOR_STMT or not vars_ or any(v is None for v in vars_):
+        return None
+    loop = loops[-1]
+    init = next(iter(loop.get_children()), None)
+    counters = {_key(c) for c in (init.get_children() if init is not None and init.kind == K.DECL_STMT else [])
+                if c.kind == K.VAR_DECL}
+    named = [v for v in vars_ if v is not None and _key(v) in counters]
+    if not named:
+        return None
+    others = [v for v in vars_ if v is not None and _key(v) not in counters]
+    if any(_inside(v, loop) or _assigned_in(v, loop) for v in others):
+        return None
+    # the loop body uses none of the data arguments outside the launch (a copy of a launch's output back to the
+    # host between launches consumes each result: independent runs, not steps)
+    keys = {_key(v) for v in others}
+    end = site.stmt_end if site.stmt_end is not None else site.call.extent.end.offset
+    body = list(loop.get_children())[-1]
+    for c in walk(body):
+        if c.kind == K.DECL_REF_EXPR and c.referenced is not None and _key(c.referenced) in keys and \
+                not site.stmt_start <= c.extent.start.offset < end:
+            return None
+    return str(named[0].spelling)
+
+
 def _repeat(site: Site, vars_: list[ci.Cursor | None], params: list[str]) -> str | None:
     """The variable a looped ``site`` passes to a writable pointer parameter that is declared outside the
     innermost loop and never changed in it (the same buffer every iteration); None otherwise."""
@@ -184,6 +234,11 @@ def host_flow(source: str, path: str, kernel: str) -> HostFlow | None:
                 return HostFlow("rotation", len(sites), f"the launch at line {line} is in a loop that exchanges "
                                 f"its buffer arguments ({rot}): each launch reads what the one before wrote",
                                 line, tuple(params))
+            step = _steps(s)
+            if step is not None:
+                return HostFlow("steps", len(sites), f"the launch at line {line} is in a loop over {step}, passes it "
+                                "and otherwise the same variables, unchanged in the loop: each launch is the next "
+                                "step over the same data", line, tuple(params))
             rep = _repeat(s, vars_, params)
             if rep is not None:
                 return HostFlow("repeat", len(sites), f"the launch at line {line} is in a loop and passes {rep}, "

@@ -77,3 +77,41 @@ def test_a_buffer_reallocated_or_repointed_in_the_loop_is_no_repeat() -> None:
     # writing through a pointer (b[0] = ..., what it points to) leaves the same buffer: still a repeat
     h = host_flow(SRC % "\n    b[0] = 0.0f;", "/tmp/t4.cu", "step")
     assert h is not None and h.kind == "repeat"
+
+
+def test_a_loop_passing_its_counter_over_the_same_data_is_steps() -> None:
+    f = _flow("holdout11/pairs/bitonic_segments/orig.cu", "bitonic_segments")  # stage (k, j) of a network
+    assert f is not None and f.kind == "steps" and "loop over j" in f.reason and f.line == 47
+    g = _flow("holdout12/pairs/brownian_steps/orig.cu", "brownian_step")  # structs copied by value, the step
+    assert g is not None and g.kind == "steps" and "loop over step" in g.reason
+    # three seeded runs whose output is copied back between launches: each result consumed, not steps
+    h = _flow("holdout6/pairs/asian_unroll_all/orig.cu", "asian_paths")
+    assert h is not None and h.kind != "steps"
+    # a per-tensor loop passing subscripted arguments is not steps either
+    t = _flow("holdout7/pairs/sgd_per_tensor/orig.cu", "sgd_momentum")
+    assert t is not None and t.kind == "independent"
+
+
+def test_steps_needs_the_counter_and_unchanged_arguments() -> None:
+    src = """
+__global__ void step(float* x, int n, int t) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] = x[i] * 0.5f + t;
+}
+int main() {
+  float* x = nullptr;
+  int n = 1024;
+  for (int t = 0; t < 32; ++t) {
+    step<<<4, 256>>>(x, n, %s);%s
+  }
+  return 0;
+}
+"""
+    assert host_flow(src % ("t", ""), "/tmp/s1.cu", "step").kind == "steps"  # type: ignore[union-attr]
+    # the counter not passed: the same launch repeated (the pointer written every time)
+    assert host_flow(src % ("0", ""), "/tmp/s2.cu", "step").kind == "repeat"  # type: ignore[union-attr]
+    # the buffer advanced in the loop: each launch works on other data
+    assert host_flow(src % ("t", "\n    x += n;"), "/tmp/s3.cu", "step").kind != "steps"  # type: ignore[union-attr]
+    # the result copied back between launches: consumed each step
+    copy = "\n    cudaMemcpy(nullptr, x, n * sizeof(float), cudaMemcpyDeviceToHost);"
+    assert host_flow(src % ("t", copy), "/tmp/s4.cu", "step").kind != "steps"  # type: ignore[union-attr]
