@@ -60,9 +60,9 @@ def test_compact_inputs_and_per_launch_text(analysis) -> None:  # type: ignore[n
     # a short series stays one entry per launch
     few = {f"t{i}": float(i + 1) for i in range(PER_LAUNCH_SHOWN)} | {"T": 5.0}
     assert compact_inputs(few) == list(few.items())
-    assert a.optimizer == "code_reordering"
+    assert a.optimizer == "block_increase"  # the first time-weighted finding: 64 CTAs per launch
     assert per_launch_text(a.launches) == (
-        "48 launches, 1.000-1.060x; longest 0.43 1.053x (2.7 us); each launch in --format json")
+        "48 launches, 1.000-1.145x; longest 0.43 1.145x (2.7 us); each launch in --format json")
     assert per_launch_text(a.launches[:2]).count(" us)") == 2
 
 
