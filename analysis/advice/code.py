@@ -1837,8 +1837,9 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     total = executed = per_element = 0.0
     widths: list[int] = []
     for pf in prog.functions.values():
-        loads = {i.offset for i in pf.instructions if cm.mem_class(i) == "global" and not i.base_opcode.startswith(
-            ("ST", "RED", "ATOM")) and narrow(i, view.sample_at(pf.name, i.offset), (pf.name, i.offset))}
+        loads = {i.offset for i in pf.instructions
+                 if cm.mem_class(i) == "global" and i.base_opcode not in cm.MEMORY_WRITES
+                 and narrow(i, view.sample_at(pf.name, i.offset), (pf.name, i.offset))}
         reached: frozenset[int] = frozenset()
         if loads and len(pf.instructions) <= TAINT_LIMIT:
             key = frozenset(loads)

@@ -21,6 +21,10 @@ from warpwise.analysis.advice.context import EdgeView, KernelView, is_math_routi
 from warpwise.analysis.advice.model import Advice, Hotspot, RegionEstimate, Scope, Skipped
 from warpwise.analysis.arch import stalls
 from warpwise.analysis.arch.latency import MEMORY_CLASSES, latency_class, latency_of, latency_table
+
+# the memory-write opcode classes live with the SASS model (arch/roofline needs them too); re-exported here
+from warpwise.analysis.binary.model import GLOBAL_WRITES as GLOBAL_WRITES
+from warpwise.analysis.binary.model import MEMORY_WRITES as MEMORY_WRITES
 from warpwise.analysis.binary.model import Instruction, SourceLoc
 from warpwise.analysis.blame.operands import def_use
 from warpwise.analysis.program import cfg as cf
@@ -35,8 +39,6 @@ BRANCH_OPS = frozenset({"BRA", "BRX", "JMP", "JMX"})
 NOT_COPIED_OPS = BRANCH_OPS | {"NOP"}
 SHARED_STORES = frozenset({"STS"})
 GLOBAL_LOADS = frozenset({"LDG", "LD"})
-#: Global/generic stores, reductions and atomics: writes a later load in program order may depend on.
-GLOBAL_WRITES = frozenset({"STG", "ST", "RED", "REDG", "ATOM", "ATOMG"})
 
 #: analysis/arch latency classes of non-memory arithmetic that can have long latency (GPA §5 strength
 #: reduction: "execution dependency stalls of long latency arithmetic instructions").

@@ -512,11 +512,6 @@ TAINT_LIMIT = 60_000
 _ANY = "*"
 
 
-def _is_store(i: Instruction) -> bool:
-    """A store, reduction or atomic (writes memory): ST*, RED*, ATOM*."""
-    return i.base_opcode.startswith(("ST", "RED", "ATOM"))
-
-
 def grid_varying(pf: ProgramFunction, dim: int) -> frozenset[int] | None:
     """Offsets of the instructions of kernel ``pf`` whose result, or whether they run, can differ between
     CTAs that differ only in ``blockIdx`` along grid dimension ``dim`` (0 = x, 1 = y, 2 = z); every other
@@ -587,7 +582,7 @@ def forward_taint(pf: ProgramFunction, seed: Callable[[Instruction], bool], cont
     for k, i in enumerate(ins):
         cls = cm.mem_class(i)
         if cls in ("shared", "local"):
-            if _is_store(i):
+            if i.base_opcode in cm.MEMORY_WRITES:
                 store_space.append(cls)
                 continue
             load_pos.setdefault(cls, []).append(k)
@@ -709,7 +704,8 @@ def _invariant_loop(pf: ProgramFunction, varying: frozenset[int]) -> Loop | None
             if b not in varies:
                 body = blocks[b].instructions
                 varies[b] = any(i.offset in varying for i in body)
-                loads[b] = any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body)
+                loads[b] = any(cm.mem_class(i) in ("global", "shared") and i.base_opcode not in cm.MEMORY_WRITES
+                               for i in body)
         if any(varies[b] for b in lp.blocks) or not any(loads[b] for b in lp.blocks):
             continue
         if n > best_n:
@@ -726,10 +722,12 @@ def _invariant_staging(pf: ProgramFunction, varying: frozenset[int]) -> list[Ins
     bars = [i.offset for i in ins if i.base_opcode == "BAR"]
     if not bars:
         return []
-    stores = [i.offset for i in ins if i.offset not in varying and cm.mem_class(i) == "shared" and _is_store(i)]
+    writes = cm.MEMORY_WRITES
+    stores = [i.offset for i in ins
+              if i.offset not in varying and cm.mem_class(i) == "shared" and i.base_opcode in writes]
     if not stores or max(bars) < min(stores):
         return []
-    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and not _is_store(i)]
+    loads = [i for i in ins if i.offset not in varying and cm.mem_class(i) == "global" and i.base_opcode not in writes]
     return loads
 
 

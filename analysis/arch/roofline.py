@@ -24,6 +24,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from warpwise.analysis.binary.model import opcode_of_sass, writes_memory
+
 #: Largest fraction of peak a real kernel reaches per unit (see the module docstring for the sources).
 ACHIEVABLE: dict[str, float] = {"dram": 0.893, "l2": 0.96, "l1": 1.0, "sm": 1.0}
 #: The shortest a launch can take (ns): an empty kernel's gpu__time_duration on the H200, 1.6 us for 132 CTAs of
@@ -162,10 +164,6 @@ def busy(throughput_pct: dict[str, float], unit: str, reach_of: dict[str, float]
     return throughput_pct.get(unit, 0.0) / (100.0 * (reach_of or ACHIEVABLE).get(unit, 1.0))
 
 
-#: SASS opcodes that write global memory (stores, reductions, atomics).
-_WRITE_OPS = ("STG", "ST.", "RED", "ATOM")
-
-
 def dram_write_share(sectors: list[tuple[str, int]]) -> float | None:
     """Share of a launch's global L2 sectors that its writes move: ``sectors`` = (SASS text, L2 sectors) per
     instruction (SourceCounters' memory_l2_theoretical_sectors_global). None when no sector was counted."""
@@ -173,9 +171,8 @@ def dram_write_share(sectors: list[tuple[str, int]]) -> float | None:
     for sass, n in sectors:
         if n <= 0:
             continue
-        op = sass.split()[1] if sass.startswith("@") and " " in sass else sass.split(" ", 1)[0]
         total += n
-        if op.startswith(_WRITE_OPS) or op == "ST":
+        if writes_memory(opcode_of_sass(sass)):  # sectors are global ones: only global writes have any
             writes += n
     return writes / total if total else None
 

@@ -8,6 +8,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+#: Global/generic stores, reductions and atomics (SASS base opcodes): writes a later global load may depend on.
+GLOBAL_WRITES = frozenset({"STG", "ST", "RED", "REDG", "ATOM", "ATOMG"})
+#: Every base opcode that writes memory, of any state space: GLOBAL_WRITES plus shared/local stores and
+#: atomics and surface stores (NVIDIA CUDA Binary Utilities, "Instruction Set Reference"). Not REDUX: a
+#: warp-wide reduction into a register, whose name only starts like RED; not LDGSTS, the asynchronous
+#: global-to-shared copy, which the optimizers class with the global loads.
+MEMORY_WRITES = GLOBAL_WRITES | {"STS", "STL", "STSM", "ATOMS", "REDAS", "SUST", "SURED", "SUATOM"}
+
+
+def opcode_of_sass(text: str) -> str:
+    """The opcode with modifiers (``LDG.E.64``) of one line of SASS text as Nsight Compute or nvdisasm prints
+    it (``@!P0 LDG.E.64 R2, [R4] ;``): the first token after an optional predicate; "" for an empty line."""
+    toks = text.replace(";", " ").split()
+    if toks and toks[0].startswith("@"):
+        toks = toks[1:]
+    return toks[0] if toks else ""
+
+
+def writes_memory(opcode: str) -> bool:
+    """Whether an instruction of ``opcode`` (with or without modifiers) writes memory (:data:`MEMORY_WRITES`)."""
+    return opcode.split(".", 1)[0] in MEMORY_WRITES
+
 
 @dataclass(frozen=True)
 class ControlCode:

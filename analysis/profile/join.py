@@ -34,7 +34,7 @@ from collections import Counter
 from dataclasses import dataclass, replace
 
 from warpwise.analysis.arch.latency import SHARED_CAPABLE, opcodes_of_class
-from warpwise.analysis.binary.model import Cubin, Instruction, SourceLoc
+from warpwise.analysis.binary.model import Cubin, Instruction, SourceLoc, opcode_of_sass
 from warpwise.analysis.profile.model import KernelProfile, PCSample
 from warpwise.analysis.profile.ncu import UNATTRIBUTED, fill_sass
 from warpwise.analysis.program.cfg import CONTROL_TRANSFERS, CONVERGENCE
@@ -65,13 +65,6 @@ def sections(cubin: Cubin) -> dict[str, Section]:
     return out
 
 
-def _opcode_of_sass(text: str) -> str:
-    toks = text.replace(";", " ").split()
-    if toks and toks[0].startswith("@"):
-        toks = toks[1:]
-    return toks[0] if toks else ""
-
-
 def _agreement(samples: list[PCSample], sec: Section) -> tuple[int, int]:
     """(matching, compared) opcodes between profile SASS and the section's instructions."""
     match = compared = 0
@@ -80,7 +73,7 @@ def _agreement(samples: list[PCSample], sec: Section) -> tuple[int, int]:
             continue
         ins = sec.by_offset.get(s.offset)
         compared += 1
-        if ins is not None and ins.opcode == _opcode_of_sass(s.sass):
+        if ins is not None and ins.opcode == opcode_of_sass(s.sass):
             match += 1
     return match, compared
 
@@ -290,7 +283,7 @@ def _by_sass(profile: KernelProfile, by_func: dict[str, list[PCSample]], secs: d
     if c and m / c < min_agreement:
         bad = next(s for s in by_func[profile.mangled]
                    if s.sass and (ins := secs[profile.mangled].by_offset.get(s.offset)) is not None
-                   and ins.opcode != _opcode_of_sass(s.sass)) if m < c else None
+                   and ins.opcode != opcode_of_sass(s.sass)) if m < c else None
         where = (f" first difference at offset {bad.offset:#x}: profile has '{bad.sass}', binary has "
                  f"'{secs[profile.mangled].by_offset[bad.offset].text}'") if bad else ""
         raise MismatchError(f"{cubin.path} does not match {profile.report} for kernel {profile.name}: only "

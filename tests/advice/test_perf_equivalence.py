@@ -14,6 +14,7 @@ from warpwise.analysis import pipeline
 from warpwise.analysis.advice import code, common, latency
 from warpwise.analysis.advice import common as cm
 from warpwise.analysis.advice.context import KernelView
+from warpwise.analysis.binary.model import writes_memory
 from warpwise.analysis.program.model import Program, ProgramFunction
 from warpwise.server.cli import main
 
@@ -449,7 +450,7 @@ def _forward_taint_rounds(pf, seed, control=True, rounds=None):  # type: ignore[
     """parallel.forward_taint as it was before the worklist (main 0feb439): every round starts from empty entry
     sets and steps every block until no set changes; ``rounds`` collects (control-dependent blocks, spaces) per
     round."""
-    from warpwise.analysis.advice.parallel import _ANY, _BRANCHES, _is_store
+    from warpwise.analysis.advice.parallel import _ANY, _BRANCHES
     from warpwise.analysis.blame.operands import def_use_all
 
     ins = pf.instructions
@@ -460,7 +461,7 @@ def _forward_taint_rounds(pf, seed, control=True, rounds=None):  # type: ignore[
 
     def source(i, varying_spaces):  # type: ignore[no-untyped-def]
         cls = cm.mem_class(i)
-        if cls in ("shared", "local") and not _is_store(i) and cls in varying_spaces:
+        if cls in ("shared", "local") and not writes_memory(i.opcode) and cls in varying_spaces:
             return True
         return seed(i)
 
@@ -509,7 +510,7 @@ def _forward_taint_rounds(pf, seed, control=True, rounds=None):  # type: ignore[
         for k in varying:
             i = ins[k]
             cls = cm.mem_class(i)
-            if cls in ("shared", "local") and _is_store(i):
+            if cls in ("shared", "local") and writes_memory(i.opcode):
                 new_spaces.add(cls)
         for b, (_a, e) in span.items():
             last = ins[e - 1]
@@ -533,14 +534,13 @@ def _forward_taint_rounds(pf, seed, control=True, rounds=None):  # type: ignore[
 
 def _invariant_loop_scan(pf, varying):  # type: ignore[no-untyped-def]
     """parallel._invariant_loop as it was (main 0feb439): each loop's body listed and scanned."""
-    from warpwise.analysis.advice.parallel import _is_store
 
     best, best_n = None, 0
     for lp in pf.loops.values():
         body = [i for b in lp.blocks for i in pf.blocks[b].instructions]
         if not body or any(i.offset in varying for i in body):
             continue
-        if not any(cm.mem_class(i) in ("global", "shared") and not _is_store(i) for i in body):
+        if not any(cm.mem_class(i) in ("global", "shared") and not writes_memory(i.opcode) for i in body):
             continue
         if len(body) > best_n:
             best, best_n = lp, len(body)

@@ -16,13 +16,12 @@ from typing import Any
 
 import pytest
 from warpwise.analysis.binary.load import load_cubin
-from warpwise.analysis.binary.model import Cubin, Instruction, SourceLoc
+from warpwise.analysis.binary.model import Cubin, Instruction, SourceLoc, opcode_of_sass
 from warpwise.analysis.profile import join as join_module
 from warpwise.analysis.profile import ncu
 from warpwise.analysis.profile.join import (
     MismatchError,
     _code_sha256,
-    _opcode_of_sass,
     _without_sass,
     join,
     sections,
@@ -71,7 +70,7 @@ def test_join_without_sass_equals_the_sass_join(name: str) -> None:
         if s.function == UNATTRIBUTED:
             continue
         # the text comes from the binary now: the same instruction as ncu's disassembly at that PC
-        assert s.sass and _opcode_of_sass(s.sass) == _opcode_of_sass(with_sass.pcs[key].sass)
+        assert s.sass and opcode_of_sass(s.sass) == opcode_of_sass(with_sass.pcs[key].sass)
 
 
 def _moved_by_one_instruction(cubin: Cubin, kernel: str) -> Cubin:
