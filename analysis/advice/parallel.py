@@ -772,9 +772,10 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
     pf = kernels[0]
     if len(pf.instructions) > TAINT_LIMIT:
         return None
-    wpb = _warps_per_block(view)
-    per_sm = lc.theoretical_warps_per_sm / wpb if wpb > 0 and lc.theoretical_warps_per_sm > 0 else 1.0
-    wave = max(1.0, math.floor(per_sm) * view.sm_count)
+    res = _residency(view)  # the launch's own limits (threads, registers, shared memory, CTA slots)
+    if res is None:
+        return None
+    wave = max(1, res.slots)
     best: tuple[float, int, int, frozenset[int], Loop | None, list[Instruction]] | None = None
     for dim, g in enumerate(lc.grid):
         if g < 2:
