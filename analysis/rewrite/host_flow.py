@@ -202,18 +202,24 @@ def _repeat(site: Site, vars_: list[ci.Cursor | None], params: list[str]) -> str
     return None
 
 
-@functools.lru_cache(maxsize=64)
 def host_flow(source: str, path: str, kernel: str) -> HostFlow | None:
     """The relation of the host-side launches of ``kernel`` (its plain name) in ``source`` (the text of
     ``path``). None when the file does not parse (a broken AST can hide launches), holds no host-side launch
     of the kernel or not the kernel's definition (its parameters' constness is needed). Raises nothing.
 
     Cached per (source text, path, kernel): the libclang parse costs ~0.5 s and every re-analysis of a report
-    whose embedded source did not change (the server's, each kernel of a multi-kernel report) asks again."""
+    whose embedded source did not change (the server's, each kernel of a multi-kernel report) asks again. A
+    parse that raised (libclang missing or broken) is not cached: the next ask tries again."""
     try:
-        p = parse(source, path)
+        return _host_flow(source, path, kernel)
     except Exception:  # libclang missing or broken: no verdict
         return None
+
+
+@functools.lru_cache(maxsize=64)
+def _host_flow(source: str, path: str, kernel: str) -> HostFlow | None:
+    """:func:`host_flow`, raising what the libclang parse raises (functools.lru_cache caches no exception)."""
+    p = parse(source, path)
     if blocking_errors(p):
         return None
     params = _kernel_params(p, kernel)
