@@ -68,8 +68,8 @@ def address_sources(pf: ProgramFunction, ins: Instruction) -> frozenset[str] | N
     (SR_TID/SR_LANEID), ``"block"`` (SR_CTAID), ``"data"`` (a loaded value); empty for constants and parameters
     only; None when not traceable.
 
-    Reaching definitions over the function's CFG (the blame slicer's per-function def tables,
-    blame.slice.FunctionIndex, without its latency bound), per register of the address operand, through the
+    Reaching definitions over the function's CFG (blame.slice.FunctionIndex.reaching_defs: a guarded definition
+    and the ones it may leave in place), per register of the address operand, through the
     defining instructions' own operands and the predicates they read or are guarded by (a bin picked by SEL
     after a comparison of loaded values is data); a load ends the walk (its value is data). Never raises."""
     regs = cm.address_registers(ins)
@@ -78,43 +78,37 @@ def address_sources(pf: ProgramFunction, ins: Instruction) -> frozenset[str] | N
     if not regs or j is None:
         return None
     kinds: set[str] = set()
-    seen: set[tuple[int, int, str]] = set()
-    # (block start, search below this instruction index, register)
-    work = [(fx.block[j], j, r) for r in regs]
+    seen: set[tuple[int, str]] = set()
+    budget = _WALK_LIMIT
+    work = [(j, r) for r in regs]  # (instruction index, a register or predicate it reads)
     while work:
         key = work.pop()
         if key in seen:
             continue
         seen.add(key)
-        if len(seen) > _WALK_LIMIT:
-            return None
-        start, end, reg = key
-        found = fx.defs_before(start, end, reg)  # nearest first, CALLs included
-        if not found:
-            preds = fx.preds.get(start, [])
-            if not preds:
-                return None  # a register live into the kernel: not something the SASS shows
-            work += [(p, fx.end[p], reg) for p in preds if p in fx.end]
-            continue
-        k = found[0]
-        du, d = fx.du[k], fx.ins[k]
-        if du.clobbers_all:
-            return None  # a call in between: the register's origin is the callee's
-        if d.base_opcode in ("S2R", "S2UR", "CS2R"):
-            if "SR_TID" in d.text or "SR_LANEID" in d.text:
-                kinds.add("thread")
-            if "SR_CTAID" in d.text:
-                kinds.add("block")
-            continue
-        if cm.is_memory(d) and d.base_opcode not in ("LDC", "ULDC"):
-            kinds.add("data")
-            continue
-        # registers and predicates: a SEL/FSEL (or a guarded move) picks the address from a comparison, so the
-        # address follows what the compared values came from (k-means' nearest centroid: FSETP of loaded
-        # coordinates, then SEL of the bin number)
-        work += [(start, k, u) for u in du.uses if _is_register_or_predicate(u)]
-        if du.guard is not None and _is_register_or_predicate(du.guard.lstrip("!")):
-            work.append((start, k, du.guard.lstrip("!")))
+        found, steps = fx.reaching_defs(key[0], key[1], budget)
+        budget -= steps
+        if found is None or budget < 0:
+            return None  # live into the kernel (not something the SASS shows) or past the walk budget
+        for k in found:
+            du, d = fx.du[k], fx.ins[k]
+            if du.clobbers_all:
+                return None  # a call in between: the register's origin is the callee's
+            if d.base_opcode in ("S2R", "S2UR", "CS2R"):
+                if "SR_TID" in d.text or "SR_LANEID" in d.text:
+                    kinds.add("thread")
+                if "SR_CTAID" in d.text:
+                    kinds.add("block")
+                continue
+            if cm.is_memory(d) and d.base_opcode not in ("LDC", "ULDC"):
+                kinds.add("data")
+                continue
+            # registers and predicates: a SEL/FSEL (or a guarded move) picks the address from a comparison, so
+            # the address follows what the compared values came from (k-means' nearest centroid: FSETP of loaded
+            # coordinates, then SEL of the bin number)
+            work += [(k, u) for u in du.uses if _is_register_or_predicate(u)]
+            if du.guard is not None and _is_register_or_predicate(du.guard.lstrip("!")):
+                work.append((k, du.guard.lstrip("!")))
     return frozenset(kinds)
 
 
@@ -165,33 +159,11 @@ class _ValueSets:
         self.budget = _WALK_LIMIT
 
     def reaching(self, j: int, reg: str) -> frozenset[int] | None:
-        """Indices of the definitions of ``reg`` that reach instruction ``j`` (guarded ones and what they may
-        leave in place); None for a register live into the function or a walk past the budget."""
-        fx = self.fx
-        out: set[int] = set()
-        seen: set[tuple[int, int]] = set()
-        work = [(fx.block[j], j)]
-        while work:
-            key = work.pop()
-            if key in seen:
-                continue
-            seen.add(key)
-            self.budget -= 1
-            if self.budget < 0:
-                return None
-            start, end = key
-            covered = False
-            for k in fx.defs_before(start, end, reg):
-                out.add(k)
-                if fx.du[k].guard is None or fx.du[k].clobbers_all:
-                    covered = True
-                    break
-            if not covered:
-                preds = [p for p in fx.preds.get(start, []) if p in fx.end]
-                if not preds:
-                    return None
-                work += [(p, fx.end[p]) for p in preds]
-        return frozenset(out)
+        """Indices of the definitions of ``reg`` that reach instruction ``j`` (FunctionIndex.reaching_defs, within
+        what is left of the walk budget); None for a register live into the function or a walk past the budget."""
+        ks, steps = self.fx.reaching_defs(j, reg, self.budget)
+        self.budget -= steps
+        return ks if self.budget >= 0 else None
 
     def of_reg(self, j: int, reg: str) -> int | None:
         """Values ``reg`` can hold at instruction ``j``: the sum over its reaching definitions (a union bound)."""

@@ -150,6 +150,38 @@ class FunctionIndex:
         out.sort(reverse=True)
         return out
 
+    def reaching_defs(self, j: int, reg: str, limit: int) -> tuple[frozenset[int] | None, int]:
+        """(indices of the definitions of ``reg`` that reach instruction index ``j``, blocks stepped). A guarded
+        definition reaches and lets the earlier ones through (it may not run); an unguarded one or a CALL ends
+        its path. The set is None for a register live into the function (a path reaches the entry without a
+        definition) or when the walk steps more than ``limit`` blocks. Backward walk over the CFG,
+        O(blocks stepped); the search the blame slicer's own ``_sources`` does without its latency bound."""
+        out: set[int] = set()
+        seen: set[tuple[int, int]] = set()
+        work = [(self.block[j], j)]
+        steps = 0
+        while work:
+            key = work.pop()
+            if key in seen:
+                continue
+            seen.add(key)
+            steps += 1
+            if steps > limit:
+                return None, steps
+            start, end = key
+            covered = False
+            for k in self.defs_before(start, end, reg):
+                out.add(k)
+                if self.du[k].guard is None or self.du[k].clobbers_all:
+                    covered = True
+                    break
+            if not covered:
+                preds = [q for q in self.preds.get(start, []) if q in self.end]
+                if not preds:
+                    return None, steps
+                work += [(q, self.end[q]) for q in preds]
+        return frozenset(out), steps
+
     def unpredicated_users(self, block: int, reg: str, lo: int, hi: int) -> bool:
         """Whether an unpredicated instruction with index in (lo, hi) of ``block`` uses ``reg``."""
         u = self._users.get((block, reg), [])
