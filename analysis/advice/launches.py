@@ -36,6 +36,10 @@ from warpwise.analysis.arch.roofline import ACHIEVABLE, launch_floor_ns
 from warpwise.analysis.profile.model import KernelProfile
 from warpwise.analysis.rewrite.host_flow import HostFlow, host_flow
 
+#: steps_fusion_estimate's "same pass over the same data" test: the longest launch under this many times the
+#: shortest (a factor of two: the committed steps launches spread 1.04x-1.17x, a BFS level loop 271x).
+STEPS_SAME_WORK = 2.0
+
 
 def weight(profile: KernelProfile) -> float:
     """t_i of a launch: its duration in ns, else its sample count (see the module docstring)."""
@@ -291,9 +295,11 @@ def chain_fusion_estimate(profiles: list[KernelProfile], flow: HostFlow | None) 
 
 def steps_fusion_estimate(profiles: list[KernelProfile], flow: HostFlow | None) -> Estimate | None:
     """kernel_merge's estimate for N launches of one kernel that step the same data (``flow.kind == "steps"``:
-    a host loop passing its counter and otherwise the same variables, rewrite.host_flow), each filling the GPU
-    and bound by memory traffic. Run inside one launch that keeps each element's (or each CTA's) state on chip
-    between steps, the data crosses L2/DRAM once instead of N times while every step's SM work stays:
+    a host loop passing its counter and otherwise the same variables, or its counter and two buffers it
+    exchanges: rewrite.host_flow; a loop that stops on device results read back is "convergence", not steps),
+    each filling the GPU and bound by memory traffic. Run inside one launch that keeps each element's (or each
+    CTA's) state on chip between steps, the data crosses L2/DRAM once instead of N times while every step's SM
+    work stays:
 
         S = Σ_i t_i / max(Σ_i t_i σ_i, min_i t_i)
 
@@ -303,9 +309,13 @@ def steps_fusion_estimate(profiles: list[KernelProfile], flow: HostFlow | None) 
     memory time (the roofline: time follows the larger of the memory and SM work, Williams et al., CACM 2009).
     Conservative where the steps' SM throughput counts the memory instructions the fusion removes.
 
-    Applies only when every launch fills the GPU (≥ 1 wave), all share one grid and CTA, and their time is the
-    memory's: each launch memory bound (memory throughput % above SM throughput %), or most of the launches'
-    warp samples (≥ 50%) waiting on memory (``long_scoreboard``: L1TEX global/local results, Nsight Compute
+    Applies only when every launch fills the GPU (≥ 1 wave), all share one grid and CTA, take about the same time
+    (the longest under twice the shortest: steps of the same pass over the same data; launches whose durations
+    differ more do different work — a BFS level's frontier, a solver's shrinking active set — and the shortest of
+    them is no pass over the data, so Σ t / min t would count the many short launches as savings: holdout13's
+    bfs_levels_powerlaw, 29 level launches of 4.8 us to 1.31 ms, got 67x for a fix that measured 3.65x), and their
+    time is the memory's: each launch memory bound (memory throughput % above SM throughput %), or most of the
+    launches' warp samples (≥ 50%) waiting on memory (``long_scoreboard``: L1TEX global/local results, Nsight Compute
     stall reasons), the latency-bound form of the same traffic. The fusion is valid only while each step's dependence
     stays inside a thread or a CTA; the profile cannot check that, the advice says so. None otherwise. Raises
     nothing."""
@@ -315,6 +325,8 @@ def steps_fusion_estimate(profiles: list[KernelProfile], flow: HostFlow | None) 
     if any(f.waves_per_sm < 1.0 or f.duration_ns <= 0 for f in facts):
         return None
     if len({(f.grid, f.block) for f in facts}) != 1:
+        return None
+    if max(f.duration_ns for f in facts) >= STEPS_SAME_WORK * min(f.duration_ns for f in facts):
         return None
     bound = all(f.throughput_pct.get("memory", 0.0) > f.throughput_pct.get("sm", 0.0) for f in facts)
     if not bound and _stall_share(profiles, "long_scoreboard") < 0.5:

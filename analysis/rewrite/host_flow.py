@@ -12,6 +12,14 @@ share one grid in any order. That is false when a launch reads a buffer an earli
   variable declared outside the loop and not changed in it: the launches apply successive steps (time steps,
   stages of a sorting network) to the same data, each launch reading what the one before wrote — the verdict
   assumes the counter selects the step, not a different part of the data (a per-plane index would);
+- **convergence**: the launch is in a loop that copies device memory back to the host (``cudaMemcpy*`` with
+  ``cudaMemcpyDeviceToHost``) and leaves on what it read — a ``break``/``return``/``goto`` in the body, or a
+  loop condition naming a copy's destination: a frontier or residual loop (level-synchronous BFS, an iterative
+  solver run to a tolerance) whose trip count and per-launch work depend on the data. Checked first: such launches
+  are neither independent nor a fixed sequence of steps, whatever their arguments;
+- a **rotation** whose loop is a counted ``for`` passing an expression of its counter only (``1 << s``, ``s``) to
+  a by-value parameter is **steps** too, in ping-pong form (the stage launches of a Stockham FFT or a sorting
+  network that alternate two buffers): the counter selects the step, the buffers carry the data between steps;
 - a **chain**: a variable passed to a non-const pointer parameter (a buffer the kernel may write) of one launch
   is passed to a pointer parameter of a later launch of the kernel in the same function (producer -> consumer:
   eager element-wise pipelines).
@@ -43,7 +51,8 @@ from .parse import Parsed, blocking_errors, parse, walk
 class HostFlow:
     """How the host-side launches of one kernel relate.
 
-    ``kind``: "independent" (no argument links them), "rotation", "steps", "repeat" or "chain" (module docstring);
+    ``kind``: "independent" (no argument links them), "convergence", "rotation", "steps", "repeat" or "chain"
+    (module docstring);
     ``launches``:
     host-side launch sites of the kernel found; ``reason``: one sentence with the variables and line;
     ``line``: 1-based line of the launch that shows the dependence (the first site when independent);
@@ -189,6 +198,90 @@ def _steps(site: Site) -> str | None:
     return str(named[0].spelling)
 
 
+def _nearest_loop_or_switch(c: ci.Cursor, loop: ci.Cursor) -> bool:
+    """Whether a ``break`` at ``c`` inside ``loop`` leaves a loop or switch nested in ``loop`` (not ``loop``)."""
+    for inner in walk(loop):
+        if inner != loop and inner.kind in LOOPS | {K.SWITCH_STMT} and _inside(c, inner):
+            return True
+    return False
+
+
+def _convergence(site: Site) -> str | None:
+    """What makes the innermost loop around ``site`` a data-dependent one (module docstring, "convergence"): a
+    device-to-host copy in the loop and an exit on what it read, as text (``"break at line 71 after a
+    device-to-host copy in the loop"``): a ``break`` (of this loop, not of a nested loop or switch), ``return`` or
+    ``goto`` in the body, or a loop test naming a copy's destination variable. None for a launch in no loop, a
+    loop without a device-to-host copy, or one whose only exit is a test of host values."""
+    loops = [a for a in site.ancestors if a.kind in LOOPS]
+    if not loops:
+        return None
+    loop = loops[-1]
+    copied: set[tuple[str, int]] = set()  # the variables the copies' destinations name
+    seen = False
+    for c in walk(loop):
+        if c.kind == K.CALL_EXPR and str(c.spelling).startswith("cudaMemcpy"):
+            args = list(c.get_arguments())
+            if any(r.kind == K.DECL_REF_EXPR and r.spelling == "cudaMemcpyDeviceToHost"
+                   for a in args for r in walk(a)) and args:
+                copied |= {_key(r.referenced) for r in walk(args[0])
+                           if r.kind == K.DECL_REF_EXPR and r.referenced is not None}
+                seen = True
+    if not seen:
+        return None
+    for c in walk(loop):
+        if c.kind in (K.RETURN_STMT, K.GOTO_STMT) or \
+                (c.kind == K.BREAK_STMT and not _nearest_loop_or_switch(c, loop)):
+            word = {K.RETURN_STMT: "return", K.GOTO_STMT: "goto", K.BREAK_STMT: "break"}[c.kind]
+            return f"{word} at line {c.location.line} after a device-to-host copy in the loop"
+    # the loop's own test: a while's first child, a do's last; a for's header expressions (libclang leaves out
+    # the empty ones, so its condition is not at a fixed position)
+    kids = list(loop.get_children())
+    header = {K.WHILE_STMT: kids[:1], K.DO_STMT: kids[-1:], K.FOR_STMT: kids[:-1]}.get(loop.kind, [])
+    for h in header:
+        if h.kind.is_expression() and any(r.kind == K.DECL_REF_EXPR and r.referenced is not None and
+                                          _key(r.referenced) in copied for r in walk(h)):
+            return f"the loop test at line {h.location.line} reads what a device-to-host copy in the loop wrote"
+    return None
+
+
+def _counter_expr_only(arg: ci.Cursor, counters: set[tuple[str, int]]) -> bool:
+    """Whether the expression ``arg`` names a loop counter and no other variable (``1 << s``, ``s``, ``2 * s``)."""
+    refs = [r for r in walk(arg) if r.kind == K.DECL_REF_EXPR and r.referenced is not None and
+            r.referenced.kind in (K.VAR_DECL, K.PARM_DECL)]
+    return bool(refs) and all(_key(r.referenced) in counters for r in refs)
+
+
+def _ping_pong_steps(site: Site, params: list[str]) -> str | None:
+    """The counter of the innermost ``for`` loop around a rotating ``site`` (its buffers exchanged in the loop)
+    when the launch passes an expression of that counter only to a by-value parameter and the loop hands no
+    pointer argument to another call (a copy back would consume each result): steps in ping-pong form (module
+    docstring); None otherwise."""
+    loops = [a for a in site.ancestors if a.kind in LOOPS]
+    if not loops or loops[-1].kind != K.FOR_STMT:
+        return None
+    loop = loops[-1]
+    init = next(iter(loop.get_children()), None)
+    counters = {_key(c) for c in (init.get_children() if init is not None and init.kind == K.DECL_STMT else [])
+                if c.kind == K.VAR_DECL}
+    if not counters:
+        return None
+    kids = [k for k in site.call.get_children() if k.kind.is_expression()]
+    args = [k for k in kids[1:] if k != site.config]
+    named = [a for a, kind in zip(args, params, strict=False) if kind == "value" and _counter_expr_only(a, counters)]
+    if not named:
+        return None
+    ptrs = {_key(v) for v, kind in zip(_arg_vars(site), params, strict=False) if v is not None and kind != "value"}
+    end = site.stmt_end if site.stmt_end is not None else site.call.extent.end.offset
+    for c in walk(list(loop.get_children())[-1]):
+        if c.kind == K.CALL_EXPR and c.spelling != "swap" and c != site.call and \
+                not site.stmt_start <= c.extent.start.offset < end and \
+                any(r.kind == K.DECL_REF_EXPR and r.referenced is not None and _key(r.referenced) in ptrs
+                    for a in c.get_arguments() for r in walk(a)):
+            return None
+    counter = next(r for r in walk(named[0]) if r.kind == K.DECL_REF_EXPR)
+    return str(counter.spelling)
+
+
 def _repeat(site: Site, vars_: list[ci.Cursor | None], params: list[str]) -> str | None:
     """The variable a looped ``site`` passes to a writable pointer parameter that is declared outside the
     innermost loop and never changed in it (the same buffer every iteration); None otherwise."""
@@ -235,8 +328,19 @@ def _host_flow(source: str, path: str, kernel: str) -> HostFlow | None:
         for s, vars_ in group:
             line = p.line_col(s.stmt_start)[0]
             ptrs = {_key(v): v for v, kind in zip(vars_, params, strict=False) if v is not None and kind != "value"}
+            conv = _convergence(s)
+            if conv is not None:
+                return HostFlow("convergence", len(sites), f"the launch at line {line} is in a loop that reads "
+                                f"device results back and leaves on them ({conv}): its trip count and each "
+                                "launch's work depend on the data", line, tuple(params))
             rot = _rotation(s, ptrs)
             if rot is not None:
+                step = _ping_pong_steps(s, params)
+                if step is not None:
+                    return HostFlow("steps", len(sites), f"the launch at line {line} is in a loop over {step}, "
+                                    f"passes it as the step and exchanges its buffer arguments ({rot}): each launch "
+                                    "is the next step over the same data, ping-ponging between the buffers", line,
+                                    tuple(params))
                 return HostFlow("rotation", len(sites), f"the launch at line {line} is in a loop that exchanges "
                                 f"its buffer arguments ({rot}): each launch reads what the one before wrote",
                                 line, tuple(params))

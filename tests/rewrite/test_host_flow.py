@@ -128,3 +128,56 @@ int main() {
     # the result copied back between launches: consumed each step
     copy = "\n    cudaMemcpy(nullptr, x, n * sizeof(float), cudaMemcpyDeviceToHost);"
     assert host_flow(src % ("t", copy), "/tmp/s4.cu", "step").kind != "steps"  # type: ignore[union-attr]
+
+
+def test_a_level_loop_that_stops_on_a_flag_read_back_is_convergence_not_steps() -> None:
+    # holdout13's bfs_levels_powerlaw: for (cur = 0;; ++cur) { memset; launch(g, lv, cur); memcpy D2H; break }
+    f = _flow("holdout13/pairs/bfs_levels_powerlaw/orig.cu", "bfs_expand")
+    assert f is not None and f.kind == "convergence" and f.line == 67 and "break at line 71" in f.reason
+
+
+def test_stage_launches_ping_ponging_two_buffers_are_steps() -> None:
+    # holdout13's fft_stage_launches: for (s...) { dst = dbuf[s & 1]; launch(src, dst, rows, 1 << s); src = dst; }
+    f = _flow("holdout13/pairs/fft_stage_launches/orig.cu", "fft_radix2")
+    assert f is not None and f.kind == "steps" and "loop over s" in f.reason and "src = dst" in f.reason
+    assert f.line == 51 and f.params == ("read", "write", "value", "value")
+    # ping-pong solvers that do not pass their counter stay rotations (holdout8/holdout11 Jacobi sweeps)
+    j = _flow("holdout11/pairs/jacobi5_stream/orig.cu", "jacobi5")
+    assert j is not None and j.kind == "rotation"
+
+
+PING = """
+__global__ void stage(const float* __restrict__ a, float* __restrict__ b, int n, int s) {
+  int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) b[i] = a[i ^ (1 << s)] + a[i];
+}
+int main() {
+  float *a = nullptr, *b = nullptr;
+  int changed = 0, *d_changed = nullptr;
+  for (int s = 0; %s; ++s) {
+    stage<<<4, 256>>>(a, b, 1024, %s);%s
+    float* t = a; a = b; b = t;
+  }
+  return changed;
+}
+"""
+
+
+@pytest.mark.parametrize(("cond", "arg", "extra", "kind"), [
+    ("s < 10", "1 << s", "", "steps"),          # a counted stage loop passing the stage
+    ("s < 10", "1 << 3", "", "rotation"),       # the counter not passed: a plain ping-pong
+    ("s < 10", "s + changed", "", "rotation"),  # another variable in the stage argument
+    # the result copied back between stages: each one consumed
+    ("s < 10", "s", "\n    cudaMemcpy(nullptr, b, 4096, cudaMemcpyDeviceToHost);", "rotation"),
+    # a flag read back and tested: a convergence loop, whatever the arguments
+    ("s < 10", "s", "\n    cudaMemcpy(&changed, d_changed, 4, cudaMemcpyDeviceToHost);\n    if (!changed) break;",
+     "convergence"),
+    ("changed", "s", "\n    cudaMemcpy(&changed, d_changed, 4, cudaMemcpyDeviceToHost);", "convergence"),
+    # a device-to-host copy of a flag the loop does not test: no convergence
+    ("s < 10", "s", "\n    cudaMemcpy(&changed, d_changed, 4, cudaMemcpyDeviceToHost);", "steps"),
+])
+def test_ping_pong_steps_need_a_counted_loop_passing_only_the_counter(cond: str, arg: str, extra: str,
+                                                                      kind: str) -> None:
+    src = "#include <cuda_runtime.h>\n" + PING % (cond, arg, extra)
+    f = host_flow(src, f"/tmp/ping_{abs(hash((cond, arg, extra)))}.cu", "stage")
+    assert f is not None and f.kind == kind, f
