@@ -2870,17 +2870,34 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
 
 # ---- indirect_address_elimination ---------------------------------------------------------------------
 
+def _off_chip(i: Instruction) -> bool:
+    """A memory instruction whose access leaves the SM (global, local, constant, texture; not shared memory):
+    the dependent access of an indirection that :func:`_feeds_address` counts.
+
+    A loaded value that only indexes shared memory (``t[in[i] & 0xff]``: a lookup table staged on chip, holdout13
+    hist_eq_apply) is the data the kernel transforms, not an index array: the load's stall is its own DRAM
+    latency, which any consumer would wait for (latency hiding, capped by the kernel's roofline like any other),
+    and there is no second long-latency access in the chain to overlap (shared memory answers in ~30 cycles,
+    NVIDIA Hopper tuning guide) and no index traffic a computed index would remove: the data must still be read.
+    GPA's indirect address elimination (Zhou et al., CGO'21, Table 2) targets the chain ``a[b[i]]`` of two
+    memory round trips."""
+    return cm.is_memory(i) and not cm.is_shared_mem(i)
+
+
 def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
-    """Whether the loaded value of ``ev``'s def forms an address: the use is a memory op with the value in
-    its address operand, or an address computation whose result a later memory op in the block uses."""
+    """Whether the loaded value of ``ev``'s def forms an off-chip address (:func:`_off_chip`): the use is such a
+    memory op with the value in its address operand, or an address computation whose result a later such memory
+    op in the block uses, or a test whose predicate guards one."""
     use, d = ev.use_ins, ev.def_ins
     if use is None or d is None or ev.use_fn is None:
         return False
     loaded = cm.dest_registers(d)
     if not loaded:
         return False
+    if cm.is_memory(use) and loaded & cm.address_registers(use):
+        return _off_chip(use)
     if cm.is_memory(use):
-        return bool(loaded & cm.address_registers(use))
+        return False
     produced = cm.dest_registers(use)
     if produced and produced & _address_registers_after(view, ev.use_fn, use.offset) and \
             _reaches_address(ev.use_fn, use, set(produced)):
@@ -2889,17 +2906,17 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
 
 
 def _reaches_address(pf: ProgramFunction, use: Instruction, produced: set[str]) -> bool:
-    """Whether a value ``use`` writes (``produced``) reaches the address operand of a later memory instruction
-    of its block, through the registers written from it, before an unpredicated write from other values
-    replaces it. A register name alone is not enough: the allocator reuses names, so an FMUL's result register
-    may later hold an unrelated address (holdout8 biquad_bank: the loaded sample multiplied by a coefficient,
-    its register reused for the next store's address after the value was consumed)."""
+    """Whether a value ``use`` writes (``produced``) reaches the address operand of a later off-chip memory
+    instruction (:func:`_off_chip`) of its block, through the registers written from it, before an unpredicated
+    write from other values replaces it. A register name alone is not enough: the allocator reuses names, so an
+    FMUL's result register may later hold an unrelated address (holdout8 biquad_bank: the loaded sample multiplied
+    by a coefficient, its register reused for the next store's address after the value was consumed)."""
     block = block_at(pf, use.offset)
     if block is None:
         return False
     tainted = set(produced)
     for i in _after_in_block(block, use):
-        if cm.is_memory(i) and cm.address_registers(i) & tainted:
+        if _off_chip(i) and cm.address_registers(i) & tainted:
             return True
         guard = i.predicate.lstrip("@!") if i.predicate else ""
         if _read_registers(i) & tainted:
@@ -2956,7 +2973,7 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
     tainted = set(loaded)
     for i in _after_in_block(block, use):
         guard = i.predicate.lstrip("@!") if i.predicate else ""
-        if cm.is_memory(i) and guard in preds and cm.address_registers(i) & tainted:
+        if _off_chip(i) and guard in preds and cm.address_registers(i) & tainted:
             return True
         written = _written_registers(i)
         if _read_registers(i) & tainted:
@@ -2971,8 +2988,8 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
 
 
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
-    """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
-    per block, so each edge costs a lookup instead of a scan of the block)."""
+    """Address registers of the off-chip memory instructions (:func:`_off_chip`) after ``offset`` in its block
+    (suffix unions built once per block, so each edge costs a lookup instead of a scan of the block)."""
     block = block_at(pf, offset)
     if block is None:
         return frozenset()
@@ -2982,7 +2999,7 @@ def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int)
         acc: frozenset[str] = frozenset()
         for i in reversed(block.instructions):
             out[i.offset] = acc  # strictly after i
-            if cm.is_memory(i):
+            if _off_chip(i):
                 acc = acc | cm.address_registers(i)
         return out
 
