@@ -34,7 +34,7 @@ from warpwise.analysis.advice import ranking as rk
 from warpwise.analysis.advice.context import EdgeView, KernelView, block_at, user_loc
 from warpwise.analysis.advice.model import Advice, Estimate, Skipped
 from warpwise.analysis.advice.registry import register
-from warpwise.analysis.arch import stalls
+from warpwise.analysis.arch import roofline, stalls
 from warpwise.analysis.binary.model import Instruction
 from warpwise.analysis.blame.slice import FunctionIndex
 from warpwise.analysis.program.model import ProgramFunction
@@ -133,13 +133,16 @@ def address_values(pf: ProgramFunction, ins: Instruction) -> int | None:
     upper bound from the value sets the SASS gives its address registers, or None when unbounded (a 32-bit loaded
     value, a thread index, a value carried around a loop) or not traceable.
 
-    Rules (warpwise's value-set reasoning over the reaching definitions of blame.slice.FunctionIndex): a constant,
-    kernel parameter, immediate or the block index (SR_CTAID) is 1 value per block; an 8-/16-bit load (``.U8``,
-    ``.S16``) 256 / 65536 (:data:`_SUBWORD_VALUES`); a SEL/FSEL the sum of its two inputs (k-means' nearest
-    centroid: a chain of ``SEL R3, R3, 0x5, P4`` over 16 immediates is 16 bins); a guarded definition adds the
-    value it may leave in place; any other instruction the product of its distinct inputs (registers with the
-    same reaching definitions counted once: the two halves of ``R8.64``); a predicate-only definition 2. Never
-    raises."""
+    Rules (warpwise's value-set reasoning over the reaching definitions of blame.slice.FunctionIndex): the address
+    is a function of *leaves*, definitions whose value count is known on their own, and takes at most the product
+    of their counts, each leaf counted once however many paths reach it (the low word and the carry of one IADD3
+    feeding both halves of an ``R8.64`` address are one leaf). Leaves: an 8-/16-bit load (``.U8``, ``.S16``) 256 /
+    65536 (:data:`_SUBWORD_VALUES`); a SEL/FSEL the sum of its two inputs (k-means' nearest centroid: a chain of
+    ``SEL R3, R3, 0x5, P4`` over 16 immediates is 16 bins); a register with several reaching definitions (a guarded
+    definition and the value it may leave in place) the sum of theirs; a predicate-only definition 2; an
+    instruction whose result an immediate confines to b bits (:func:`result_bits`: a radix digit ``key >> s & 15``)
+    at most 2^b, whatever its inputs. A constant, kernel parameter, immediate or the block index (SR_CTAID) is 1
+    value per block (no leaf); any other instruction is the function of its inputs' leaves. Never raises."""
     fx = pf.memo("function_index", lambda: FunctionIndex(pf))
     j = fx.index.get(ins.offset)
     regs = cm.address_registers(ins)
@@ -149,12 +152,25 @@ def address_values(pf: ProgramFunction, ins: Instruction) -> int | None:
     return ev.product(j, sorted(regs))
 
 
+#: A value's leaves (:func:`address_values`): key -> value count; a definition's index, or the frozen set of the
+#: reaching definitions of a register that has several.
+_Leaves = dict[object, int]
+
+
+def _count(leaves: _Leaves) -> int:
+    """The product of the leaves' value counts, at most :data:`_VALUES_CAP`."""
+    n = 1
+    for c in leaves.values():
+        n = min(n * c, _VALUES_CAP)
+    return n
+
+
 class _ValueSets:
-    """Memoised value counts of one function's definitions (:func:`address_values`)."""
+    """Memoised leaves of one function's definitions (:func:`address_values`)."""
 
     def __init__(self, fx: FunctionIndex) -> None:
         self.fx = fx
-        self.memo: dict[int, int | None] = {}
+        self.memo: dict[int, _Leaves | None] = {}
         self.busy: set[int] = set()
         self.budget = _WALK_LIMIT
 
@@ -165,61 +181,67 @@ class _ValueSets:
         self.budget -= steps
         return ks if self.budget >= 0 else None
 
-    def of_reg(self, j: int, reg: str) -> int | None:
-        """Values ``reg`` can hold at instruction ``j``: the sum over its reaching definitions (a union bound)."""
+    def of_reg(self, j: int, reg: str) -> _Leaves | None:
+        """Leaves of ``reg`` at instruction ``j``: its one reaching definition's, or with several a leaf of its own
+        whose count is the sum of theirs (a union bound); None when unbounded."""
         ks = self.reaching(j, reg)
         if ks is None:
             return None
+        if len(ks) == 1:
+            return self.of_def(next(iter(ks)))
         total = 0
         for k in ks:
-            n = self.of_def(k)
-            if n is None:
+            lv = self.of_def(k)
+            if lv is None:
                 return None
-            total += n
-        return min(total, _VALUES_CAP)
+            total += _count(lv)
+        return {ks: min(total, _VALUES_CAP)}
+
+    def leaves(self, j: int, regs: list[str]) -> _Leaves | None:
+        """The union of the leaves of the registers ``regs`` read at ``j``; None when one is unbounded."""
+        out: _Leaves = {}
+        for r in regs:
+            lv = self.of_reg(j, r)
+            if lv is None:
+                return None
+            out.update(lv)
+        return out
 
     def product(self, j: int, regs: list[str]) -> int | None:
-        """Values the registers ``regs`` read at ``j`` can take together: the product over their distinct reaching
-        definition sets."""
-        groups: dict[frozenset[int], str] = {}
-        for r in regs:
-            ks = self.reaching(j, r)
-            if ks is None:
-                return None
-            groups.setdefault(ks, r)
-        total = 1
-        for r in groups.values():
-            n = self.of_reg(j, r)
-            if n is None or n >= _VALUES_CAP:
-                return None
-            total = min(total * n, _VALUES_CAP)
-        return total if total < _VALUES_CAP else None
+        """Values the registers ``regs`` read at ``j`` can take together: the product over their leaves; None at
+        or above :data:`_VALUES_CAP`."""
+        lv = self.leaves(j, regs)
+        if lv is None:
+            return None
+        n = _count(lv)
+        return n if n < _VALUES_CAP else None
 
-    def of_def(self, k: int) -> int | None:
+    def of_def(self, k: int) -> _Leaves | None:
         if k in self.memo:
             return self.memo[k]
         if k in self.busy:
             return None  # carried around a loop: its values grow with the trip count
         self.busy.add(k)
         try:
-            n = self._of_def(k)
+            lv = self._of_def(k)
         finally:
             self.busy.discard(k)
-        self.memo[k] = n
-        return n
+        self.memo[k] = lv
+        return lv
 
-    def _of_def(self, k: int) -> int | None:
+    def _of_def(self, k: int) -> _Leaves | None:
         fx = self.fx
         d, du = fx.ins[k], fx.du[k]
         if du.clobbers_all:
             return None
         op = d.base_opcode
         if op in ("S2R", "S2UR", "CS2R"):
-            return 1 if ("SR_CTAID" in d.text or "SRZ" in d.text) else None
+            return {} if ("SR_CTAID" in d.text or "SRZ" in d.text) else None
         if cm.is_memory(d) and op not in ("LDC", "ULDC"):
-            return next((n for tag, n in _SUBWORD_VALUES.items() if tag in d.opcode), None)
+            n = next((n for tag, n in _SUBWORD_VALUES.items() if tag in d.opcode), None)
+            return None if n is None else {k: n}
         if du.defs and all(r.startswith(("P", "UP")) for r in du.defs):
-            return 2  # a predicate (ISETP, FSETP): true or false
+            return {k: 2}  # a predicate (ISETP, FSETP): true or false
         if op in ("SEL", "FSEL", "USEL"):
             total = 0
             for o in d.operands[1:3]:
@@ -227,14 +249,52 @@ class _ValueSets:
                 if m is None or m.group(1) in ("RZ", "URZ"):
                     total += 1  # an immediate or zero
                     continue
-                n = self.of_reg(k, m.group(1))
-                if n is None:
+                lv = self.of_reg(k, m.group(1))
+                if lv is None:
                     return None
-                total += n
-            return min(total, _VALUES_CAP)
+                total += _count(lv)
+            return {k: min(total, _VALUES_CAP)}
         guard = du.guard.lstrip("!") if du.guard else None
         uses = sorted(u for u in du.uses if _is_register_or_predicate(u) and u != guard)
-        return self.product(k, uses) if uses else 1
+        lv = self.leaves(k, uses) if uses else {}
+        bits = result_bits(d)
+        if bits is not None and bits < 24 and (lv is None or _count(lv) > 1 << bits):
+            return {k: 1 << bits}
+        return lv
+
+
+def result_bits(d: Instruction) -> int | None:
+    """How many result bits of ``d`` can be non-zero whatever its register inputs hold, when an immediate bounds
+    them: ``LOP3.LUT d, a, b, c, lut`` whose truth table ``lut`` gives 0 wherever one input, an immediate mask m, has
+    a 0 bit (an AND with m: ``key >> shift & 15`` is ``LOP3.LUT R5, R5, 0xf, RZ, 0xc0``) -> popcount(m); a logical
+    right shift of a 32-bit word by an immediate s (``SHF.R.U32.HI d, RZ, s, r``) -> 32 - s. None otherwise. A
+    value with b such bits takes at most 2^b values (the digit of a radix sort, a masked bin index). LOP3's
+    truth-table encoding: NVIDIA PTX ISA, ``lop3.b32`` (a = 0xF0, b = 0xCC, c = 0xAA)."""
+    ops = d.operands
+    if d.base_opcode == "LOP3" and len(ops) >= 5:
+        lut = _immediate(ops[4])
+        if lut is None:
+            return None
+        # truth-table entries where input a / b / c is 0 (index bit 2 / 1 / 0 of the entry clear)
+        for pos, zero_rows in ((1, 0x0F), (2, 0x33), (3, 0x55)):
+            m = _immediate(ops[pos])
+            if m is not None and lut & zero_rows == 0:
+                return bin(m & 0xFFFFFFFF).count("1")
+        return None
+    if d.base_opcode == "SHF" and ".R" in d.opcode and ".U32" in d.opcode and ".HI" in d.opcode and len(ops) >= 4 \
+            and ops[1] == "RZ":
+        s = _immediate(ops[2])
+        if s is not None and 0 < s < 32:
+            return 32 - s
+    return None
+
+
+def _immediate(op: str) -> int | None:
+    """The value of an integer immediate operand (``0xf``, ``15``), else None."""
+    try:
+        return int(op, 0)
+    except ValueError:
+        return None
 
 
 def contended_atomics(view: KernelView) -> dict[cm.InsKey, str]:
@@ -268,10 +328,40 @@ def contended_atomics(view: KernelView) -> dict[cm.InsKey, str]:
     return dict(prog.memo("contended_atomics", make))
 
 
+def _queued_behind(view: KernelView, sites: dict[cm.InsKey, str]) -> set[tuple[str, int | None]]:
+    """The code regions, (function, innermost loop header or None outside loops), whose global memory
+    instructions queue behind contended global atomics: regions holding a contended global atomic (not ``shared``),
+    when neither DRAM nor L1 is busy (below code.MEMORY_BUSY of its reachable peak, arch/roofline.busy).
+
+    ``lg_throttle`` is a warp waiting for the SM's local/global (LG) instruction queue to the L1 (Nsight Compute
+    Kernel Profiling Guide, warp stall reasons). Global atomics and reductions enter the same queue as the loads
+    and leave it at the rate the L2 slice serves the same address, one after another: a loop that issues a
+    contended atomic per load (a radix-sort upsweep, ``atomicAdd(&counts[digit][tile], 1)`` per key) fills the
+    queue with atomics, and its loads throttle behind them while DRAM and L1 idle (holdout13 radix_digit_counts:
+    DRAM 4%, L1 17%, 62% of the loop line's samples lg_throttle, most at the loads; privatized, 22.9x). With a
+    busy DRAM or L1 the loads' own traffic can fill the queue, so the throttles are not the atomics'."""
+    from warpwise.analysis.advice.code import MEMORY_BUSY
+
+    lc = view.profile.launch
+    if any(roofline.busy(lc.throughput_pct, u, view.reach_now) >= MEMORY_BUSY for u in ("dram", "l1")):
+        return set()
+    assert view.program is not None
+    out: set[tuple[str, int | None]] = set()
+    for (fn, off), kind in sites.items():
+        pf = view.program.functions.get(fn)
+        ins = pf.function.at(off) if pf is not None else None
+        if pf is None or kind == "shared" or ins is None or ins.base_opcode not in GLOBAL_ATOMICS:
+            continue
+        lp = pf.loop_of(off)
+        out.add((fn, lp.header if lp is not None else None))
+    return out
+
+
 def _atomic_edges(view: KernelView, sites: dict[cm.InsKey, str]) -> tuple[list[EdgeView], float]:
-    """Samples the atomics cost: every sample at them, stalls waiting on an ATOM's returned value, and the
-    drain stalls at the kernel's exits in proportion to the atomics among its global writes (warps that
-    reached EXIT wait for their writes; stores drain too). Returns (edges, M)."""
+    """Samples the atomics cost: every sample at them, stalls waiting on an ATOM's returned value, the drain
+    stalls at the kernel's exits in proportion to the atomics among its global writes (warps that reached EXIT
+    wait for their writes; stores drain too), and the ``lg_throttle`` stalls of the global memory instructions
+    that queue behind the atomics (:func:`_queued_behind`). Returns (edges, M)."""
     writes = atomics = 0
     assert view.program is not None
     for pf in view.program.functions.values():
@@ -282,6 +372,7 @@ def _atomic_edges(view: KernelView, sites: dict[cm.InsKey, str]) -> tuple[list[E
                 writes += n
                 atomics += n if i.base_opcode in GLOBAL_ATOMICS else 0
     drain_share = atomics / writes if writes else 1.0
+    queued = _queued_behind(view, sites)
     evs: list[EdgeView] = []
     m = 0.0
     for e in view.edges:
@@ -295,6 +386,12 @@ def _atomic_edges(view: KernelView, sites: dict[cm.InsKey, str]) -> tuple[list[E
         elif e.edge.reason == "drain":
             evs.append(e)
             m += e.stall * drain_share
+        elif queued and e.edge.reason == "lg_throttle" and use is not None and e.use_fn is not None \
+                and cm.is_global_mem(e.use_ins):
+            lp = e.use_fn.loop_of(use[1])
+            if (use[0], lp.header if lp is not None else None) in queued:
+                evs.append(e)
+                m += e.stall
     return evs, m
 
 
@@ -426,7 +523,8 @@ def atomic_privatization(view: KernelView) -> Advice | Skipped:
     evs, m = _atomic_edges(view, sites)
     if m <= 0 or view.total <= 0 or m >= view.total:
         return Skipped("atomic_privatization", "the contended atomics have no samples")
-    on = [e for e in evs if cm.ins_key(e.use_fn, e.use_ins) in sites or cm.ins_key(e.def_fn, e.def_ins) in sites]
+    # the samples at and waiting on the atomics, and the throttles queued behind them: not the exits' drain
+    on = [e for e in evs if e.edge.reason != "drain"]
     base = cm.stall_elimination_advice(view, "atomic_privatization", on or evs, "",
                                        nothing="the contended atomics have no samples")
     if not isinstance(base, Advice):

@@ -608,15 +608,18 @@ def _fmod_wrap_advice(view: KernelView, matched: list[tuple[EdgeView, str]]) -> 
     res = cm.removal_advice(view, "strength_reduction", keys, hint, "the instructions of the exact fmodf lines")
     if not isinstance(res, Advice):
         return None
-    s = roof if issue_bound else min(res.estimated_speedup, roof)
-    inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
+    s = issue_bound_speedup(view, issued, res.estimated_speedup, roof, c_issue, c_sfu) if issue_bound else \
+        min(res.estimated_speedup, roof)
+    inputs = {**res.estimate.inputs, "C": lc.elapsed_cycles, "I": issued,
               "I_removed": removed, "I_added": added, "calls": calls, "N_sfu": xu + FLOOR_WRAP_SFU_OPS * calls,
               "C_issue": c_issue, "C_sfu": c_sfu}
     pipes = ("C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_sfu/(SMs x 16), "
              f"I_added = {FLOOR_WRAP_OPS} x calls, N_sfu = MUFU and conversions kept + calls (FRND.FLOOR)")
     if issue_bound:
-        res.estimate = Estimate(s, f"{pipes} (the SM is the busiest unit, at >= 60% of peak: the time follows "
-                                "issue and SFU work)", inputs, "issue/SFU roofline after the fix")
+        res.estimate = Estimate(s, f"max(I/(SMs x 4)/max(C_issue, C_sfu); min({res.estimate.formula}; {pipes})) "
+                                "(the SM is the busiest unit, at >= 60% of peak: the time follows issue and SFU "
+                                "work, between the work's own scaling and the roofline)", inputs,
+                                "issue/SFU roofline after the fix")
     else:
         res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
                                 f"{res.estimate.equation}, issue/SFU roofline after the fix")
@@ -1236,18 +1239,42 @@ def _sfu_roofline(view: KernelView, res: Advice, lines: set[tuple[str, int]]) ->
     if issued <= 0 or removed <= 0:
         return res
     roof, c_issue, c_sfu, issue_bound = _issue_sfu_roof(view, issued - removed + added, kept_mufu)
-    s = roof if issue_bound else min(res.estimated_speedup, roof)
-    inputs = {**(res.estimate.inputs if not issue_bound else {}), "C": lc.elapsed_cycles, "I": issued,
+    s = issue_bound_speedup(view, issued, res.estimated_speedup, roof, c_issue, c_sfu) if issue_bound else \
+        min(res.estimated_speedup, roof)
+    inputs = {**res.estimate.inputs, "C": lc.elapsed_cycles, "I": issued,
               "I_removed": removed, "I_added": added, "N_mufu": kept_mufu, "C_issue": c_issue, "C_sfu": c_sfu}
     pipes = "C/max(C_issue, C_sfu), C_issue = (I - I_removed + I_added)/(SMs x 4), C_sfu = 32 N_mufu/(SMs x 16)"
     if issue_bound:
-        res.estimate = Estimate(s, f"{pipes} (the SM is the busiest unit, at >= 60% of peak: the time follows "
-                                "issue and SFU work)", inputs, "issue/SFU roofline after the fix")
+        res.estimate = Estimate(s, f"max(I/(SMs x 4)/max(C_issue, C_sfu); min({res.estimate.formula}; {pipes})) "
+                                "(the SM is the busiest unit, at >= 60% of peak: the time follows issue and SFU "
+                                "work, between the work's own scaling and the roofline)", inputs,
+                                "issue/SFU roofline after the fix")
         res.upper_bound = False
     else:
         res.estimate = Estimate(s, f"min({res.estimate.formula}; {pipes})", inputs,
                                 f"{res.estimate.equation}, issue/SFU roofline after the fix")
     return res
+
+
+def issue_bound_speedup(view: KernelView, issued: float, eq2: float, roof: float, c_issue: float,
+                        c_sfu: float) -> float:
+    """The expected speedup of a fix that changes an issue-bound launch's instruction mix: between the work's own
+    scaling and the roofline, S = max(P, min(S_eq2, R)).
+
+    ``issued``: the launch's warp instructions now; ``eq2``: GPA eq. 2 over the samples of the instructions the fix
+    removes (their issue and their stalls); ``roof``: R = C / max(C_issue, C_sfu) (:func:`_issue_sfu_roof`);
+    ``c_issue``/``c_sfu``: the issue and SFU cycles after the fix. P = (issued / (SMs x schedulers)) /
+    max(C_issue, C_sfu) is the time scaled by the issue work (the launch keeps its issue efficiency, C_issue_now /
+    C); R assumes the launch then issues every cycle, i.e. that every stall it has now goes too, which only the
+    stalls of the removed code do: eq. 2 over those samples says how much of the time goes with them. So a fix
+    that removes a sliver of the work of a kernel at 75% of its issue peak gets about that sliver (holdout13
+    philox_box_muller_mpi: a precise sqrtf, 2.5% of the instructions and 3.6% of the samples; R 1.364x, P 1.026x,
+    eq. 2 1.038x; the strength reduction of its FP64 sin/cos, 26% of the samples, measured 1.446x), while one that
+    removes most of it keeps the roofline (quat_expmap_steps: eq. 2 12.2x, R 2.485x). Roofline argument: Williams
+    et al., CACM 2009."""
+    now = issued / (view.sm_count * view.arch.schedulers_per_sm)
+    prop = now / max(c_issue, c_sfu, 1.0)
+    return max(1.0, prop, min(eq2, roof))
 
 
 def _issue_sfu_roof(view: KernelView, issued_after: float, sfu_after: float) -> tuple[float, float, float, bool]:
@@ -2058,7 +2085,8 @@ def _split_field_advice(view: KernelView) -> Advice | None:
     r = (sectors - moved) / sectors
     lc = view.profile.launch
     traffic_bound = max(roofline.busy(lc.throughput_pct, u, view.reach) for u in ("dram", "l2")) >= MEMORY_BUSY
-    return _after_fix_estimate(view, res, {"l2": r, "dram": r, "l1": _l1_ratio(view, global_ratio=r)},
+    return _after_fix_estimate(view, res, {"l2": l2_ratio(view, moved), "dram": r,
+                                           "l1": _l1_ratio(view, global_ratio=r)},
                                traffic_bound, {"sectors": float(sectors), "split_field_sectors": moved})
 
 
@@ -2319,8 +2347,8 @@ def coalesced_ratios(view: KernelView, limit: float = COALESCE_LIMIT, exclude: f
             excess += s.l2_sectors - s.l2_sectors_ideal
     if not 0 < excess < sectors:
         return None
-    r_l2 = (sectors - excess) / sectors
-    ratios = {"l2": r_l2, "l1": _l1_ratio(view, global_ratio=r_l2)}
+    r_global = (sectors - excess) / sectors
+    ratios = {"l2": l2_ratio(view, excess), "l1": _l1_ratio(view, global_ratio=r_global)}
     if lc.dram_bytes > 0:
         ratios["dram"] = min(1.0, (sectors - excess) * SECTOR_BYTES / lc.dram_bytes)
     return ratios, {"sectors": float(sectors), "excess": excess, "dram_bytes": lc.dram_bytes}
@@ -2328,6 +2356,19 @@ def coalesced_ratios(view: KernelView, limit: float = COALESCE_LIMIT, exclude: f
 
 #: Bytes per L2/DRAM sector (CUDA C++ Best Practices Guide, "Coalesced Access to Global Memory").
 SECTOR_BYTES = 32
+
+
+def l2_ratio(view: KernelView, removed: float) -> float:
+    """L2 work after / before a fix that removes ``removed`` of the sectors the launch's instructions request from
+    L2 (sectors, 32 bytes each): 1 - removed / (G + L), G and L the launch's global and local theoretical L2
+    sectors (Nsight Compute Source page, memory_l2_theoretical_sectors_global / _local). Local memory (register
+    saves, spills, a callee's frame) goes through L2 like global memory, so a ratio over the global sectors alone
+    overstates what removing global sectors frees when local traffic is much of L2's work (holdout13
+    ray_aabb_noinline: 403 M local sectors against 23.9 M global ones, L2 at 86% of peak; the 19.7 M excess
+    global sectors are 5% of L2's requests, not 82%). 1.0 when no sector was counted."""
+    pcs = view.profile.pcs.values()
+    total = float(sum(s.l2_sectors + s.l2_sectors_local for s in pcs))
+    return 1.0 if total <= 0 else max(0.0, 1.0 - removed / total)
 
 
 def _l1_ratio(view: KernelView, global_ratio: float = 1.0, shared_removed: float = 0.0,
@@ -2870,17 +2911,34 @@ def branch_elimination(view: KernelView) -> Advice | Skipped:
 
 # ---- indirect_address_elimination ---------------------------------------------------------------------
 
+def _off_chip(i: Instruction) -> bool:
+    """A memory instruction whose access leaves the SM (global, local, constant, texture; not shared memory):
+    the dependent access of an indirection that :func:`_feeds_address` counts.
+
+    A loaded value that only indexes shared memory (``t[in[i] & 0xff]``: a lookup table staged on chip, holdout13
+    hist_eq_apply) is the data the kernel transforms, not an index array: the load's stall is its own DRAM
+    latency, which any consumer would wait for (latency hiding, capped by the kernel's roofline like any other),
+    and there is no second long-latency access in the chain to overlap (shared memory answers in ~30 cycles,
+    NVIDIA Hopper tuning guide) and no index traffic a computed index would remove: the data must still be read.
+    GPA's indirect address elimination (Zhou et al., CGO'21, Table 2) targets the chain ``a[b[i]]`` of two
+    memory round trips."""
+    return cm.is_memory(i) and not cm.is_shared_mem(i)
+
+
 def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
-    """Whether the loaded value of ``ev``'s def forms an address: the use is a memory op with the value in
-    its address operand, or an address computation whose result a later memory op in the block uses."""
+    """Whether the loaded value of ``ev``'s def forms an off-chip address (:func:`_off_chip`): the use is such a
+    memory op with the value in its address operand, or an address computation whose result a later such memory
+    op in the block uses, or a test whose predicate guards one."""
     use, d = ev.use_ins, ev.def_ins
     if use is None or d is None or ev.use_fn is None:
         return False
     loaded = cm.dest_registers(d)
     if not loaded:
         return False
+    if cm.is_memory(use) and loaded & cm.address_registers(use):
+        return _off_chip(use)
     if cm.is_memory(use):
-        return bool(loaded & cm.address_registers(use))
+        return False
     produced = cm.dest_registers(use)
     if produced and produced & _address_registers_after(view, ev.use_fn, use.offset) and \
             _reaches_address(ev.use_fn, use, set(produced)):
@@ -2889,17 +2947,17 @@ def _feeds_address(view: KernelView, ev: EdgeView) -> bool:
 
 
 def _reaches_address(pf: ProgramFunction, use: Instruction, produced: set[str]) -> bool:
-    """Whether a value ``use`` writes (``produced``) reaches the address operand of a later memory instruction
-    of its block, through the registers written from it, before an unpredicated write from other values
-    replaces it. A register name alone is not enough: the allocator reuses names, so an FMUL's result register
-    may later hold an unrelated address (holdout8 biquad_bank: the loaded sample multiplied by a coefficient,
-    its register reused for the next store's address after the value was consumed)."""
+    """Whether a value ``use`` writes (``produced``) reaches the address operand of a later off-chip memory
+    instruction (:func:`_off_chip`) of its block, through the registers written from it, before an unpredicated
+    write from other values replaces it. A register name alone is not enough: the allocator reuses names, so an
+    FMUL's result register may later hold an unrelated address (holdout8 biquad_bank: the loaded sample multiplied
+    by a coefficient, its register reused for the next store's address after the value was consumed)."""
     block = block_at(pf, use.offset)
     if block is None:
         return False
     tainted = set(produced)
     for i in _after_in_block(block, use):
-        if cm.is_memory(i) and cm.address_registers(i) & tainted:
+        if _off_chip(i) and cm.address_registers(i) & tainted:
             return True
         guard = i.predicate.lstrip("@!") if i.predicate else ""
         if _read_registers(i) & tainted:
@@ -2956,7 +3014,7 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
     tainted = set(loaded)
     for i in _after_in_block(block, use):
         guard = i.predicate.lstrip("@!") if i.predicate else ""
-        if cm.is_memory(i) and guard in preds and cm.address_registers(i) & tainted:
+        if _off_chip(i) and guard in preds and cm.address_registers(i) & tainted:
             return True
         written = _written_registers(i)
         if _read_registers(i) & tainted:
@@ -2971,8 +3029,8 @@ def _guards_dependent_access(pf: ProgramFunction, use: Instruction, loaded: set[
 
 
 def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int) -> frozenset[str]:
-    """Address registers of the memory instructions after ``offset`` in its block (suffix unions built once
-    per block, so each edge costs a lookup instead of a scan of the block)."""
+    """Address registers of the off-chip memory instructions (:func:`_off_chip`) after ``offset`` in its block
+    (suffix unions built once per block, so each edge costs a lookup instead of a scan of the block)."""
     block = block_at(pf, offset)
     if block is None:
         return frozenset()
@@ -2982,7 +3040,7 @@ def _address_registers_after(view: KernelView, pf: ProgramFunction, offset: int)
         acc: frozenset[str] = frozenset()
         for i in reversed(block.instructions):
             out[i.offset] = acc  # strictly after i
-            if cm.is_memory(i):
+            if _off_chip(i):
                 acc = acc | cm.address_registers(i)
         return out
 
@@ -3023,7 +3081,7 @@ def indirect_address_elimination(view: KernelView) -> Advice | Skipped:
     if sectors <= 0 or not 0 < idx < sectors:
         return res
     r = (sectors - idx) / sectors
-    ratios = {"l2": r, "dram": r, "l1": _l1_ratio(view, global_ratio=r)}
+    ratios = {"l2": l2_ratio(view, idx), "dram": r, "l1": _l1_ratio(view, global_ratio=r)}
     keep_traffic = rk.roofline_cap(lc.throughput_pct, rk.units_for("indirect_address_elimination",
                                                                     "stall_elimination"), reach_of=view.reach_now)
     res = _after_fix_estimate(view, res, ratios, False, {"sectors": float(sectors), "index_sectors": float(idx)})

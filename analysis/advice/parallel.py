@@ -776,6 +776,11 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
     if res is None:
         return None
     wave = max(1, res.slots)
+    # the profile keys a subroutine's PCs (a __noinline__ callee in the kernel's code section) by the kernel's
+    # name, at offsets that are not the kernel's own instructions: grid_varying does not follow calls, so the
+    # callee's work, whose arguments come from its call sites, is not shown invariant (holdout13
+    # ray_aabb_noinline: the slab test, called per box with the thread's ray, is 93% of the kernel's samples)
+    own = pf.memo("instruction_offsets", lambda: frozenset(i.offset for i in pf.instructions))
     best: tuple[float, int, int, frozenset[int], Loop | None, list[Instruction]] | None = None
     for dim, g in enumerate(lc.grid):
         if g < 2:
@@ -791,14 +796,15 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
         if loop is None and not staged:
             continue
         r = float(sum(s.samples for (fn, off), s in view.profile.pcs.items()
-                      if fn == pf.name and off not in varying))
+                      if fn == pf.name and off in own and off not in varying))
         m = r * (1.0 - 1.0 / c)
         if best is None or m > best[0]:
             best = (m, dim, c, varying, loop, staged)
     if best is None:
         return None
     m, dim, c, varying, loop, staged = best
-    inv = [(off, s) for (fn, off), s in view.profile.pcs.items() if fn == pf.name and off not in varying]
+    inv = [(off, s) for (fn, off), s in view.profile.pcs.items()
+           if fn == pf.name and off in own and off not in varying]
     keep = 1.0 / c
 
     def ratio(get: Callable[[PCSample], float]) -> float:
@@ -806,7 +812,7 @@ def redundant_block_advice(view: KernelView) -> Advice | None:
         part = sum(get(s) for _, s in inv)
         return 1.0 if tot <= 0 else max(0.0, 1.0 - part * (1.0 - keep) / tot)
 
-    r_l2 = ratio(lambda s: float(s.l2_sectors))
+    r_l2 = ratio(lambda s: float(s.l2_sectors + s.l2_sectors_local))  # L2 serves global and local memory
     shared_inv = sum(float(s.shared_wavefronts) for _, s in inv)
     ratios = {"l2": r_l2, "l1": _l1_ratio(view, global_ratio=r_l2, shared_removed=shared_inv * (1.0 - keep)),
               "sm": ratio(lambda s: float(s.inst_executed)), "dram": 1.0}
