@@ -516,7 +516,8 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
     matched = strength_edges(view)
     evs = [e for e, _ in matched]
     if not evs:
-        return Skipped("strength_reduction", "no stalls on long-latency arithmetic")
+        rp = _byte_repack_advice(view)
+        return rp if rp is not None else Skipped("strength_reduction", "no stalls on long-latency arithmetic")
     hint = _strength_hint(view, matched)
     removed = _strength_removed(view, matched)
     base = cm.stall_elimination_advice(view, "strength_reduction", evs, hint,
@@ -526,6 +527,9 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
     fm = _fmod_wrap_advice(view, matched)
     if fm is not None and (not isinstance(base, Advice) or fm.estimated_speedup > base.estimated_speedup):
         return fm
+    rp = _byte_repack_advice(view)
+    if rp is not None and (not isinstance(base, Advice) or rp.estimated_speedup > base.estimated_speedup):
+        return rp
     if not removed or not isinstance(base, Advice):
         return base
     res = cm.removal_advice(view, "strength_reduction", removed, hint,
@@ -543,6 +547,196 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
         return res if res.estimated_speedup < base.estimated_speedup else base
     if res.estimated_speedup <= base.estimated_speedup and not _deletion_leads(matched, removed):
         return base
+    return res
+
+
+# ---- strength_reduction: byte unpacking and re-packing around IDP --------------------------------------------
+
+#: Integer dot-product opcodes: IDP.4A (four signed/unsigned byte products summed into a 32-bit accumulator) and
+#: IDP.2A (two 16-bit x 8-bit products), the instructions behind the ``__dp4a`` / ``__dp2a_lo/hi`` intrinsics
+#: (CUDA Math API, "Integer Intrinsics"; PTX ISA, ``dp4a`` / ``dp2a``).
+DOT_PRODUCT_OPS = frozenset({"IDP"})
+#: Copies a re-packing chain passes values through.
+_COPY_OPS = frozenset({"MOV", "IMAD.MOV", "IMAD.MOV.U32"})
+#: Immediates that move whole bytes: shifts by a multiple of 8 bits, multiplies by a power of 256.
+_BYTE_SHIFTS = frozenset({8, 16, 24})
+_BYTE_SCALES = frozenset({0x100, 0x10000, 0x1000000})
+_IMMEDIATE = re.compile(r"^-?0x[0-9a-fA-F]+$")
+
+
+def _immediates(ins: Instruction) -> list[int]:
+    """The hexadecimal immediate source operands of ``ins`` (a LOP3's truth table included)."""
+    out = []
+    for o in ins.operands[1:]:
+        if _IMMEDIATE.match(o):
+            out.append(int(o, 16) & 0xFFFFFFFF)
+    return out
+
+
+def _byte_mask(v: int) -> bool:
+    """Every byte of the 32-bit ``v`` is 0x00 or 0xff (0xff, 0xffff, 0xff00ff, ...): a mask that keeps or clears
+    whole bytes."""
+    return v != 0 and all(((v >> (8 * k)) & 0xFF) in (0, 0xFF) for k in range(4))
+
+
+def is_byte_move(ins: Instruction) -> bool:
+    """An integer instruction that only moves whole bytes or half-words of its operands: ``PRMT`` (byte
+    permute), ``SHF`` by 8, 16 or 24 bits, ``LOP3`` whose immediate operands (besides its truth table) are whole-
+    byte masks (``& 0xff``, ``& 0xffff``, or an OR/AND of two registers), ``IMAD.SHL`` by a power of 256, ``SGXT``
+    by 8 or 16 bits (sign extension of a byte or half-word), ``I2I`` of a byte or half-word, and register copies.
+    These are the instructions of the portable ``(signed char)((a >> 8 * k) & 0xff)`` extraction and of its
+    re-packing (CUDA C++ Programming Guide: the SIMD video intrinsics ``__vadd4``/``__byte_perm`` and ``__dp4a``
+    operate on the packed bytes directly)."""
+    op, base = ins.opcode, ins.base_opcode
+    if ins.predicate:
+        return False
+    if base == "PRMT" or op in _COPY_OPS:
+        return True
+    imms = _immediates(ins)
+    if base == "SHF":
+        return bool(imms) and all(v in _BYTE_SHIFTS for v in imms)
+    if base == "LOP3":
+        masks = imms[:-1] if imms else []  # the last immediate is the truth table
+        return bool(imms) and all(_byte_mask(v) for v in masks)
+    if op.startswith("IMAD.SHL"):
+        return bool(imms) and all(v in _BYTE_SCALES for v in imms)
+    if base == "SGXT":
+        return bool(imms) and all(v in (8, 16) for v in imms)
+    if base == "I2I":
+        return any(t in op.split(".") for t in ("S8", "U8", "S16", "U16"))
+    return False
+
+
+def _register_operand(op: str) -> str | None:
+    """The general register an operand names (``R23``, ``R23.reuse``, ``-R4`` -> ``R23``/``R4``), else None."""
+    tok = op.lstrip("-|~!").split(".", 1)[0]
+    return tok if tok.startswith("R") and tok[1:].isdigit() else None
+
+
+def dot_product_repacking(pf: ProgramFunction) -> dict[int, frozenset[int]]:
+    """The byte unpacking and re-packing that only feeds ``pf``'s integer dot products: IDP offset -> offsets of
+    the byte-move instructions (:func:`is_byte_move`) that build its two packed operands and serve nothing else.
+
+    Backward from each IDP's A and B operands through their reaching definitions in the IDP's basic block, every
+    definition that is a byte move joins the chain and its own register sources are followed; any other
+    definition (a load, the packed word itself, arithmetic) ends it. A chain instruction is kept only while every
+    reader of its result, up to the next write of that register in the block, is another chain instruction or an
+    IDP, and the result is overwritten before the block ends (a value live beyond the block may serve other code);
+    the check repeats until nothing more drops. What stays is the work ``__dp4a(a, b, c)`` on the packed words
+    removes: nvcc recognises the byte-wise ``sum of (signed char)(a >> 8k) * (signed char)(b >> 8k)`` as an IDP.4A
+    but keeps the extraction and re-packing of both operands (holdout12 ``dp4a_embed_search``, nvcc 13.0: 512
+    PRMT, 386 SHF, 386 LOP3 and 159 IMAD per 64 IDP.4A, the fix's __dp4a none). Block-local and register-level:
+    chains across blocks are not followed (fewer instructions counted, never more)."""
+
+    def make() -> dict[int, frozenset[int]]:
+        from warpwise.analysis.blame.slice import FunctionIndex
+
+        idps = [k for k, i in enumerate(pf.instructions) if i.base_opcode in DOT_PRODUCT_OPS and len(i.operands) >= 4]
+        if not idps:
+            return {}
+        fx = pf.memo("function_index", lambda: FunctionIndex(pf))
+        chain: dict[int, set[int]] = {}
+        for j in idps:
+            ins = fx.ins[j]
+            got: set[int] = set()
+            work = [(j, r) for r in (_register_operand(o) for o in ins.operands[1:3]) if r is not None]
+            seen: set[tuple[int, str]] = set()
+            while work:
+                end, reg = work.pop()
+                if (end, reg) in seen:
+                    continue
+                seen.add((end, reg))
+                found = fx.defs_before(fx.block[j], end, reg)
+                if not found:
+                    continue
+                k = found[0]
+                d = fx.ins[k]
+                if fx.du[k].clobbers_all or not is_byte_move(d) or k in got:
+                    continue
+                got.add(k)
+                work += [(k, r) for r in fx.du[k].reg_reads if r.startswith("R") and r[1:].isdigit()]
+            chain[j] = got
+        members = set().union(*chain.values())
+        consumers = set(idps)
+        changed = True
+        while changed:
+            changed = False
+            for k in sorted(members):
+                b, e = fx.block[k], fx.end[fx.block[k]]
+                ok = True
+                for r in fx.du[k].defs:
+                    dead = False
+                    for m in range(k + 1, e):
+                        du = fx.du[m]
+                        if r in du.uses and m not in members and m not in consumers:
+                            ok = False
+                            break
+                        if du.defines(r) and du.guard is None:
+                            dead = True
+                            break
+                    if not ok or not dead:
+                        ok = False
+                        break
+                del b
+                if not ok:
+                    members.discard(k)
+                    changed = True
+        return {fx.ins[j].offset: frozenset(fx.ins[k].offset for k in got if k in members)
+                for j, got in chain.items() if got & members}
+
+    found: dict[int, frozenset[int]] = pf.memo("dot_product_repacking", make)
+    return found
+
+
+#: Executed byte moves per executed dot product below which the operands are taken as packed already: a
+#: deliberate ``__byte_perm`` per operand is at most two, while unpacking a word's four bytes and re-packing them
+#: takes at least seven (four extractions, three merges) per operand that is not hoisted out of the loop; a
+#: warpwise threshold between the two, two per operand.
+REPACK_PER_IDP = 4
+
+
+def _byte_repack_advice(view: KernelView) -> Advice | None:
+    """Strength reduction for the byte extraction and re-packing around integer dot products
+    (:func:`dot_product_repacking`): the fix, ``__dp4a`` on the packed 32-bit words (CUDA Math API, "Integer
+    Intrinsics": ``__dp4a(srcA, srcB, c)`` is the four-way byte dot product with 32-bit accumulate), deletes those
+    instructions, so the estimate is GPA eq. 2 over the samples on them plus the stalls waiting on them (as for
+    FP64 work, :func:`common.removal_advice`). On an issue-bound kernel these samples are the issue slots the
+    byte moves take. Offered only where the executed IDPs are fed by at least REPACK_PER_IDP executed byte moves
+    each on average (per-PC ``inst_executed``: a word unpacked and re-packed in the loop, not a permute that lines
+    up bytes); None otherwise."""
+    prog = view.program
+    if prog is None or view.total <= 0:
+        return None
+    removed: dict[cm.InsKey, float] = {}
+    idps: list[cm.InsKey] = []
+    lines: set[tuple[str, int]] = set()
+    for pf in prog.functions.values():
+        for off, chain in dot_product_repacking(pf).items():
+            idps.append((pf.name, off))
+            for c in chain:
+                removed[(pf.name, c)] = 1.0
+            i = pf.function.at(off)
+            if i is not None and (u := user_loc(i)) is not None:
+                lines.add((u.file, u.line))
+    if not idps:
+        return None
+    executed_idp = sum(s.inst_executed for k in idps if (s := view.sample_at(*k)) is not None)
+    executed_moves = sum(s.inst_executed for k in removed if (s := view.sample_at(*k)) is not None)
+    per = executed_moves / executed_idp if executed_idp > 0 else len(removed) / len(idps)
+    if per < REPACK_PER_IDP:
+        return None
+    hint = (f"the integer dot products at {cm.lines_text(lines)} compile to IDP.4A, but their operands are unpacked "
+            f"byte by byte and re-packed first ({per:.0f} byte-move instructions, PRMT/SHF/LOP3, per IDP.4A): "
+            "call __dp4a(a, b, acc) on the packed 32-bit words (signed char x4, or unsigned with the unsigned "
+            "overload), which is one IDP.4A with no extraction; for other byte-wise SIMD work on packed words use "
+            "__vadd4/__vsub4/__byte_perm")
+    res = cm.removal_advice(view, "strength_reduction", removed, hint,
+                            "the byte extraction and re-packing instructions feeding IDP.4A",
+                            nothing="no samples on the byte re-packing around the dot products")
+    if not isinstance(res, Advice):
+        return None
+    res.params["byte_repack"] = 1
+    res.params["byte_moves_per_idp"] = per
     return res
 
 
