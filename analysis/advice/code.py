@@ -1936,6 +1936,147 @@ def contiguous_walks(pf: ProgramFunction) -> dict[int, tuple[int, int]]:
     return pf.memo("contiguous_walks", make)
 
 
+#: Alignment (bytes) taken for a pointer passed as a kernel parameter: "any address of a variable residing in
+#: global memory or returned by one of the memory allocation routines from the driver or runtime API is always
+#: aligned to at least 256 bytes" (CUDA C++ Programming Guide, "Device Memory Accesses"). An assumption for a
+#: pointer into the middle of an allocation, which the widening hint states.
+PARAMETER_ALIGNMENT = 256
+#: Definitions followed when deriving an address's alignment (a walk over more gives up: alignment 1).
+_ALIGN_WALK_LIMIT = 256
+
+
+def _low_bit(v: int) -> int:
+    """The largest power of two dividing ``v`` (PARAMETER_ALIGNMENT for 0, which every alignment divides)."""
+    return v & -v if v else PARAMETER_ALIGNMENT
+
+
+def address_alignment(pf: ProgramFunction, ins: Instruction, reg: str) -> int:
+    """The largest power of two (bytes, at most PARAMETER_ALIGNMENT) that the value of ``reg`` at ``ins`` of ``pf``
+    is a multiple of, for the low register of an address: reaching definitions over the CFG
+    (blame.slice.FunctionIndex, as :func:`index_roots`) through copies and address arithmetic, combined by the
+    rules of multiples (a + b: the smaller alignment; a * b and a << s: the product; IMAD.WIDE a, b, c: a * b + c),
+    every definition reaching a use taken at its worst (the minimum). A kernel parameter (a constant-bank read or
+    operand) counts PARAMETER_ALIGNMENT, an immediate its lowest set bit, any other definition (a loaded value, a
+    thread index) 1; a kernel parameter counts as a pointer only where it is read as 64 bits (``LDC.64``) or
+    feeds a 64-bit address (IMAD.WIDE's addend, an add with a carry out), since a 32-bit parameter may be an
+    int whose alignment is unknown. A loop-carried value (a pointer advanced by an immediate) is its initial
+    value's alignment and its increments'. Returns 1 when not traceable."""
+    from warpwise.analysis.blame.slice import FunctionIndex
+
+    fx = pf.memo("function_index", lambda: FunctionIndex(pf))
+    j0 = fx.index.get(ins.offset)
+    if j0 is None:
+        return 1
+    memo: dict[tuple[int, str], int] = {}
+    busy: set[tuple[int, str]] = set()
+    steps = [0]
+
+    def operand(k: int, op: str, wide: bool = False) -> int:
+        tok = op.lstrip("-|~").split(".", 1)[0]
+        if _CONST_OPERAND.search(op):
+            return PARAMETER_ALIGNMENT if wide else 1
+        if _IMMEDIATE.match(op):
+            return _low_bit(int(op, 16) & 0xFFFFFFFF)
+        if tok in ("RZ", "URZ"):
+            return PARAMETER_ALIGNMENT
+        if tok.startswith(("R", "UR")) and tok.lstrip("U")[1:].isdigit():
+            return value(fx.block[k], k, tok)
+        return 1
+
+    def of_def(k: int) -> int:
+        d, du = fx.ins[k], fx.du[k]
+        if du.clobbers_all or d.predicate:
+            return 1
+        ops = [o for o in d.operands[1:] if not _NO_VALUE.match(o) or o in ("RZ", "URZ")]
+        base, op = d.base_opcode, d.opcode
+        # a 64-bit parameter is a pointer; a 32-bit one may be an int (a row length), whose alignment is unknown.
+        # A parameter read inside the arithmetic is a pointer's low half where the result is a 64-bit address:
+        # the 64-bit addend of IMAD.WIDE, or an add that carries into the high half (a predicate destination)
+        wide = op.startswith("IMAD.WIDE") or (len(d.operands) > 1 and _PREDICATE.fullmatch(d.operands[1]) is not None)
+        if base in cm.CONSTANT_READS:
+            return PARAMETER_ALIGNMENT if ".64" in op and any(o.startswith("c[0x0]") for o in d.operands) else 1
+        if base in ("MOV", "UMOV") or op.startswith("IMAD.MOV"):
+            return operand(k, ops[-1]) if ops else 1
+        if base in ("IADD3", "UIADD3", "VIADD", "IADD") and not op.endswith(".X"):
+            return min((operand(k, o, wide) for o in ops), default=1)
+        if base in ("IMAD", "UIMAD") and len(ops) >= 3 and (op in ("IMAD", "IMAD.U32", "UIMAD")
+                                                            or op.startswith("IMAD.WIDE")):
+            return min(PARAMETER_ALIGNMENT, operand(k, ops[0]) * operand(k, ops[1]), operand(k, ops[2], wide))
+        if op.startswith("IMAD.SHL") and len(ops) >= 2:
+            return min(PARAMETER_ALIGNMENT, operand(k, ops[0]) * operand(k, ops[1]))
+        if base in ("LEA", "ULEA") and not op.endswith(".X") and ".HI" not in op and len(ops) >= 3 \
+                and _IMMEDIATE.match(ops[2]):
+            return min(PARAMETER_ALIGNMENT, operand(k, ops[0]) << int(ops[2], 16), operand(k, ops[1], wide))
+        return 1
+
+    def value(block: int, end: int, reg: str) -> int:
+        key = (end, reg)
+        if key in memo:
+            return memo[key]
+        if key in busy:  # a loop-carried value: its other definitions decide
+            return PARAMETER_ALIGNMENT
+        steps[0] += 1
+        if steps[0] > _ALIGN_WALK_LIMIT:
+            return 1
+        busy.add(key)
+        found = fx.defs_before(block, end, reg)
+        if found:
+            got = of_def(found[0])
+        else:
+            preds = [p for p in fx.preds.get(block, []) if p in fx.end]
+            got = min((value(p, fx.end[p], reg) for p in preds), default=1)
+        busy.discard(key)
+        if not busy:  # a value found while a loop-carried one was assumed aligned holds only under that assumption
+            memo[key] = got
+        return got
+
+    return value(fx.block[j0], j0, reg)
+
+
+def contiguous_runs(pf: ProgramFunction, widest: int) -> dict[int, int]:
+    """Global loads of ``pf`` that read one thread's contiguous, aligned run of bytes within one pass of its
+    code: offset -> k, the loads of the run one ``widest``-byte access (or the widest the run's alignment allows)
+    replaces each.
+
+    A run is two or more loads of one width w < ``widest`` in one basic block, off the same value of one base
+    register (no write of it between them), whose immediate offsets are consecutive multiples of w
+    (``[R2.64+-0x20]``, ``[R2.64+-0x1c]``, ... ``[R2.64+0x1c]``: sixteen floats of a 4 x 4 block). With the base
+    aligned to A bytes (:func:`address_alignment`), the run is read with accesses of g bytes, the largest power of
+    two up to ``widest`` and A that divides the run's first offset and its length: k = g / w loads become one
+    (CUDA C++ Programming Guide, "Device Memory Accesses": a vector access must be naturally aligned). Runs with
+    k < 2 are left out."""
+
+    def make() -> dict[int, int]:
+        out: dict[int, int] = {}
+        for blk in pf.blocks.values():
+            groups: dict[tuple[str, int], list[tuple[Instruction, int]]] = defaultdict(list)
+            last_write: dict[str, int] = {}
+            for i in blk.instructions:
+                if i.base_opcode == "LDG" and not i.predicate and (bo := _base_and_offset(i)) is not None:
+                    groups[(bo[0], last_write.get(bo[0], -1))].append((i, bo[1]))
+                for r in cm.dest_registers(i):
+                    last_write[r] = i.offset
+            for (reg, _), group in groups.items():
+                widths = {access_bytes(i) for i, _ in group}
+                if len(group) < 2 or len(widths) != 1:
+                    continue
+                w = widths.pop()
+                offs = sorted(o for _, o in group)
+                if not 0 < w < widest or offs != [offs[0] + j * w for j in range(len(offs))]:
+                    continue
+                align = address_alignment(pf, group[0][0], reg)
+                length = len(offs) * w
+                g = widest
+                while g > w and (g > align or offs[0] % g or length % g):
+                    g //= 2
+                if g // w >= 2:
+                    for i, _ in group:
+                        out[i.offset] = g // w
+        return out
+
+    return pf.memo(("contiguous_runs", widest), make)
+
+
 def _walk_key(fn: ProgramFunction | None, ins: Instruction | None) -> cm.InsKey | None:
     """(function name, offset) of an edge's instruction, the key of :func:`widenable_walks`; None without one."""
     return (fn.name, ins.offset) if fn is not None and ins is not None else None
@@ -1952,8 +2093,15 @@ def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
     touching the same sectors (each lane's 16 bytes lie in the sector its first byte did), so the fix is wider
     per-thread loads, not a layout change across lanes, which would leave a request of w × 32 bytes per
     element. Kept only where the thread walks at least the widest access's bytes (its per-thread executed
-    count, per-PC ``inst_executed`` / warps launched, times the advance per iteration). Empty without a
-    program or launch shape."""
+    count, per-PC ``inst_executed`` / warps launched, times the advance per iteration).
+
+    Also the uncoalesced loads of one thread's contiguous, aligned run within one pass (:func:`contiguous_runs`:
+    the sixteen 4-byte loads of a 4 x 4 block, lanes on different blocks), of any width below the widest: their
+    lanes are apart as well, each request uses w bytes of every sector it touches and the run's next loads re-read
+    those sectors from L1, so k = g / w of them become one g-byte access (g: the widest the run's alignment
+    allows), with the same sectors and no layout change across lanes (helper modelI, 2026-12-04: holdout12's
+    bsr4_spmv_scalar, float4 loads of each block and of x measured 1.441x). Empty without a program or launch
+    shape."""
     prog = view.program
     lc = view.profile.launch
     warps = lc.blocks * -(-lc.threads_per_block // view.arch.warp_size) if lc.threads_per_block > 0 else 0
@@ -1962,6 +2110,11 @@ def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
     facts = view.arch
     out: dict[cm.InsKey, int] = {}
     for pf in prog.functions.values():
+        for off, k in contiguous_runs(pf, facts.widest_access_bytes).items():
+            s = view.sample_at(pf.name, off)
+            eff = _efficiency(s)
+            if s is not None and s.inst_executed > 0 and eff is not None and eff < COALESCE_LIMIT:
+                out[(pf.name, off)] = k
         for off, (w, step) in contiguous_walks(pf).items():
             if w * facts.warp_size >= facts.cache_line_bytes or facts.widest_access_bytes % w:
                 continue
@@ -2015,11 +2168,13 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     walks = widenable_walks(view)
 
     def narrow(ins: Instruction | None, s: PCSample | None, key: cm.InsKey | None) -> bool:
+        if key in walks:
+            return True
         w = access_bytes(ins)
         if not 0 < w < 4 or w * facts.warp_size >= facts.cache_line_bytes:
             return False
         eff = _efficiency(s)
-        return eff is None or eff >= COALESCE_LIMIT or key in walks
+        return eff is None or eff >= COALESCE_LIMIT
 
     evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
            if not e.is_self and narrow(e.def_ins, _sample(view, e, at_def=True), _walk_key(e.def_fn, e.def_ins))]
@@ -2058,6 +2213,15 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     # work (index and bounds arithmetic, set-up) runs once per k elements; the unpacking of the wide access is
     # not counted (an upper bound on what goes)
     r_sm = max(0.0, min(1.0, (per_element + (total - per_element) / k) / total))
+    runs = {(pf.name, off) for pf in prog.functions.values()
+            for off in contiguous_runs(pf, facts.widest_access_bytes)}
+    if walked and all(_walk_key(*((e.use_fn, e.use_ins) if e.is_self else (e.def_fn, e.def_ins))) in runs
+                      for e in walked):
+        # runs within one pass (contiguous_runs): the thread's loop and its other work stay as they are, only each
+        # run's k loads become one
+        gone = sum(smp.inst_executed * (1 - 1 / kw) for key, kw in walks.items()
+                   if key in runs and (smp := view.sample_at(*key)) is not None)
+        r_sm = max(0.0, min(1.0, (total - gone) / total))
     hs = cm.hotspots(view, evs, cm.stall_weight, 3)
     where = cm.lines_text((h.def_.file, h.def_.line) if h.def_ is not None else (h.use.file, h.use.line)
                           for h in hs)
