@@ -2263,7 +2263,95 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     res.params["subline_access"] = 1
     if walked:
         res.params["walk_widening"] = 1
+    else:
+        narrow_keys = {(pf.name, i.offset) for pf in prog.functions.values() for i in pf.instructions
+                       if cm.is_global_mem(i) and i.base_opcode == "LDG"
+                       and narrow(i, view.sample_at(pf.name, i.offset), (pf.name, i.offset))}
+        now, after, comp = decoalesced_companions(view, narrow_keys, k)
+        if comp and now > 0:
+            # the element-indexed loads beside the narrow ones lose their coalescing (decoalesced_companions): the
+            # L1 work after the fix follows the line requests of all global accesses
+            ratios["l1"] = _l1_ratio(view, global_ratio=after / now)
+            extra.update({"l1_line_requests": now, "l1_line_requests_after": after,
+                          "companion_ratio": max(comp.values())})
+            res.hint += (f"; the loads read per element beside them (x[e]-style, coalesced now) would then be "
+                         f"{int(k)} elements per thread with the lanes {max(comp.values()):.0f}x as many lines apart "
+                         "per request: widen only if those loads can stay coalesced (e.g. stage them in shared "
+                         "memory), or keep one element per lane")
     return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
+
+
+def _lines_per_request(s: PCSample, facts: Any) -> float:
+    """Cache lines one warp request of a global access touches, from its L2 sectors per execution (at least 1):
+    sectors / (line / sector), the L1's tag lookups and data wavefronts for it (Kernel Profiling Guide,
+    "Memory Tables": an L1 wavefront serves one line's sectors)."""
+    per = s.l2_sectors / s.inst_executed if s.inst_executed > 0 else 0.0
+    return max(1.0, per * SECTOR_BYTES / facts.cache_line_bytes)
+
+
+def decoalesced_companions(view: KernelView, narrow_keys: set[cm.InsKey], k: float
+                           ) -> tuple[float, float, dict[cm.InsKey, float]]:
+    """What widening coalesced narrow loads to k elements per thread does to the other per-element global loads of
+    their loops: (L1 line requests of the launch's global accesses now, after, per-companion after/before ratio).
+
+    Giving each thread k consecutive elements instead of one moves every other access indexed by the element
+    from consecutive lanes (d bytes apart, d = its sectors per request x 32 / 32 lanes, at least its width w) to
+    lanes k x d bytes apart: a companion read as ``x[e]`` becomes a per-thread run of k elements, read with
+    max(1, k w / 16) widest accesses each touching min(32, 32 k d / 128) lines, where k of its coalesced requests
+    touched k x max(1, 32 d / 128) (a warp of lanes a line or more apart costs the L1 a wavefront per lane:
+    Kernel Profiling Guide, "Memory Tables"). Companions: the global loads in the innermost loop of a narrow load,
+    executed as often as it, coalesced (L2 sector efficiency at least COALESCE_LIMIT) and not warp-uniform (two
+    sectors or more per request). The narrow loads themselves go from k requests of one line to one of
+    widest x 32 / 128 lines. Counts are warp-level executions x lines per request (:func:`_lines_per_request`);
+    (0, 0, {}) without a program or companions. Helper modelI, 2026-12-04: holdout11's gemv_int4_bytes, bytes of
+    int4 weights per lane widened to 16 with x read as float4 per lane, measured 0.763x."""
+    prog = view.program
+    facts = view.arch
+    if prog is None or k < 2:
+        return 0.0, 0.0, {}
+    loops: dict[tuple[str, int], float] = {}
+    for fn, off in narrow_keys:
+        pf = prog.functions.get(fn)
+        lp = pf.loop_of(off) if pf is not None else None
+        s = view.sample_at(fn, off)
+        if lp is not None and s is not None and s.inst_executed > 0:
+            loops[(fn, lp.header)] = max(loops.get((fn, lp.header), 0.0), float(s.inst_executed))
+    if not loops:
+        return 0.0, 0.0, {}
+    now = after = 0.0
+    ratio: dict[cm.InsKey, float] = {}
+    line = facts.cache_line_bytes
+    for pf in prog.functions.values():
+        for i in pf.instructions:
+            if not cm.is_global_mem(i):
+                continue
+            s = view.sample_at(pf.name, i.offset)
+            if s is None or s.inst_executed <= 0:
+                continue
+            lines = _lines_per_request(s, facts)
+            now += s.inst_executed * lines
+            key = (pf.name, i.offset)
+            if key in narrow_keys:
+                after += s.inst_executed / k * max(1.0, facts.widest_access_bytes * facts.warp_size / line)
+                continue
+            lp = pf.loop_of(i.offset)
+            eff = _efficiency(s)
+            per = s.l2_sectors / s.inst_executed
+            w = access_bytes(i)
+            if lp is None or (pf.name, lp.header) not in loops or i.base_opcode != "LDG" or eff is None \
+                    or eff < COALESCE_LIMIT or per < 2 or w < 4 or s.inst_executed != loops[(pf.name, lp.header)]:
+                after += s.inst_executed * lines
+                continue
+            d = max(float(w), per * SECTOR_BYTES / facts.warp_size)
+            wide = max(1.0, k * w / facts.widest_access_bytes)
+            lanes = min(float(facts.warp_size), max(1.0, facts.warp_size * k * d / line))
+            before_k = k * max(1.0, facts.warp_size * d / line)
+            r = wide * lanes / before_k
+            ratio[key] = r
+            after += s.inst_executed * lines * r
+    if not ratio:
+        return 0.0, 0.0, {}
+    return now, after, ratio
 
 
 #: Integer opcodes that build an address from an index: copies, scaling, adds of a base (SASS: IMAD.WIDE idx, 4,

@@ -4,7 +4,9 @@ were found on:
 - the byte extraction and re-packing nvcc keeps around an IDP.4A it recognised in a byte-wise dot product
   (code.dot_product_repacking) is strength_reduction's, fixed by ``__dp4a`` on the packed words;
 - uncoalesced loads of one thread's contiguous, aligned run (code.contiguous_runs, code.address_alignment) are
-  widened in place (memory_transaction_reduction), not re-laid out across lanes (global_memory_coalesce)."""
+  widened in place (memory_transaction_reduction), not re-laid out across lanes (global_memory_coalesce);
+- widening coalesced narrow loads to k elements per thread de-coalesces the per-element loads beside them
+  (code.decoalesced_companions): the L1 work after the fix counts their line requests."""
 
 from __future__ import annotations
 
@@ -22,6 +24,8 @@ H5 = ROOT / "bench" / "advice" / "holdout5" / "pairs"
 DP4A = H12 / "dp4a_embed_search"
 QUANT = H5 / "quant_int8_rowwise"
 BSR4 = H12 / "bsr4_spmv_scalar"
+GEMV4 = ROOT / "bench" / "advice" / "holdout11" / "pairs" / "gemv_int4_bytes"
+RECORD = ROOT / "bench" / "advice" / "holdout11" / "pairs" / "record_hash_bytes"
 ROWTHREAD = ROOT / "bench" / "advice" / "holdout" / "pairs" / "gemv_rowthread"
 
 
@@ -145,3 +149,33 @@ def test_row_walk_of_unknown_alignment_is_no_run() -> None:
     assert code.widenable_walks(_view(ROWTHREAD)) == {}
     rep = pair_advice_report(ROWTHREAD)
     assert rep.advice[0].optimizer == "global_memory_coalesce"
+
+
+def test_gemv_int4_widening_decoalesces_x() -> None:
+    from warpwise.analysis.advice import code
+
+    v = _view(GEMV4)
+    res = code._subline_access_advice(v)
+    assert res is not None
+    inp = res.estimate.inputs
+    # one byte of weights per lane (k = 16 to a 16-byte load); x[k], x[k + 1] are 8 bytes apart per lane (8 sectors
+    # per request, 2 lines): per lane 16 bytes of weights need 32 floats of x, four float4 loads per x load with the
+    # lanes 128 bytes apart, 32 lines each: 4x the lines
+    assert inp["k_widen"] == 16 and inp["companion_ratio"] == pytest.approx(4.0)
+    # the line requests of the launch's global accesses match its L1 LSU wavefronts (4.81 M) within 2%
+    assert inp["l1_line_requests"] == pytest.approx(v.profile.launch.l1_lsu_wavefronts, rel=0.02)
+    assert inp["l1_line_requests_after"] / inp["l1_line_requests"] == pytest.approx(2.87, abs=0.01)
+    # L1 at 54% of peak with 2.87x its work: no gain (was 1.48x; the fix measured 0.763x)
+    assert res.estimated_speedup == pytest.approx(1.0)
+    rep = pair_advice_report(GEMV4)
+    assert all(not a.params.get("subline_access") for a in rep.advice)
+    assert all(alt.estimated_speedup < 1.05 for a in rep.advice for alt in a.alternatives
+               if alt.optimizer == "memory_transaction_reduction")
+
+
+def test_uncoalesced_walk_widening_keeps_its_estimate() -> None:
+    # record_hash_bytes' one-byte walks are uncoalesced (lanes on different records): no companion rule there
+    rep = pair_advice_report(RECORD)
+    top = rep.advice[0]
+    assert top.optimizer == "memory_transaction_reduction" and top.params.get("walk_widening") == 1
+    assert "companion_ratio" not in top.estimate.inputs
