@@ -2100,8 +2100,11 @@ def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
     lanes are apart as well, each request uses w bytes of every sector it touches and the run's next loads re-read
     those sectors from L1, so k = g / w of them become one g-byte access (g: the widest the run's alignment
     allows), with the same sectors and no layout change across lanes (helper modelI, 2026-12-04: holdout12's
-    bsr4_spmv_scalar, float4 loads of each block and of x measured 1.441x). Empty without a program or launch
-    shape."""
+    bsr4_spmv_scalar, float4 loads of each block and of x measured 1.441x). Only runs that the widest access
+    reads whole (g = ArchFacts.widest_access_bytes: the 16-byte-aligned float4 blocks of a BSR matrix): where the
+    alignment allows only narrower pieces (holdout5's kmeans_rowmajor, 136-byte points read as float2 at best),
+    the layout change across lanes (global_memory_coalesce, measured 1.454x there) stays the fix. Empty without a
+    program or launch shape."""
     prog = view.program
     lc = view.profile.launch
     warps = lc.blocks * -(-lc.threads_per_block // view.arch.warp_size) if lc.threads_per_block > 0 else 0
@@ -2113,7 +2116,9 @@ def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
         for off, k in contiguous_runs(pf, facts.widest_access_bytes).items():
             s = view.sample_at(pf.name, off)
             eff = _efficiency(s)
-            if s is not None and s.inst_executed > 0 and eff is not None and eff < COALESCE_LIMIT:
+            ins = pf.function.at(off)
+            if s is not None and s.inst_executed > 0 and eff is not None and eff < COALESCE_LIMIT \
+                    and ins is not None and k * access_bytes(ins) == facts.widest_access_bytes:
                 out[(pf.name, off)] = k
         for off, (w, step) in contiguous_walks(pf).items():
             if w * facts.warp_size >= facts.cache_line_bytes or facts.widest_access_bytes % w:
