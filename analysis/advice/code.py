@@ -516,7 +516,8 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
     matched = strength_edges(view)
     evs = [e for e, _ in matched]
     if not evs:
-        return Skipped("strength_reduction", "no stalls on long-latency arithmetic")
+        rp = _byte_repack_advice(view)
+        return rp if rp is not None else Skipped("strength_reduction", "no stalls on long-latency arithmetic")
     hint = _strength_hint(view, matched)
     removed = _strength_removed(view, matched)
     base = cm.stall_elimination_advice(view, "strength_reduction", evs, hint,
@@ -526,6 +527,9 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
     fm = _fmod_wrap_advice(view, matched)
     if fm is not None and (not isinstance(base, Advice) or fm.estimated_speedup > base.estimated_speedup):
         return fm
+    rp = _byte_repack_advice(view)
+    if rp is not None and (not isinstance(base, Advice) or rp.estimated_speedup > base.estimated_speedup):
+        return rp
     if not removed or not isinstance(base, Advice):
         return base
     res = cm.removal_advice(view, "strength_reduction", removed, hint,
@@ -543,6 +547,196 @@ def strength_reduction(view: KernelView) -> Advice | Skipped:
         return res if res.estimated_speedup < base.estimated_speedup else base
     if res.estimated_speedup <= base.estimated_speedup and not _deletion_leads(matched, removed):
         return base
+    return res
+
+
+# ---- strength_reduction: byte unpacking and re-packing around IDP --------------------------------------------
+
+#: Integer dot-product opcodes: IDP.4A (four signed/unsigned byte products summed into a 32-bit accumulator) and
+#: IDP.2A (two 16-bit x 8-bit products), the instructions behind the ``__dp4a`` / ``__dp2a_lo/hi`` intrinsics
+#: (CUDA Math API, "Integer Intrinsics"; PTX ISA, ``dp4a`` / ``dp2a``).
+DOT_PRODUCT_OPS = frozenset({"IDP"})
+#: Copies a re-packing chain passes values through.
+_COPY_OPS = frozenset({"MOV", "IMAD.MOV", "IMAD.MOV.U32"})
+#: Immediates that move whole bytes: shifts by a multiple of 8 bits, multiplies by a power of 256.
+_BYTE_SHIFTS = frozenset({8, 16, 24})
+_BYTE_SCALES = frozenset({0x100, 0x10000, 0x1000000})
+_IMMEDIATE = re.compile(r"^-?0x[0-9a-fA-F]+$")
+
+
+def _immediates(ins: Instruction) -> list[int]:
+    """The hexadecimal immediate source operands of ``ins`` (a LOP3's truth table included)."""
+    out = []
+    for o in ins.operands[1:]:
+        if _IMMEDIATE.match(o):
+            out.append(int(o, 16) & 0xFFFFFFFF)
+    return out
+
+
+def _byte_mask(v: int) -> bool:
+    """Every byte of the 32-bit ``v`` is 0x00 or 0xff (0xff, 0xffff, 0xff00ff, ...): a mask that keeps or clears
+    whole bytes."""
+    return v != 0 and all(((v >> (8 * k)) & 0xFF) in (0, 0xFF) for k in range(4))
+
+
+def is_byte_move(ins: Instruction) -> bool:
+    """An integer instruction that only moves whole bytes or half-words of its operands: ``PRMT`` (byte
+    permute), ``SHF`` by 8, 16 or 24 bits, ``LOP3`` whose immediate operands (besides its truth table) are whole-
+    byte masks (``& 0xff``, ``& 0xffff``, or an OR/AND of two registers), ``IMAD.SHL`` by a power of 256, ``SGXT``
+    by 8 or 16 bits (sign extension of a byte or half-word), ``I2I`` of a byte or half-word, and register copies.
+    These are the instructions of the portable ``(signed char)((a >> 8 * k) & 0xff)`` extraction and of its
+    re-packing (CUDA C++ Programming Guide: the SIMD video intrinsics ``__vadd4``/``__byte_perm`` and ``__dp4a``
+    operate on the packed bytes directly)."""
+    op, base = ins.opcode, ins.base_opcode
+    if ins.predicate:
+        return False
+    if base == "PRMT" or op in _COPY_OPS:
+        return True
+    imms = _immediates(ins)
+    if base == "SHF":
+        return bool(imms) and all(v in _BYTE_SHIFTS for v in imms)
+    if base == "LOP3":
+        masks = imms[:-1] if imms else []  # the last immediate is the truth table
+        return bool(imms) and all(_byte_mask(v) for v in masks)
+    if op.startswith("IMAD.SHL"):
+        return bool(imms) and all(v in _BYTE_SCALES for v in imms)
+    if base == "SGXT":
+        return bool(imms) and all(v in (8, 16) for v in imms)
+    if base == "I2I":
+        return any(t in op.split(".") for t in ("S8", "U8", "S16", "U16"))
+    return False
+
+
+def _register_operand(op: str) -> str | None:
+    """The general register an operand names (``R23``, ``R23.reuse``, ``-R4`` -> ``R23``/``R4``), else None."""
+    tok = op.lstrip("-|~!").split(".", 1)[0]
+    return tok if tok.startswith("R") and tok[1:].isdigit() else None
+
+
+def dot_product_repacking(pf: ProgramFunction) -> dict[int, frozenset[int]]:
+    """The byte unpacking and re-packing that only feeds ``pf``'s integer dot products: IDP offset -> offsets of
+    the byte-move instructions (:func:`is_byte_move`) that build its two packed operands and serve nothing else.
+
+    Backward from each IDP's A and B operands through their reaching definitions in the IDP's basic block, every
+    definition that is a byte move joins the chain and its own register sources are followed; any other
+    definition (a load, the packed word itself, arithmetic) ends it. A chain instruction is kept only while every
+    reader of its result, up to the next write of that register in the block, is another chain instruction or an
+    IDP, and the result is overwritten before the block ends (a value live beyond the block may serve other code);
+    the check repeats until nothing more drops. What stays is the work ``__dp4a(a, b, c)`` on the packed words
+    removes: nvcc recognises the byte-wise ``sum of (signed char)(a >> 8k) * (signed char)(b >> 8k)`` as an IDP.4A
+    but keeps the extraction and re-packing of both operands (holdout12 ``dp4a_embed_search``, nvcc 13.0: 512
+    PRMT, 386 SHF, 386 LOP3 and 159 IMAD per 64 IDP.4A, the fix's __dp4a none). Block-local and register-level:
+    chains across blocks are not followed (fewer instructions counted, never more)."""
+
+    def make() -> dict[int, frozenset[int]]:
+        from warpwise.analysis.blame.slice import FunctionIndex
+
+        idps = [k for k, i in enumerate(pf.instructions) if i.base_opcode in DOT_PRODUCT_OPS and len(i.operands) >= 4]
+        if not idps:
+            return {}
+        fx = pf.memo("function_index", lambda: FunctionIndex(pf))
+        chain: dict[int, set[int]] = {}
+        for j in idps:
+            ins = fx.ins[j]
+            got: set[int] = set()
+            work = [(j, r) for r in (_register_operand(o) for o in ins.operands[1:3]) if r is not None]
+            seen: set[tuple[int, str]] = set()
+            while work:
+                end, reg = work.pop()
+                if (end, reg) in seen:
+                    continue
+                seen.add((end, reg))
+                found = fx.defs_before(fx.block[j], end, reg)
+                if not found:
+                    continue
+                k = found[0]
+                d = fx.ins[k]
+                if fx.du[k].clobbers_all or not is_byte_move(d) or k in got:
+                    continue
+                got.add(k)
+                work += [(k, r) for r in fx.du[k].reg_reads if r.startswith("R") and r[1:].isdigit()]
+            chain[j] = got
+        members = set().union(*chain.values())
+        consumers = set(idps)
+        changed = True
+        while changed:
+            changed = False
+            for k in sorted(members):
+                b, e = fx.block[k], fx.end[fx.block[k]]
+                ok = True
+                for r in fx.du[k].defs:
+                    dead = False
+                    for m in range(k + 1, e):
+                        du = fx.du[m]
+                        if r in du.uses and m not in members and m not in consumers:
+                            ok = False
+                            break
+                        if du.defines(r) and du.guard is None:
+                            dead = True
+                            break
+                    if not ok or not dead:
+                        ok = False
+                        break
+                del b
+                if not ok:
+                    members.discard(k)
+                    changed = True
+        return {fx.ins[j].offset: frozenset(fx.ins[k].offset for k in got if k in members)
+                for j, got in chain.items() if got & members}
+
+    found: dict[int, frozenset[int]] = pf.memo("dot_product_repacking", make)
+    return found
+
+
+#: Executed byte moves per executed dot product below which the operands are taken as packed already: a
+#: deliberate ``__byte_perm`` per operand is at most two, while unpacking a word's four bytes and re-packing them
+#: takes at least seven (four extractions, three merges) per operand that is not hoisted out of the loop; a
+#: warpwise threshold between the two, two per operand.
+REPACK_PER_IDP = 4
+
+
+def _byte_repack_advice(view: KernelView) -> Advice | None:
+    """Strength reduction for the byte extraction and re-packing around integer dot products
+    (:func:`dot_product_repacking`): the fix, ``__dp4a`` on the packed 32-bit words (CUDA Math API, "Integer
+    Intrinsics": ``__dp4a(srcA, srcB, c)`` is the four-way byte dot product with 32-bit accumulate), deletes those
+    instructions, so the estimate is GPA eq. 2 over the samples on them plus the stalls waiting on them (as for
+    FP64 work, :func:`common.removal_advice`). On an issue-bound kernel these samples are the issue slots the
+    byte moves take. Offered only where the executed IDPs are fed by at least REPACK_PER_IDP executed byte moves
+    each on average (per-PC ``inst_executed``: a word unpacked and re-packed in the loop, not a permute that lines
+    up bytes); None otherwise."""
+    prog = view.program
+    if prog is None or view.total <= 0:
+        return None
+    removed: dict[cm.InsKey, float] = {}
+    idps: list[cm.InsKey] = []
+    lines: set[tuple[str, int]] = set()
+    for pf in prog.functions.values():
+        for off, chain in dot_product_repacking(pf).items():
+            idps.append((pf.name, off))
+            for c in chain:
+                removed[(pf.name, c)] = 1.0
+            i = pf.function.at(off)
+            if i is not None and (u := user_loc(i)) is not None:
+                lines.add((u.file, u.line))
+    if not idps:
+        return None
+    executed_idp = sum(s.inst_executed for k in idps if (s := view.sample_at(*k)) is not None)
+    executed_moves = sum(s.inst_executed for k in removed if (s := view.sample_at(*k)) is not None)
+    per = executed_moves / executed_idp if executed_idp > 0 else len(removed) / len(idps)
+    if per < REPACK_PER_IDP:
+        return None
+    hint = (f"the integer dot products at {cm.lines_text(lines)} compile to IDP.4A, but their operands are unpacked "
+            f"byte by byte and re-packed first ({per:.0f} byte-move instructions, PRMT/SHF/LOP3, per IDP.4A): "
+            "call __dp4a(a, b, acc) on the packed 32-bit words (signed char x4, or unsigned with the unsigned "
+            "overload), which is one IDP.4A with no extraction; for other byte-wise SIMD work on packed words use "
+            "__vadd4/__vsub4/__byte_perm")
+    res = cm.removal_advice(view, "strength_reduction", removed, hint,
+                            "the byte extraction and re-packing instructions feeding IDP.4A",
+                            nothing="no samples on the byte re-packing around the dot products")
+    if not isinstance(res, Advice):
+        return None
+    res.params["byte_repack"] = 1
+    res.params["byte_moves_per_idp"] = per
     return res
 
 
@@ -1769,12 +1963,153 @@ def contiguous_walks(pf: ProgramFunction) -> dict[int, tuple[int, int]]:
     return pf.memo("contiguous_walks", make)
 
 
+#: Alignment (bytes) taken for a pointer passed as a kernel parameter: "any address of a variable residing in
+#: global memory or returned by one of the memory allocation routines from the driver or runtime API is always
+#: aligned to at least 256 bytes" (CUDA C++ Programming Guide, "Device Memory Accesses"). An assumption for a
+#: pointer into the middle of an allocation, which the widening hint states.
+PARAMETER_ALIGNMENT = 256
+#: Definitions followed when deriving an address's alignment (a walk over more gives up: alignment 1).
+_ALIGN_WALK_LIMIT = 256
+
+
+def _low_bit(v: int) -> int:
+    """The largest power of two dividing ``v`` (PARAMETER_ALIGNMENT for 0, which every alignment divides)."""
+    return v & -v if v else PARAMETER_ALIGNMENT
+
+
+def address_alignment(pf: ProgramFunction, ins: Instruction, reg: str) -> int:
+    """The largest power of two (bytes, at most PARAMETER_ALIGNMENT) that the value of ``reg`` at ``ins`` of ``pf``
+    is a multiple of, for the low register of an address: reaching definitions over the CFG
+    (blame.slice.FunctionIndex, as :func:`index_roots`) through copies and address arithmetic, combined by the
+    rules of multiples (a + b: the smaller alignment; a * b and a << s: the product; IMAD.WIDE a, b, c: a * b + c),
+    every definition reaching a use taken at its worst (the minimum). A kernel parameter (a constant-bank read or
+    operand) counts PARAMETER_ALIGNMENT, an immediate its lowest set bit, any other definition (a loaded value, a
+    thread index) 1; a kernel parameter counts as a pointer only where it is read as 64 bits (``LDC.64``) or
+    feeds a 64-bit address (IMAD.WIDE's addend, an add with a carry out), since a 32-bit parameter may be an
+    int whose alignment is unknown. A loop-carried value (a pointer advanced by an immediate) is its initial
+    value's alignment and its increments'. Returns 1 when not traceable."""
+    from warpwise.analysis.blame.slice import FunctionIndex
+
+    fx = pf.memo("function_index", lambda: FunctionIndex(pf))
+    j0 = fx.index.get(ins.offset)
+    if j0 is None:
+        return 1
+    memo: dict[tuple[int, str], int] = {}
+    busy: set[tuple[int, str]] = set()
+    steps = [0]
+
+    def operand(k: int, op: str, wide: bool = False) -> int:
+        tok = op.lstrip("-|~").split(".", 1)[0]
+        if _CONST_OPERAND.search(op):
+            return PARAMETER_ALIGNMENT if wide else 1
+        if _IMMEDIATE.match(op):
+            return _low_bit(int(op, 16) & 0xFFFFFFFF)
+        if tok in ("RZ", "URZ"):
+            return PARAMETER_ALIGNMENT
+        if tok.startswith(("R", "UR")) and tok.lstrip("U")[1:].isdigit():
+            return value(fx.block[k], k, tok)
+        return 1
+
+    def of_def(k: int) -> int:
+        d, du = fx.ins[k], fx.du[k]
+        if du.clobbers_all or d.predicate:
+            return 1
+        ops = [o for o in d.operands[1:] if not _NO_VALUE.match(o) or o in ("RZ", "URZ")]
+        base, op = d.base_opcode, d.opcode
+        # a 64-bit parameter is a pointer; a 32-bit one may be an int (a row length), whose alignment is unknown.
+        # A parameter read inside the arithmetic is a pointer's low half where the result is a 64-bit address:
+        # the 64-bit addend of IMAD.WIDE, or an add that carries into the high half (a predicate destination)
+        wide = op.startswith("IMAD.WIDE") or (len(d.operands) > 1 and _PREDICATE.fullmatch(d.operands[1]) is not None)
+        if base in cm.CONSTANT_READS:
+            return PARAMETER_ALIGNMENT if ".64" in op and any(o.startswith("c[0x0]") for o in d.operands) else 1
+        if base in ("MOV", "UMOV") or op.startswith("IMAD.MOV"):
+            return operand(k, ops[-1]) if ops else 1
+        if base in ("IADD3", "UIADD3", "VIADD", "IADD") and not op.endswith(".X"):
+            return min((operand(k, o, wide) for o in ops), default=1)
+        if base in ("IMAD", "UIMAD") and len(ops) >= 3 and (op in ("IMAD", "IMAD.U32", "UIMAD")
+                                                            or op.startswith("IMAD.WIDE")):
+            return min(PARAMETER_ALIGNMENT, operand(k, ops[0]) * operand(k, ops[1]), operand(k, ops[2], wide))
+        if op.startswith("IMAD.SHL") and len(ops) >= 2:
+            return min(PARAMETER_ALIGNMENT, operand(k, ops[0]) * operand(k, ops[1]))
+        if base in ("LEA", "ULEA") and not op.endswith(".X") and ".HI" not in op and len(ops) >= 3 \
+                and _IMMEDIATE.match(ops[2]):
+            return min(PARAMETER_ALIGNMENT, operand(k, ops[0]) << int(ops[2], 16), operand(k, ops[1], wide))
+        return 1
+
+    def value(block: int, end: int, reg: str) -> int:
+        key = (end, reg)
+        if key in memo:
+            return memo[key]
+        if key in busy:  # a loop-carried value: its other definitions decide
+            return PARAMETER_ALIGNMENT
+        steps[0] += 1
+        if steps[0] > _ALIGN_WALK_LIMIT:
+            return 1
+        busy.add(key)
+        found = fx.defs_before(block, end, reg)
+        if found:
+            got = of_def(found[0])
+        else:
+            preds = [p for p in fx.preds.get(block, []) if p in fx.end]
+            got = min((value(p, fx.end[p], reg) for p in preds), default=1)
+        busy.discard(key)
+        if not busy:  # a value found while a loop-carried one was assumed aligned holds only under that assumption
+            memo[key] = got
+        return got
+
+    return value(fx.block[j0], j0, reg)
+
+
+def contiguous_runs(pf: ProgramFunction, widest: int) -> dict[int, int]:
+    """Global loads of ``pf`` that read one thread's contiguous, aligned run of bytes within one pass of its
+    code: offset -> k, the loads of the run one ``widest``-byte access (or the widest the run's alignment allows)
+    replaces each.
+
+    A run is two or more loads of one width w < ``widest`` in one basic block, off the same value of one base
+    register (no write of it between them), whose immediate offsets are consecutive multiples of w
+    (``[R2.64+-0x20]``, ``[R2.64+-0x1c]``, ... ``[R2.64+0x1c]``: sixteen floats of a 4 x 4 block). With the base
+    aligned to A bytes (:func:`address_alignment`), the run is read with accesses of g bytes, the largest power of
+    two up to ``widest`` and A that divides the run's first offset and its length: k = g / w loads become one
+    (CUDA C++ Programming Guide, "Device Memory Accesses": a vector access must be naturally aligned). Runs with
+    k < 2 are left out."""
+
+    def make() -> dict[int, int]:
+        out: dict[int, int] = {}
+        for blk in pf.blocks.values():
+            groups: dict[tuple[str, int], list[tuple[Instruction, int]]] = defaultdict(list)
+            last_write: dict[str, int] = {}
+            for i in blk.instructions:
+                if i.base_opcode == "LDG" and not i.predicate and (bo := _base_and_offset(i)) is not None:
+                    groups[(bo[0], last_write.get(bo[0], -1))].append((i, bo[1]))
+                for r in cm.dest_registers(i):
+                    last_write[r] = i.offset
+            for (reg, _), group in groups.items():
+                widths = {access_bytes(i) for i, _ in group}
+                if len(group) < 2 or len(widths) != 1:
+                    continue
+                w = widths.pop()
+                offs = sorted(o for _, o in group)
+                if not 0 < w < widest or offs != [offs[0] + j * w for j in range(len(offs))]:
+                    continue
+                align = address_alignment(pf, group[0][0], reg)
+                length = len(offs) * w
+                g = widest
+                while g > w and (g > align or offs[0] % g or length % g):
+                    g //= 2
+                if g // w >= 2:
+                    for i, _ in group:
+                        out[i.offset] = g // w
+        return out
+
+    return pf.memo(("contiguous_runs", widest), make)
+
+
 def _walk_key(fn: ProgramFunction | None, ins: Instruction | None) -> cm.InsKey | None:
     """(function name, offset) of an edge's instruction, the key of :func:`widenable_walks`; None without one."""
     return (fn.name, ins.offset) if fn is not None and ins is not None else None
 
 
-def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
+def widenable_walks(view: KernelView, runs: bool = True) -> dict[cm.InsKey, int]:
     """The kernel's uncoalesced narrow loads that walk each thread's own bytes (:func:`contiguous_walks`):
     key -> k, the loads one ArchFacts.widest_access_bytes access per thread replaces (widest / w).
 
@@ -1785,8 +2120,21 @@ def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
     touching the same sectors (each lane's 16 bytes lie in the sector its first byte did), so the fix is wider
     per-thread loads, not a layout change across lanes, which would leave a request of w × 32 bytes per
     element. Kept only where the thread walks at least the widest access's bytes (its per-thread executed
-    count, per-PC ``inst_executed`` / warps launched, times the advance per iteration). Empty without a
-    program or launch shape."""
+    count, per-PC ``inst_executed`` / warps launched, times the advance per iteration).
+
+    Also the uncoalesced loads of one thread's contiguous, aligned run within one pass (:func:`contiguous_runs`:
+    the sixteen 4-byte loads of a 4 x 4 block, lanes on different blocks), of any width below the widest: their
+    lanes are apart as well, each request uses w bytes of every sector it touches and the run's next loads re-read
+    those sectors from L1, so k = g / w of them become one g-byte access (g: the widest the run's alignment
+    allows), with the same sectors and no layout change across lanes (helper modelI, 2026-12-04: holdout12's
+    bsr4_spmv_scalar, float4 loads of each block and of x measured 1.441x). Only runs that the widest access
+    reads whole (g = ArchFacts.widest_access_bytes: the 16-byte-aligned float4 blocks of a BSR matrix): where the
+    alignment allows only narrower pieces (holdout5's kmeans_rowmajor, 136-byte points read as float2 at best),
+    the layout change across lanes (global_memory_coalesce, measured 1.454x there) stays the fix. Unlike the
+    narrow walks, such runs stay global_memory_coalesce's too (``runs=False`` leaves them out): a 4-byte element
+    per lane coalesced across lanes fills whole lines, so the layout fix is a real alternative and the two
+    estimates rank it (holdout6's stats_blocked_chunks, 64 floats per thread: the layout fix measured 4.281x).
+    Empty without a program or launch shape."""
     prog = view.program
     lc = view.profile.launch
     warps = lc.blocks * -(-lc.threads_per_block // view.arch.warp_size) if lc.threads_per_block > 0 else 0
@@ -1795,6 +2143,13 @@ def widenable_walks(view: KernelView) -> dict[cm.InsKey, int]:
     facts = view.arch
     out: dict[cm.InsKey, int] = {}
     for pf in prog.functions.values():
+        for off, k in (contiguous_runs(pf, facts.widest_access_bytes) if runs else {}).items():
+            s = view.sample_at(pf.name, off)
+            eff = _efficiency(s)
+            ins = pf.function.at(off)
+            if s is not None and s.inst_executed > 0 and eff is not None and eff < COALESCE_LIMIT \
+                    and ins is not None and k * access_bytes(ins) == facts.widest_access_bytes:
+                out[(pf.name, off)] = k
         for off, (w, step) in contiguous_walks(pf).items():
             if w * facts.warp_size >= facts.cache_line_bytes or facts.widest_access_bytes % w:
                 continue
@@ -1848,11 +2203,13 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     walks = widenable_walks(view)
 
     def narrow(ins: Instruction | None, s: PCSample | None, key: cm.InsKey | None) -> bool:
+        if key in walks:
+            return True
         w = access_bytes(ins)
         if not 0 < w < 4 or w * facts.warp_size >= facts.cache_line_bytes:
             return False
         eff = _efficiency(s)
-        return eff is None or eff >= COALESCE_LIMIT or key in walks
+        return eff is None or eff >= COALESCE_LIMIT
 
     evs = [e for e in view.edges_by(gpa_class=(stalls.MEMORY_DEPENDENCY,))
            if not e.is_self and narrow(e.def_ins, _sample(view, e, at_def=True), _walk_key(e.def_fn, e.def_ins))]
@@ -1892,6 +2249,15 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     # work (index and bounds arithmetic, set-up) runs once per k elements; the unpacking of the wide access is
     # not counted (an upper bound on what goes)
     r_sm = max(0.0, min(1.0, (per_element + (total - per_element) / k) / total))
+    runs = {(pf.name, off) for pf in prog.functions.values()
+            for off in contiguous_runs(pf, facts.widest_access_bytes)}
+    if walked and all(_walk_key(*((e.use_fn, e.use_ins) if e.is_self else (e.def_fn, e.def_ins))) in runs
+                      for e in walked):
+        # runs within one pass (contiguous_runs): the thread's loop and its other work stay as they are, only each
+        # run's k loads become one
+        gone = sum(smp.inst_executed * (1 - 1 / kw) for key, kw in walks.items()
+                   if key in runs and (smp := view.sample_at(*key)) is not None)
+        r_sm = max(0.0, min(1.0, (total - gone) / total))
     hs = cm.hotspots(view, evs, cm.stall_weight, 3)
     where = cm.lines_text((h.def_.file, h.def_.line) if h.def_ is not None else (h.use.file, h.use.line)
                           for h in hs)
@@ -1933,7 +2299,95 @@ def _subline_access_advice(view: KernelView) -> Advice | None:
     res.params["subline_access"] = 1
     if walked:
         res.params["walk_widening"] = 1
+    else:
+        narrow_keys = {(pf.name, i.offset) for pf in prog.functions.values() for i in pf.instructions
+                       if cm.is_global_mem(i) and i.base_opcode == "LDG"
+                       and narrow(i, view.sample_at(pf.name, i.offset), (pf.name, i.offset))}
+        now, after, comp = decoalesced_companions(view, narrow_keys, k)
+        if comp and now > 0:
+            # the element-indexed loads beside the narrow ones lose their coalescing (decoalesced_companions): the
+            # L1 work after the fix follows the line requests of all global accesses
+            ratios["l1"] = _l1_ratio(view, global_ratio=after / now)
+            extra.update({"l1_line_requests": now, "l1_line_requests_after": after,
+                          "companion_ratio": max(comp.values())})
+            res.hint += (f"; the loads read per element beside them (x[e]-style, coalesced now) would then be "
+                         f"{int(k)} elements per thread with the lanes {max(comp.values()):.0f}x as many lines apart "
+                         "per request: widen only if those loads can stay coalesced (e.g. stage them in shared "
+                         "memory), or keep one element per lane")
     return _after_fix_estimate(view, res, ratios, traffic_bound, extra)
+
+
+def _lines_per_request(s: PCSample, facts: Any) -> float:
+    """Cache lines one warp request of a global access touches, from its L2 sectors per execution (at least 1):
+    sectors / (line / sector), the L1's tag lookups and data wavefronts for it (Kernel Profiling Guide,
+    "Memory Tables": an L1 wavefront serves one line's sectors)."""
+    per = s.l2_sectors / s.inst_executed if s.inst_executed > 0 else 0.0
+    return max(1.0, per * SECTOR_BYTES / facts.cache_line_bytes)
+
+
+def decoalesced_companions(view: KernelView, narrow_keys: set[cm.InsKey], k: float
+                           ) -> tuple[float, float, dict[cm.InsKey, float]]:
+    """What widening coalesced narrow loads to k elements per thread does to the other per-element global loads of
+    their loops: (L1 line requests of the launch's global accesses now, after, per-companion after/before ratio).
+
+    Giving each thread k consecutive elements instead of one moves every other access indexed by the element
+    from consecutive lanes (d bytes apart, d = its sectors per request x 32 / 32 lanes, at least its width w) to
+    lanes k x d bytes apart: a companion read as ``x[e]`` becomes a per-thread run of k elements, read with
+    max(1, k w / 16) widest accesses each touching min(32, 32 k d / 128) lines, where k of its coalesced requests
+    touched k x max(1, 32 d / 128) (a warp of lanes a line or more apart costs the L1 a wavefront per lane:
+    Kernel Profiling Guide, "Memory Tables"). Companions: the global loads in the innermost loop of a narrow load,
+    executed as often as it, coalesced (L2 sector efficiency at least COALESCE_LIMIT) and not warp-uniform (two
+    sectors or more per request). The narrow loads themselves go from k requests of one line to one of
+    widest x 32 / 128 lines. Counts are warp-level executions x lines per request (:func:`_lines_per_request`);
+    (0, 0, {}) without a program or companions. Helper modelI, 2026-12-04: holdout11's gemv_int4_bytes, bytes of
+    int4 weights per lane widened to 16 with x read as float4 per lane, measured 0.763x."""
+    prog = view.program
+    facts = view.arch
+    if prog is None or k < 2:
+        return 0.0, 0.0, {}
+    loops: dict[tuple[str, int], float] = {}
+    for fn, off in narrow_keys:
+        pf = prog.functions.get(fn)
+        lp = pf.loop_of(off) if pf is not None else None
+        s = view.sample_at(fn, off)
+        if lp is not None and s is not None and s.inst_executed > 0:
+            loops[(fn, lp.header)] = max(loops.get((fn, lp.header), 0.0), float(s.inst_executed))
+    if not loops:
+        return 0.0, 0.0, {}
+    now = after = 0.0
+    ratio: dict[cm.InsKey, float] = {}
+    line = facts.cache_line_bytes
+    for pf in prog.functions.values():
+        for i in pf.instructions:
+            if not cm.is_global_mem(i):
+                continue
+            s = view.sample_at(pf.name, i.offset)
+            if s is None or s.inst_executed <= 0:
+                continue
+            lines = _lines_per_request(s, facts)
+            now += s.inst_executed * lines
+            key = (pf.name, i.offset)
+            if key in narrow_keys:
+                after += s.inst_executed / k * max(1.0, facts.widest_access_bytes * facts.warp_size / line)
+                continue
+            lp = pf.loop_of(i.offset)
+            eff = _efficiency(s)
+            per = s.l2_sectors / s.inst_executed
+            w = access_bytes(i)
+            if lp is None or (pf.name, lp.header) not in loops or i.base_opcode != "LDG" or eff is None \
+                    or eff < COALESCE_LIMIT or per < 2 or w < 4 or s.inst_executed != loops[(pf.name, lp.header)]:
+                after += s.inst_executed * lines
+                continue
+            d = max(float(w), per * SECTOR_BYTES / facts.warp_size)
+            wide = max(1.0, k * w / facts.widest_access_bytes)
+            lanes = min(float(facts.warp_size), max(1.0, facts.warp_size * k * d / line))
+            before_k = k * max(1.0, facts.warp_size * d / line)
+            r = wide * lanes / before_k
+            ratio[key] = r
+            after += s.inst_executed * lines * r
+    if not ratio:
+        return 0.0, 0.0, {}
+    return now, after, ratio
 
 
 #: Integer opcodes that build an address from an index: copies, scaling, adds of a base (SASS: IMAD.WIDE idx, 4,
@@ -2208,7 +2662,7 @@ def global_memory_coalesce(view: KernelView) -> Advice | Skipped:
     their fix is a wider load per thread, and a layout change across lanes would keep their request count."""
     if (miss := _needs_binary(view, "global_memory_coalesce")) is not None:
         return miss
-    walks = widenable_walks(view)
+    walks = widenable_walks(view, runs=False)
     _, bad, unknown = _throttle_split(view)
     walked = [e for e in bad if _walk_key(e.use_fn, e.use_ins) in walks]
     bad = [e for e in bad if _walk_key(e.use_fn, e.use_ins) not in walks]
