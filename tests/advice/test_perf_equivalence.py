@@ -650,3 +650,74 @@ def test_edge_and_kernel_tables_answer_as_the_scans(pair: str, monkeypatch: pyte
     assert kernels and all(n == 1 for n in kernels)
     if pair != "holdout10/pairs/rownorm_block_stats":
         assert indexed and max(indexed) > 0, "_edges_at built no index: nothing compared"
+
+
+def _split_field_loads_scan(view):  # type: ignore[no-untyped-def]
+    # code.split_field_loads as it was before the per-program load lists (main 7aa82f6): every function of the
+    # program scanned for global loads, and each load's sample looked up, once per kernel's view
+    from warpwise.analysis.advice.parallel import TAINT_LIMIT, forward_taint
+
+    prog = view.program
+    out: dict = {}
+    if prog is None:
+        return out
+    for pf in prog.functions.values():
+        if len(pf.instructions) > TAINT_LIMIT:
+            continue
+        loads = []
+        for i in pf.instructions:
+            if i.base_opcode not in cm.GLOBAL_LOADS or not cm.is_global_mem(i):
+                continue
+            eff = code._efficiency(view.sample_at(pf.name, i.offset))
+            if eff is not None and eff < code.COALESCE_LIMIT:
+                loads.append(i)
+        if not 2 <= len(loads) <= code.SPLIT_FIELD_CANDIDATES:
+            continue
+        traced = {i.offset: code.index_roots(pf, i) for i in loads}
+        reach: dict = {}
+        for b in loads:
+            rb = traced[b.offset]
+            if rb is None or not rb[0] or not rb[1]:
+                continue
+            partners = []
+            for a in loads:
+                ra = traced[a.offset]
+                if a is b or ra is None or not ra[1] or ra[1] == rb[1] or not ra[0] & rb[0]:
+                    continue
+                if a.offset not in reach:
+                    reach[a.offset] = forward_taint(pf, lambda ins, off=a.offset: ins.offset == off)
+                if b.offset in reach[a.offset]:
+                    partners.append(a)
+            if partners and rb[0] <= frozenset().union(*(traced[a.offset][0] for a in partners)):
+                out[(pf.name, b.offset)] = tuple((pf.name, a.offset) for a in partners)
+    return out
+
+
+#: bench/advice pairs for split_field_loads: hash_probe_split's payload load pairs with its two key loads; the others'
+#: cubins hold several functions (virtual methods, function pointers, math helpers, other kernels)
+SPLIT_PAIRS = ("holdout11/pairs/hash_probe_split", "holdout4/pairs/raytrace_virtual",
+               "holdout8/pairs/simpson_fnptr", "holdout10/pairs/tone_dft_mpi", "holdout10/pairs/fem_phase_mix")
+
+
+def test_split_field_loads_answer_as_the_program_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    # code.split_field_loads reads the program's global loads once per program and only the functions holding one
+    # of the view's PCs; every view's answer must equal the program-wide scan per view it replaced
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    real = code.split_field_loads
+    found = skipped = 0
+
+    def compared(view):  # type: ignore[no-untyped-def]
+        nonlocal found, skipped
+        got = real(view)
+        assert got == _split_field_loads_scan(view)
+        found += len(got)
+        sampled = {id(pf) for _, pf, _ in view.pc_blocks() if pf is not None}
+        skipped += sum(1 for pf, loads in code._global_loads(view.program) if loads and id(pf) not in sampled)
+        return got
+
+    monkeypatch.setattr(code, "split_field_loads", compared)
+    root = Path(__file__).resolve().parents[2] / "bench" / "advice"
+    for pair in SPLIT_PAIRS:
+        _pair_advice_at(root / pair)
+    assert found, "no split field found: the comparison would not see a non-empty answer"
+    assert skipped, "no function with global loads was left out: the sampled-function filter was not exercised"
