@@ -721,3 +721,79 @@ def test_split_field_loads_answer_as_the_program_scan(monkeypatch: pytest.Monkey
         _pair_advice_at(root / pair)
     assert found, "no split field found: the comparison would not see a non-empty answer"
     assert skipped, "no function with global loads was left out: the sampled-function filter was not exercised"
+
+
+def _backward_slices_loop(fn, index, rows, weights, bit, at, first):  # type: ignore[no-untyped-def]
+    # latency._backward_slices as it was before latency._bit_sum (main 7aa82f6): each mask's weight summed one bit
+    # at a time in ascending bit order
+    starts = [index[d] for d in bit if d in index]
+    if not starts:
+        return 0.0
+    lo = 0 if first is None else bisect.bisect_left([row[0] for row in rows], first)
+    ins = fn.instructions
+    need: dict[str, int] = {}
+    seen = 0
+    by_mask: dict[int, float] = {}
+    for k in range(max(starts), lo - 1, -1):
+        off, reads, writes = rows[k]
+        own = bit.get(off, 0)
+        m = 0
+        for r in writes:
+            m |= need.get(r, 0)
+        if ins[k].base_opcode in cm.BRANCH_OPS or ins[k].base_opcode == "EXIT":
+            m |= seen
+        m &= ~own
+        if m:
+            n = at.get(off)
+            if n:
+                by_mask[m] = by_mask.get(m, 0.0) + n
+        m |= own
+        if m:
+            for r in reads:
+                need[r] = need.get(r, 0) | m
+        seen |= own
+    by_bit = {b: weights[d] for d, b in bit.items()}
+    total = 0.0
+    for m, n in by_mask.items():
+        w = 0.0
+        rest = m
+        while rest:
+            low = rest & -rest
+            w += by_bit[low]
+            rest ^= low
+        total += n * w
+    return total
+
+
+#: bench/advice pairs with code_reordering's straight-line and barrier parts (the backward slices' kernels)
+SLICE_PAIRS = ("pairs/causal_tiles", "pairs/rowsum_tree", "holdout11/pairs/jacobi5_stream",
+               "holdout11/pairs/bitonic_segments")
+
+
+@pytest.mark.parametrize("pair", SLICE_PAIRS)
+def test_bit_sums_answer_as_the_bit_loop(pair: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # latency._backward_slices sums each mask's def weights through latency._bit_sum (bits read off bin(), weights
+    # picked by itertools.compress, added left to right by functools.reduce): every call gives the same float (==)
+    # as the loop over the mask's bits it replaced
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    real = latency._backward_slices
+    calls = multi = 0
+
+    def compared(fn, index, rows, weights, bit, at, first):  # type: ignore[no-untyped-def]
+        nonlocal calls, multi
+        got = real(fn, index, rows, weights, bit, at, first)
+        assert got == _backward_slices_loop(fn, index, rows, weights, bit, at, first)
+        calls += 1
+        multi += got > 0 and len(bit) > 1
+        return got
+
+    monkeypatch.setattr(latency, "_backward_slices", compared)
+    _pair_advice_at(Path(__file__).resolve().parents[2] / "bench" / "advice" / pair)
+    assert calls, "no slice pass ran: nothing compared"
+    assert multi, "no non-zero sum over several defs: the bit sums were not exercised"
+    for m, by_bit in ((0, [1.0]), (0b1011, [0.1, 0.2, 0.3, 0.7]), ((1 << 200) | 1, [1e-3] * 201)):
+        w = 0.5
+        for k in range(len(by_bit)):
+            if m >> k & 1:
+                w += by_bit[k]
+        assert latency._bit_sum(m, by_bit, 0.5) == w
