@@ -797,3 +797,64 @@ def test_bit_sums_answer_as_the_bit_loop(pair: str, monkeypatch: pytest.MonkeyPa
             if m >> k & 1:
                 w += by_bit[k]
         assert latency._bit_sum(m, by_bit, 0.5) == w
+
+
+def _contiguous_walks_scan(pf):  # type: ignore[no-untyped-def]
+    # code.contiguous_walks as it was before the loop bodies were read off the loops' blocks (main 7aa82f6): every
+    # instruction of the function scanned per innermost loop for the ones whose block is the loop's
+    out: dict = {}
+    for lp in pf.loops.values():
+        if lp.children:
+            continue
+        body = [i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks]
+        writes: dict = defaultdict(list)
+        loads: dict = defaultdict(list)
+        for i in body:
+            for r in cm.dest_registers(i):
+                writes[r].append(i)
+            if i.base_opcode == "LDG" and (bo := code._base_and_offset(i)) is not None:
+                loads[bo[0]].append((i, bo[1]))
+        for reg, group in loads.items():
+            if len(writes.get(reg, [])) != 1 or reg in {r for i, _ in group for r in cm.dest_registers(i)}:
+                continue
+            inc = writes[reg][0]
+            step = code._self_increment(inc, reg)
+            widths = {code.access_bytes(i) for i, _ in group}
+            if step is None or len(widths) != 1:
+                continue
+            w = widths.pop()
+            offs = sorted(o + (step if i.offset > inc.offset else 0) for i, o in group)
+            if w <= 0 or step != len(offs) * w or offs != [offs[0] + j * w for j in range(len(offs))]:
+                continue
+            for i, _ in group:
+                out[i.offset] = (w, step)
+    return out
+
+
+#: bench/advice cubins with innermost loops: record_hash_bytes' byte walk (contiguous_walks finds it), unrolled and
+#: nested loops, loops split by barriers
+WALK_CUBINS = ("holdout11/pairs/record_hash_bytes", "pairs/causal_tiles", "holdout11/pairs/bitonic_segments",
+               "holdout8/pairs/nbody_direct_unroll8", "holdout6/pairs/asian_unroll_all",
+               "holdout4/pairs/raytrace_virtual")
+
+
+def test_contiguous_walks_answer_as_the_function_scan() -> None:
+    # code.contiguous_walks reads each innermost loop's instructions off its blocks; the loop bodies and the walks
+    # found must equal the per-loop scan of the function it replaced
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.program.build import build_program
+
+    root = Path(__file__).resolve().parents[2] / "bench" / "advice"
+    loops = walks = 0
+    for pair in WALK_CUBINS:
+        prog = build_program(load_cubin(root / pair / "orig.sm_90.cubin"))
+        for pf in prog.functions.values():
+            assert code.contiguous_walks(pf) == _contiguous_walks_scan(pf)
+            walks += len(code.contiguous_walks(pf))
+            for lp in pf.loops.values():
+                body = [i for s in sorted(lp.blocks) if (b := pf.blocks.get(s)) is not None for i in b.instructions]
+                scan = [i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks]
+                assert body == scan
+                loops += not lp.children
+    assert walks, "no contiguous walk found: the comparison would only see empty answers"
+    assert loops >= 10, "too few innermost loops compared"
