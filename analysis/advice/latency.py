@@ -1144,11 +1144,17 @@ _DIGITS = bytes.maketrans(b"01", b"\x00\x01")
 def _bit_sum(m: int, by_bit: list[float], start: float) -> float:
     """``start`` plus ``by_bit[k]`` of each set bit k of the mask ``m`` (every bit < len(by_bit)), added one at a time
     in ascending k, left to right: the same float as ``w = start`` then ``w += by_bit[k]`` per bit in a loop (not
-    ``sum()``, whose float rounding differs from 3.12 on). The bits are read off ``bin(m)`` and the weights picked
-    by ``itertools.compress``, so a mask of b bits costs C loops, not b Python steps (masks of a few hundred bits
-    on a 200k gemm's slices)."""
-    return functools.reduce(operator.add, itertools.compress(by_bit, bin(m)[:1:-1].encode().translate(_DIGITS)),
-                            start)
+    ``sum()``, whose float rounding differs from 3.12 on). The bits are read off ``bin()`` of ``m`` shifted down to
+    its lowest set bit and the weights picked by ``itertools.compress``, so a mask costs C loops over the span
+    from its lowest to its highest bit, not a Python step per bit (masks of a few hundred bits on a 200k gemm's
+    slices; on the generator's 50k-instruction kernels a mask's new bits over its base are a few, among 15k
+    defs)."""
+    if not m:
+        return start
+    lo = (m & -m).bit_length() - 1  # the selectors start at the lowest set bit: a mask of a few high bits is short
+    m >>= lo
+    return functools.reduce(operator.add, itertools.compress(by_bit[lo:lo + m.bit_length()],
+                                                             bin(m)[:1:-1].encode().translate(_DIGITS)), start)
 
 
 def _forward_slices(index: dict[int, int], rows: list[tuple[int, frozenset[str], frozenset[str]]],
