@@ -1936,7 +1936,10 @@ def contiguous_walks(pf: ProgramFunction) -> dict[int, tuple[int, int]]:
         for lp in pf.loops.values():
             if lp.children:
                 continue
-            body = [i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks]
+            # the loop's instructions in address order: its blocks' (disjoint, each in address order) by block
+            # start; the scan of every instruction of the function per loop was quadratic (17,930 loops on
+            # ptx_loops 200k)
+            body = [i for s in sorted(lp.blocks) if (b := pf.blocks.get(s)) is not None for i in b.instructions]
             writes: dict[str, list[Instruction]] = defaultdict(list)
             loads: dict[str, list[tuple[Instruction, int]]] = defaultdict(list)
             for i in body:
@@ -2458,19 +2461,22 @@ def split_field_loads(view: KernelView) -> dict[cm.InsKey, tuple[cm.InsKey, ...]
     constant-bank operands differ (another array) and B's index roots (:func:`index_roots`) are all A's (over its
     partners). Storing the fields side by side (an array of structs) puts B's element in A's sector: one request for
     both. Functions over parallel.TAINT_LIMIT instructions are skipped."""
-    from warpwise.analysis.advice.parallel import TAINT_LIMIT, forward_taint
+    from warpwise.analysis.advice.parallel import forward_taint
 
     prog = view.program
     out: dict[cm.InsKey, tuple[cm.InsKey, ...]] = {}
     if prog is None:
         return out
-    for pf in prog.functions.values():
-        if len(pf.instructions) > TAINT_LIMIT:
+    # only the functions holding one of the view's PCs can have a load with a sample (view.sample_at finds a PC's
+    # counters under its function's name or its section owner's, and both resolve to that function); the
+    # per-function load lists are the program's, made once (a program-wide scan per kernel was 119 x 203k
+    # instruction steps on gemm 200k)
+    sampled = {id(pf) for _, pf, _ in view.pc_blocks() if pf is not None}
+    for pf, global_loads in _global_loads(prog):
+        if id(pf) not in sampled:
             continue
         loads = []
-        for i in pf.instructions:
-            if i.base_opcode not in cm.GLOBAL_LOADS or not cm.is_global_mem(i):
-                continue
+        for i in global_loads:
             eff = _efficiency(view.sample_at(pf.name, i.offset))
             if eff is not None and eff < COALESCE_LIMIT:
                 loads.append(i)
@@ -2494,6 +2500,19 @@ def split_field_loads(view: KernelView) -> dict[cm.InsKey, tuple[cm.InsKey, ...]
             if partners and rb[0] <= frozenset().union(*(traced[a.offset][0] for a in partners)):  # type: ignore[index]
                 out[(pf.name, b.offset)] = tuple((pf.name, a.offset) for a in partners)
     return out
+
+
+def _global_loads(prog: Program) -> list[tuple[ProgramFunction, list[Instruction]]]:
+    """(function, its global loads in address order: GLOBAL_LOADS opcodes on global memory) of each of ``prog``'s
+    functions of at most parallel.TAINT_LIMIT instructions, in program order; made once per program
+    (:func:`split_field_loads`'s candidates, for every kernel's view)."""
+    from warpwise.analysis.advice.parallel import TAINT_LIMIT
+
+    def make() -> list[tuple[ProgramFunction, list[Instruction]]]:
+        return [(pf, [i for i in pf.instructions if i.base_opcode in cm.GLOBAL_LOADS and cm.is_global_mem(i)])
+                for pf in prog.functions.values() if len(pf.instructions) <= TAINT_LIMIT]
+
+    return prog.memo("split_field_global_loads", make)
 
 
 def _split_field_advice(view: KernelView) -> Advice | None:

@@ -650,3 +650,211 @@ def test_edge_and_kernel_tables_answer_as_the_scans(pair: str, monkeypatch: pyte
     assert kernels and all(n == 1 for n in kernels)
     if pair != "holdout10/pairs/rownorm_block_stats":
         assert indexed and max(indexed) > 0, "_edges_at built no index: nothing compared"
+
+
+def _split_field_loads_scan(view):  # type: ignore[no-untyped-def]
+    # code.split_field_loads as it was before the per-program load lists (main 7aa82f6): every function of the
+    # program scanned for global loads, and each load's sample looked up, once per kernel's view
+    from warpwise.analysis.advice.parallel import TAINT_LIMIT, forward_taint
+
+    prog = view.program
+    out: dict = {}
+    if prog is None:
+        return out
+    for pf in prog.functions.values():
+        if len(pf.instructions) > TAINT_LIMIT:
+            continue
+        loads = []
+        for i in pf.instructions:
+            if i.base_opcode not in cm.GLOBAL_LOADS or not cm.is_global_mem(i):
+                continue
+            eff = code._efficiency(view.sample_at(pf.name, i.offset))
+            if eff is not None and eff < code.COALESCE_LIMIT:
+                loads.append(i)
+        if not 2 <= len(loads) <= code.SPLIT_FIELD_CANDIDATES:
+            continue
+        traced = {i.offset: code.index_roots(pf, i) for i in loads}
+        reach: dict = {}
+        for b in loads:
+            rb = traced[b.offset]
+            if rb is None or not rb[0] or not rb[1]:
+                continue
+            partners = []
+            for a in loads:
+                ra = traced[a.offset]
+                if a is b or ra is None or not ra[1] or ra[1] == rb[1] or not ra[0] & rb[0]:
+                    continue
+                if a.offset not in reach:
+                    reach[a.offset] = forward_taint(pf, lambda ins, off=a.offset: ins.offset == off)
+                if b.offset in reach[a.offset]:
+                    partners.append(a)
+            if partners and rb[0] <= frozenset().union(*(traced[a.offset][0] for a in partners)):
+                out[(pf.name, b.offset)] = tuple((pf.name, a.offset) for a in partners)
+    return out
+
+
+#: bench/advice pairs for split_field_loads: hash_probe_split's payload load pairs with its two key loads; the others'
+#: cubins hold several functions (virtual methods, function pointers, math helpers, other kernels)
+SPLIT_PAIRS = ("holdout11/pairs/hash_probe_split", "holdout4/pairs/raytrace_virtual",
+               "holdout8/pairs/simpson_fnptr", "holdout10/pairs/tone_dft_mpi", "holdout10/pairs/fem_phase_mix")
+
+
+def test_split_field_loads_answer_as_the_program_scan(monkeypatch: pytest.MonkeyPatch) -> None:
+    # code.split_field_loads reads the program's global loads once per program and only the functions holding one
+    # of the view's PCs; every view's answer must equal the program-wide scan per view it replaced
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    real = code.split_field_loads
+    found = skipped = 0
+
+    def compared(view):  # type: ignore[no-untyped-def]
+        nonlocal found, skipped
+        got = real(view)
+        assert got == _split_field_loads_scan(view)
+        found += len(got)
+        sampled = {id(pf) for _, pf, _ in view.pc_blocks() if pf is not None}
+        skipped += sum(1 for pf, loads in code._global_loads(view.program) if loads and id(pf) not in sampled)
+        return got
+
+    monkeypatch.setattr(code, "split_field_loads", compared)
+    root = Path(__file__).resolve().parents[2] / "bench" / "advice"
+    for pair in SPLIT_PAIRS:
+        _pair_advice_at(root / pair)
+    assert found, "no split field found: the comparison would not see a non-empty answer"
+    assert skipped, "no function with global loads was left out: the sampled-function filter was not exercised"
+
+
+def _backward_slices_loop(fn, index, rows, weights, bit, at, first):  # type: ignore[no-untyped-def]
+    # latency._backward_slices as it was before latency._bit_sum (main 7aa82f6): each mask's weight summed one bit
+    # at a time in ascending bit order
+    starts = [index[d] for d in bit if d in index]
+    if not starts:
+        return 0.0
+    lo = 0 if first is None else bisect.bisect_left([row[0] for row in rows], first)
+    ins = fn.instructions
+    need: dict[str, int] = {}
+    seen = 0
+    by_mask: dict[int, float] = {}
+    for k in range(max(starts), lo - 1, -1):
+        off, reads, writes = rows[k]
+        own = bit.get(off, 0)
+        m = 0
+        for r in writes:
+            m |= need.get(r, 0)
+        if ins[k].base_opcode in cm.BRANCH_OPS or ins[k].base_opcode == "EXIT":
+            m |= seen
+        m &= ~own
+        if m:
+            n = at.get(off)
+            if n:
+                by_mask[m] = by_mask.get(m, 0.0) + n
+        m |= own
+        if m:
+            for r in reads:
+                need[r] = need.get(r, 0) | m
+        seen |= own
+    by_bit = {b: weights[d] for d, b in bit.items()}
+    total = 0.0
+    for m, n in by_mask.items():
+        w = 0.0
+        rest = m
+        while rest:
+            low = rest & -rest
+            w += by_bit[low]
+            rest ^= low
+        total += n * w
+    return total
+
+
+#: bench/advice pairs with code_reordering's straight-line and barrier parts (the backward slices' kernels)
+SLICE_PAIRS = ("pairs/causal_tiles", "pairs/rowsum_tree", "holdout11/pairs/jacobi5_stream",
+               "holdout11/pairs/bitonic_segments")
+
+
+@pytest.mark.parametrize("pair", SLICE_PAIRS)
+def test_bit_sums_answer_as_the_bit_loop(pair: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # latency._backward_slices sums each mask's def weights through latency._bit_sum (bits read off bin(), weights
+    # picked by itertools.compress, added left to right by functools.reduce): every call gives the same float (==)
+    # as the loop over the mask's bits it replaced
+    monkeypatch.setenv("WARPWISE_NO_CACHE", "1")
+    real = latency._backward_slices
+    calls = multi = 0
+
+    def compared(fn, index, rows, weights, bit, at, first):  # type: ignore[no-untyped-def]
+        nonlocal calls, multi
+        got = real(fn, index, rows, weights, bit, at, first)
+        assert got == _backward_slices_loop(fn, index, rows, weights, bit, at, first)
+        calls += 1
+        multi += got > 0 and len(bit) > 1
+        return got
+
+    monkeypatch.setattr(latency, "_backward_slices", compared)
+    _pair_advice_at(Path(__file__).resolve().parents[2] / "bench" / "advice" / pair)
+    assert calls, "no slice pass ran: nothing compared"
+    assert multi, "no non-zero sum over several defs: the bit sums were not exercised"
+    for m, by_bit in ((0, [1.0]), (0b1011, [0.1, 0.2, 0.3, 0.7]), ((1 << 200) | 1, [1e-3] * 201)):
+        w = 0.5
+        for k in range(len(by_bit)):
+            if m >> k & 1:
+                w += by_bit[k]
+        assert latency._bit_sum(m, by_bit, 0.5) == w
+
+
+def _contiguous_walks_scan(pf):  # type: ignore[no-untyped-def]
+    # code.contiguous_walks as it was before the loop bodies were read off the loops' blocks (main 7aa82f6): every
+    # instruction of the function scanned per innermost loop for the ones whose block is the loop's
+    out: dict = {}
+    for lp in pf.loops.values():
+        if lp.children:
+            continue
+        body = [i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks]
+        writes: dict = defaultdict(list)
+        loads: dict = defaultdict(list)
+        for i in body:
+            for r in cm.dest_registers(i):
+                writes[r].append(i)
+            if i.base_opcode == "LDG" and (bo := code._base_and_offset(i)) is not None:
+                loads[bo[0]].append((i, bo[1]))
+        for reg, group in loads.items():
+            if len(writes.get(reg, [])) != 1 or reg in {r for i, _ in group for r in cm.dest_registers(i)}:
+                continue
+            inc = writes[reg][0]
+            step = code._self_increment(inc, reg)
+            widths = {code.access_bytes(i) for i, _ in group}
+            if step is None or len(widths) != 1:
+                continue
+            w = widths.pop()
+            offs = sorted(o + (step if i.offset > inc.offset else 0) for i, o in group)
+            if w <= 0 or step != len(offs) * w or offs != [offs[0] + j * w for j in range(len(offs))]:
+                continue
+            for i, _ in group:
+                out[i.offset] = (w, step)
+    return out
+
+
+#: bench/advice cubins with innermost loops: record_hash_bytes' byte walk (contiguous_walks finds it), unrolled and
+#: nested loops, loops split by barriers
+WALK_CUBINS = ("holdout11/pairs/record_hash_bytes", "pairs/causal_tiles", "holdout11/pairs/bitonic_segments",
+               "holdout8/pairs/nbody_direct_unroll8", "holdout6/pairs/asian_unroll_all",
+               "holdout4/pairs/raytrace_virtual")
+
+
+def test_contiguous_walks_answer_as_the_function_scan() -> None:
+    # code.contiguous_walks reads each innermost loop's instructions off its blocks; the loop bodies and the walks
+    # found must equal the per-loop scan of the function it replaced
+    from warpwise.analysis.binary.load import load_cubin
+    from warpwise.analysis.program.build import build_program
+
+    root = Path(__file__).resolve().parents[2] / "bench" / "advice"
+    loops = walks = 0
+    for pair in WALK_CUBINS:
+        prog = build_program(load_cubin(root / pair / "orig.sm_90.cubin"))
+        for pf in prog.functions.values():
+            assert code.contiguous_walks(pf) == _contiguous_walks_scan(pf)
+            walks += len(code.contiguous_walks(pf))
+            for lp in pf.loops.values():
+                body = [i for s in sorted(lp.blocks) if (b := pf.blocks.get(s)) is not None for i in b.instructions]
+                scan = [i for i in pf.instructions if (b := pf.block_of(i.offset)) is not None and b.start in lp.blocks]
+                assert body == scan
+                loops += not lp.children
+    assert walks, "no contiguous walk found: the comparison would only see empty answers"
+    assert loops >= 10, "too few innermost loops compared"
