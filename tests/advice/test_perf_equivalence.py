@@ -170,8 +170,9 @@ def test_barrier_parts_identical_to_a_scan_per_part(pair: str, monkeypatch: pyte
     assert fast == slow and "code_reordering" in "".join(fast)
 
 
+# bench/advice pairs whose loads feed an atomic's address
 ATOMIC_PAIRS = ("holdout/pairs/hist_global_atomics", "holdout7/pairs/hist256_smallgrid",
-                "holdout5/pairs/hist15_tailwave", "holdout13/pairs/radix_digit_counts")  # loads feed an atomic's address
+                "holdout5/pairs/hist15_tailwave", "holdout13/pairs/radix_digit_counts")
 
 
 class _AtomicEverywhere(dict):  # type: ignore[type-arg]
